@@ -1,0 +1,129 @@
+import ms, { type StringValue } from 'ms';
+import { z } from 'zod';
+
+/** The OPS_TOKEN used when none is configured outside production. Printed by `npm run dev`. */
+export const DEVELOPMENT_OPS_TOKEN = 'dev-ops-token-not-for-production';
+
+const duration = (fallback: StringValue) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value, ctx) => {
+      const parsed = ms(value as StringValue);
+      if (typeof parsed !== 'number' || !Number.isFinite(parsed) || parsed < 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `expected a duration such as 10s, 5m or 1d, got "${value}"`,
+        });
+        return z.NEVER;
+      }
+      return parsed;
+    });
+
+const port = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
+
+const flag = z
+  .enum(['true', 'false', '1', '0', ''])
+  .default('false')
+  .transform((value) => value === 'true' || value === '1');
+
+const schema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+    PORT: port(3000),
+    PUBLIC_BASE_URL: z.url().optional(),
+    DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgres:// URL'),
+    DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
+    TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233'),
+    TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+    TEMPORAL_TASK_QUEUE: z.string().min(1).default('embedded-credit'),
+    TEMPORAL_UI_PORT: port(8233),
+    TEMPORAL_DEV_PORT: port(7233),
+    EMBEDDED_POSTGRES_PORT: port(5433),
+    OPS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+    LOG_LEVEL: z
+      .enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])
+      .default('info'),
+    SANDBOX_REVIEW_DELAY: duration('10s'),
+    SANDBOX_DISBURSEMENT_DELAY: duration('30s'),
+    OFFER_RENEWAL_DELAY: duration('1d'),
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: flag,
+    OUTBOX_SWEEP_INTERVAL: duration('5s'),
+  })
+  .superRefine((env, ctx) => {
+    if (env.NODE_ENV === 'production' && !env.OPS_TOKEN) {
+      ctx.addIssue({ code: 'custom', path: ['OPS_TOKEN'], message: 'required in production' });
+    }
+    if (env.NODE_ENV === 'production' && env.WEBHOOK_ALLOW_PRIVATE_TARGETS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['WEBHOOK_ALLOW_PRIVATE_TARGETS'],
+        message: 'is for local development only and cannot be set in production',
+      });
+    }
+  });
+
+export interface Config {
+  readonly nodeEnv: 'development' | 'test' | 'production';
+  readonly port: number;
+  readonly publicBaseUrl: string;
+  readonly databaseUrl: string;
+  readonly databasePoolSize: number;
+  readonly temporal: {
+    readonly address: string;
+    readonly namespace: string;
+    readonly taskQueue: string;
+    readonly uiPort: number;
+    readonly devPort: number;
+  };
+  readonly embeddedPostgresPort: number;
+  readonly opsToken: string;
+  readonly logLevel: string;
+  readonly sandboxReviewDelayMs: number;
+  readonly sandboxDisbursementDelayMs: number;
+  readonly offerRenewalDelayMs: number;
+  readonly webhookAllowPrivateTargets: boolean;
+  readonly outboxSweepIntervalMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the environment once; every problem is reported together, not just the first. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map(
+        (issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`,
+      ),
+    );
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    nodeEnv: e.NODE_ENV,
+    port: e.PORT,
+    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
+    temporal: Object.freeze({
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+      uiPort: e.TEMPORAL_UI_PORT,
+      devPort: e.TEMPORAL_DEV_PORT,
+    }),
+    embeddedPostgresPort: e.EMBEDDED_POSTGRES_PORT,
+    opsToken: e.OPS_TOKEN ?? DEVELOPMENT_OPS_TOKEN,
+    logLevel: e.LOG_LEVEL,
+    sandboxReviewDelayMs: e.SANDBOX_REVIEW_DELAY,
+    sandboxDisbursementDelayMs: e.SANDBOX_DISBURSEMENT_DELAY,
+    offerRenewalDelayMs: e.OFFER_RENEWAL_DELAY,
+    webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+    outboxSweepIntervalMs: e.OUTBOX_SWEEP_INTERVAL,
+  });
+}

@@ -1,0 +1,2 @@
+export * from './partners.js';
+export * from './platform.js';

@@ -1,0 +1,251 @@
+import { spawn } from 'node:child_process';
+import { access, chmod, constants, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { EphemeralServerExecutable } from '@temporalio/testing';
+
+/**
+ * Provides the Temporal servers the dev and test commands run, resolved in this order:
+ *   1. an explicit path from the environment (TEMPORAL_CLI_PATH, TEMPORAL_TEST_SERVER_PATH);
+ *   2. a copy cached outside the repository (EMBEDDED_CREDIT_CACHE_DIR, default ~/.cache/embedded-credit);
+ *   3. a build from package registries: `go install` for the CLI, Maven for the Java test server;
+ *   4. the Temporal SDK's own download, for machines with internet access.
+ * Builds go to a temporary folder renamed into place, so an interrupted build never leaves a
+ * half-made cache, and two processes provisioning at once both end with the same result.
+ */
+
+export const TEMPORAL_CLI_VERSION = '1.5.1';
+export const TEMPORAL_TEST_SERVER_VERSION = '1.38.0';
+
+export const cacheDir =
+  process.env.EMBEDDED_CREDIT_CACHE_DIR ??
+  join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'embedded-credit');
+
+export interface Resolved {
+  executable: EphemeralServerExecutable;
+  /** Where it came from, for the start-up banner. */
+  source: string;
+  /** For the SDK download: everything tried before it, reported if the download fails too. */
+  unavailable?: ProvisioningError;
+}
+
+type Progress = (line: string) => void;
+
+const executable = async (path: string) => {
+  try {
+    await access(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+export async function resolveTemporalCli(progress: Progress = defaultProgress): Promise<Resolved> {
+  const tried: string[] = [];
+  const explicit = process.env.TEMPORAL_CLI_PATH;
+  if (explicit) {
+    if (await executable(explicit)) return existing(explicit, 'TEMPORAL_CLI_PATH');
+    throw new ProvisioningError(
+      'Temporal CLI',
+      [`TEMPORAL_CLI_PATH=${explicit} is not an executable file`],
+      cliHelp,
+    );
+  }
+  tried.push('TEMPORAL_CLI_PATH: not set');
+
+  const folder = join(cacheDir, `temporal-cli-${TEMPORAL_CLI_VERSION}`);
+  const cached = join(folder, 'temporal');
+  if (await executable(cached)) return existing(cached, 'cache');
+  tried.push(`cache: nothing at ${cached}`);
+
+  const built = await buildInto(folder, 'temporal', tried, 'go install', async (tmp) => {
+    progress(
+      `building Temporal CLI ${TEMPORAL_CLI_VERSION} with go install (first run only, a few minutes)…`,
+    );
+    await run(
+      'go',
+      ['install', `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`],
+      {
+        env: { ...process.env, GOBIN: tmp, CGO_ENABLED: '0' },
+        progress,
+      },
+    );
+  });
+  if (built) return existing(cached, 'built with go install');
+
+  return sdkDownload('Temporal CLI', tried, cliHelp);
+}
+
+export async function resolveTestServer(progress: Progress = defaultProgress): Promise<Resolved> {
+  const tried: string[] = [];
+  const explicit = process.env.TEMPORAL_TEST_SERVER_PATH;
+  if (explicit) {
+    if (await executable(explicit)) return existing(explicit, 'TEMPORAL_TEST_SERVER_PATH');
+    throw new ProvisioningError(
+      'Temporal test server',
+      [`TEMPORAL_TEST_SERVER_PATH=${explicit} is not an executable file`],
+      testServerHelp,
+    );
+  }
+  tried.push('TEMPORAL_TEST_SERVER_PATH: not set');
+
+  const folder = join(cacheDir, `temporal-test-server-${TEMPORAL_TEST_SERVER_VERSION}`);
+  const wrapper = join(folder, 'temporal-test-server');
+  if (await executable(wrapper)) return existing(wrapper, 'cache');
+  tried.push(`cache: nothing at ${wrapper}`);
+
+  const built = await buildInto(folder, 'temporal-test-server', tried, 'Maven', async (tmp) => {
+    progress(
+      `fetching the Temporal test server ${TEMPORAL_TEST_SERVER_VERSION} with Maven (first run only)…`,
+    );
+    await writeFile(join(tmp, 'pom.xml'), testServerPom);
+    await run(
+      'mvn',
+      [
+        '-B',
+        '--no-transfer-progress',
+        'dependency:copy-dependencies',
+        '-DincludeScope=runtime',
+        `-DoutputDirectory=${join(tmp, 'lib')}`,
+      ],
+      { cwd: tmp, progress },
+    );
+    // The SDK starts this with `<port> [extra args]` and stops it with SIGKILL, so `exec` makes
+    // java itself the process it kills. Time skipping is switched on by the caller's extra args.
+    const script = [
+      '#!/bin/sh',
+      '# Made by embedded-credit: runs the Temporal Java test server from the jars beside it.',
+      'here=$(cd "$(dirname "$0")" && pwd)',
+      'exec java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k -Xmx512m \\',
+      '  -cp "$here/lib/*" io.temporal.testserver.TestServer "$@"',
+      '',
+    ].join('\n');
+    await writeFile(join(tmp, 'temporal-test-server'), script);
+    await chmod(join(tmp, 'temporal-test-server'), 0o755);
+  });
+  if (built) return existing(wrapper, 'fetched with Maven');
+
+  return sdkDownload('Temporal test server', tried, testServerHelp);
+}
+
+const testServerPom = `<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.embedded-credit</groupId>
+  <artifactId>temporal-test-server-runtime</artifactId>
+  <version>1</version>
+  <dependencies>
+    <dependency>
+      <groupId>io.temporal</groupId>
+      <artifactId>temporal-test-server</artifactId>
+      <version>${TEMPORAL_TEST_SERVER_VERSION}</version>
+    </dependency>
+  </dependencies>
+</project>
+`;
+
+const cliHelp = [
+  `set TEMPORAL_CLI_PATH to a temporal CLI binary (v${TEMPORAL_CLI_VERSION} or newer), or`,
+  `install Go and run: go install github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}, or`,
+  'allow this machine to reach the Temporal release downloads so the SDK can fetch it.',
+];
+const testServerHelp = [
+  'set TEMPORAL_TEST_SERVER_PATH to an executable that runs io.temporal.testserver.TestServer <port>, or',
+  `install Java 17+ and Maven so io.temporal:temporal-test-server:${TEMPORAL_TEST_SERVER_VERSION} can be fetched, or`,
+  'allow this machine to reach the Temporal release downloads so the SDK can fetch it.',
+];
+
+export class ProvisioningError extends Error {
+  constructor(what: string, tried: string[], help: string[]) {
+    super(
+      `${what} is not available.\n  Tried:\n${tried.map((t) => `    - ${t}`).join('\n')}\n  To fix it, ${help.join('\n    ')}`,
+    );
+    this.name = 'ProvisioningError';
+  }
+}
+
+function existing(path: string, source: string): Resolved {
+  return { executable: { type: 'existing-path', path }, source: `${source} (${path})` };
+}
+
+/**
+ * Resolves to the SDK's cached download, which only fails later, when the server starts. Callers
+ * wrap that start with {@link explainStartFailure} so the message still says what was tried.
+ */
+function sdkDownload(what: string, tried: string[], help: string[]): Resolved {
+  return {
+    executable: { type: 'cached-download', downloadDir: join(cacheDir, 'sdk-downloads') },
+    source: 'the Temporal SDK download',
+    unavailable: new ProvisioningError(
+      what,
+      [...tried, 'SDK download: failed when the server started'],
+      help,
+    ),
+  };
+}
+
+/** Turns a failed start of an SDK-downloaded server into the one message that says what to do. */
+export function explainStartFailure(resolved: Resolved, error: unknown): Error {
+  const cause = error instanceof Error ? error : new Error(String(error));
+  if (!resolved.unavailable) return cause;
+  return new Error(`${resolved.unavailable.message}\n  (SDK download error: ${cause.message})`);
+}
+
+async function buildInto(
+  folder: string,
+  artifact: string,
+  tried: string[],
+  label: string,
+  build: (tmp: string) => Promise<void>,
+): Promise<boolean> {
+  await mkdir(cacheDir, { recursive: true });
+  const tmp = await mkdtemp(join(cacheDir, '.building-'));
+  try {
+    await build(tmp);
+    if (await executable(join(folder, artifact))) return true; // another process finished first
+    await rm(folder, { recursive: true, force: true }); // an incomplete copy from an older layout
+    await rename(tmp, folder);
+    return true;
+  } catch (error) {
+    tried.push(`${label}: ${error instanceof Error ? error.message : String(error)}`);
+    return false;
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+function run(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; progress: Progress },
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let tail = '';
+    const forward = (chunk: Buffer) => {
+      const text = chunk.toString();
+      tail = (tail + text).slice(-2000);
+      for (const line of text.split('\n'))
+        if (line.trim()) options.progress(`  ${command}: ${line.trim()}`);
+    };
+    child.stdout.on('data', forward);
+    child.stderr.on('data', forward);
+    child.on('error', (error) => reject(new Error(`${command} could not run (${error.message})`)));
+    child.on('close', (code) =>
+      code === 0
+        ? resolve()
+        : reject(
+            new Error(
+              `${command} exited with ${code}: ${tail.trim().split('\n').slice(-3).join(' | ')}`,
+            ),
+          ),
+    );
+  });
+}
+
+function defaultProgress(line: string): void {
+  process.stderr.write(`[provision] ${line}\n`);
+}

@@ -1,0 +1,19 @@
+import { randomBytes } from 'node:crypto';
+
+/** Every public id is `{prefix}_{32 lowercase hex}` (contract §1). */
+export const idPrefixes = {
+  partner: 'ptn',
+  credential: 'cred',
+  client: 'cli',
+  smokeCheck: 'smk',
+} as const;
+
+export type IdPrefix = (typeof idPrefixes)[keyof typeof idPrefixes];
+
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${randomBytes(16).toString('hex')}`;
+}
+
+export function idPattern(prefix: IdPrefix): RegExp {
+  return new RegExp(`^${prefix}_[0-9a-f]{32}$`);
+}

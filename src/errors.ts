@@ -1,0 +1,142 @@
+/**
+ * Every error the API answers with is an RFC 9457 problem with a stable `code`. The catalogue is
+ * the single source for statuses, titles and meanings; `/docs/errors` is rendered from it.
+ */
+export const errorCatalogue = {
+  invalid_json: {
+    status: 400,
+    title: 'Invalid JSON',
+    meaning: 'The request body is not parseable JSON.',
+  },
+  invalid_cursor: {
+    status: 400,
+    title: 'Invalid Cursor',
+    meaning: '`starting_after` names no record of this list.',
+  },
+  unauthorized: {
+    status: 401,
+    title: 'Unauthorized',
+    meaning: 'No bearer token, or one that is malformed, unsigned or badly signed.',
+  },
+  route_not_found: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'No route matches the method and path.',
+  },
+  method_not_allowed: {
+    status: 405,
+    title: 'Method Not Allowed',
+    meaning: 'The path exists but not with this method; `Allow` lists the methods it takes.',
+  },
+  payload_too_large: {
+    status: 413,
+    title: 'Payload Too Large',
+    meaning: 'A JSON body over 1 MiB or an upload over 10 MiB.',
+  },
+  unsupported_media_type: {
+    status: 415,
+    title: 'Unsupported Media Type',
+    meaning: 'The request `Content-Type` is not one this operation accepts.',
+  },
+  validation_error: {
+    status: 422,
+    title: 'Validation Error',
+    meaning: 'One or more fields are invalid; `errors[]` has one entry per bad field.',
+  },
+  rate_limited: {
+    status: 429,
+    title: 'Too Many Requests',
+    meaning: 'Rate limit exceeded; see `Retry-After`.',
+  },
+  internal_error: {
+    status: 500,
+    title: 'Internal Server Error',
+    meaning: 'An unexpected error. It has been logged with the request id; retrying may help.',
+  },
+  service_unavailable: {
+    status: 503,
+    title: 'Service Unavailable',
+    meaning:
+      'The database or the workflow engine is unreachable; retry after `Retry-After` seconds.',
+  },
+  smoke_check_not_found: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'No smoke check with the id.',
+  },
+} as const satisfies Record<string, { status: number; title: string; meaning: string }>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export interface FieldError {
+  /** JSON-pointer-like path of the field, e.g. `body.email` or `query.limit`. */
+  path: string;
+  code: string;
+  message: string;
+}
+
+export class ProblemError extends Error {
+  readonly status: number;
+  readonly title: string;
+
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: string,
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+    this.name = 'ProblemError';
+    this.status = errorCatalogue[code].status;
+    this.title = errorCatalogue[code].title;
+  }
+}
+
+export const problems = {
+  routeNotFound: (method: string, path: string) =>
+    new ProblemError('route_not_found', `No route for ${method} ${path}.`),
+  methodNotAllowed: (method: string, allowed: string[]) =>
+    new ProblemError(
+      'method_not_allowed',
+      `${method} is not allowed here; use ${allowed.join(', ')}.`,
+      {},
+      { Allow: allowed.join(', ') },
+    ),
+  invalidJson: (reason: string) =>
+    new ProblemError('invalid_json', `The body is not valid JSON: ${reason}`),
+  payloadTooLarge: (limit: string) =>
+    new ProblemError(
+      'payload_too_large',
+      `The body is larger than the ${limit} this operation accepts.`,
+    ),
+  unsupportedMediaType: (accepted: string[]) =>
+    new ProblemError('unsupported_media_type', `Send the body as ${accepted.join(' or ')}.`),
+  validation: (errors: FieldError[]) =>
+    new ProblemError(
+      'validation_error',
+      errors.length === 1 ? '1 field is invalid.' : `${errors.length} fields are invalid.`,
+      { errors },
+    ),
+  unauthorized: (detail = 'Send a valid bearer token in the Authorization header.') =>
+    new ProblemError('unauthorized', detail, {}, { 'WWW-Authenticate': 'Bearer' }),
+  notFound: (code: ErrorCode & `${string}_not_found`, detail: string) =>
+    new ProblemError(code, detail),
+  serviceUnavailable: (detail: string, extra: Record<string, unknown> = {}) =>
+    new ProblemError('service_unavailable', detail, extra, { 'Retry-After': '5' }),
+  internal: () =>
+    new ProblemError(
+      'internal_error',
+      'An unexpected error occurred. Quote the request id when reporting it.',
+    ),
+};
+
+export function problemBody(problem: ProblemError, publicBaseUrl: string) {
+  return {
+    type: `${publicBaseUrl}/docs/errors#${problem.code}`,
+    title: problem.title,
+    status: problem.status,
+    detail: problem.detail,
+    code: problem.code,
+    ...problem.extra,
+  };
+}

@@ -1,0 +1,39 @@
+import type { Middleware } from 'koa';
+import { ProblemError, problemBody, problems } from '../../errors.js';
+import type { AppState } from '../context.js';
+
+/**
+ * The one place errors become responses. A ProblemError is answered as problem+json; anything else
+ * is logged with its stack and answered as a bare 500, so no stack trace or SQL ever leaves.
+ */
+export function problemHandler(publicBaseUrl: string): Middleware<AppState> {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      const problem = toProblem(error);
+      if (problem.status >= 500) {
+        ctx.state.log.error({ err: error }, 'request failed');
+      }
+      ctx.status = problem.status;
+      for (const [name, value] of Object.entries(problem.headers)) ctx.set(name, value);
+      ctx.body = problemBody(problem, publicBaseUrl);
+      ctx.type = 'application/problem+json; charset=utf-8';
+    }
+  };
+}
+
+function toProblem(error: unknown): ProblemError {
+  if (error instanceof ProblemError) return error;
+  // Body parsers and Koa itself throw http-errors with an `expose`d status for client mistakes.
+  const status =
+    typeof error === 'object' && error !== null && 'status' in error ? error.status : undefined;
+  const type =
+    typeof error === 'object' && error !== null && 'type' in error ? error.type : undefined;
+  if (status === 413) return problems.payloadTooLarge('1 MiB');
+  if (status === 415) return problems.unsupportedMediaType(['application/json']);
+  if (status === 400 && (type === 'entity.parse.failed' || error instanceof SyntaxError)) {
+    return problems.invalidJson(error instanceof Error ? error.message : 'unparseable body');
+  }
+  return problems.internal();
+}

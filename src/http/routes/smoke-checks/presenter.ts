@@ -1,0 +1,13 @@
+import type { SmokeCheck } from '../../../db/queries/smoke-checks.js';
+
+export function presentSmokeCheck(check: SmokeCheck) {
+  return {
+    id: check.id,
+    status: check.status,
+    delay_ms: check.delayMs,
+    workflow_id: check.workflowId,
+    completed_by: check.completedBy,
+    created_at: check.createdAt.toISOString(),
+    completed_at: check.completedAt?.toISOString() ?? null,
+  };
+}

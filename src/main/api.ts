@@ -1,0 +1,31 @@
+import { createApp } from '../app.js';
+import { loadConfig } from '../config.js';
+import { createDatabase } from '../db/client.js';
+import { runMigrations } from '../db/migrate.js';
+import { createHttpMetrics } from '../http/metrics.js';
+import { connectTemporalClient } from '../temporal/client.js';
+import { runMain } from './run-main.js';
+
+await runMain('api', async (logger) => {
+  const config = loadConfig();
+  logger.level = config.logLevel;
+  await runMigrations(config.databaseUrl);
+  const database = createDatabase(config.databaseUrl, { max: config.databasePoolSize });
+  const temporal = await connectTemporalClient(config.temporal);
+  const app = createApp({
+    config,
+    database,
+    temporal,
+    logger,
+    metrics: createHttpMetrics({ processMetrics: true }),
+  });
+  const server = app.listen(config.port);
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  logger.info({ port: config.port, publicBaseUrl: config.publicBaseUrl }, 'api listening');
+  return async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeAllConnections();
+    await temporal.connection.close();
+    await database.close();
+  };
+});

@@ -1,0 +1,193 @@
+/**
+ * `npm run dev`: the whole service on one machine, as one supervised process tree — embedded
+ * PostgreSQL, migrations, the Temporal dev server with its UI, the worker and the API. Ctrl-C stops
+ * all of it. DATABASE_URL or TEMPORAL_ADDRESS point at servers of your own instead.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { eq } from 'drizzle-orm';
+import { createPartner, type CreatedPartner } from '../commands/create-partner.js';
+import { DEVELOPMENT_OPS_TOKEN } from '../config.js';
+import { createDatabase } from '../db/client.js';
+import { runMigrations } from '../db/migrate.js';
+import { partners } from '../db/schema/index.js';
+import { startEmbeddedPostgres, type RunningPostgres } from '../devstack/embedded-postgres.js';
+import { resolveTemporalCli } from '../devstack/temporal-binaries.js';
+import { startTemporalDevServer } from '../devstack/temporal-dev-server.js';
+import { projectRoot } from '../project-root.js';
+
+const dataDir = join(projectRoot, '.data');
+const env = process.env;
+const port = Number(env.PORT ?? 3000);
+const publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
+const uiPort = Number(env.TEMPORAL_UI_PORT ?? 8233);
+const devPort = Number(env.TEMPORAL_DEV_PORT ?? 7233);
+const postgresPort = Number(env.EMBEDDED_POSTGRES_PORT ?? 5433);
+const say = (line: string) => console.log(`[dev] ${line}`);
+
+let postgresServer: RunningPostgres | undefined;
+let temporalServer: TestWorkflowEnvironment | undefined;
+const children: { name: string; process: ChildProcess }[] = [];
+let stopping = false;
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  await mkdir(dataDir, { recursive: true });
+
+  let databaseUrl = env.DATABASE_URL;
+  if (databaseUrl) {
+    say('using DATABASE_URL');
+  } else {
+    say(`starting embedded PostgreSQL on 127.0.0.1:${postgresPort} (data in .data/postgres)…`);
+    postgresServer = await startEmbeddedPostgres({
+      dataDir: join(dataDir, 'postgres'),
+      port: postgresPort,
+      database: 'embedded_credit',
+    });
+    databaseUrl = postgresServer.url;
+  }
+  await runMigrations(databaseUrl);
+  const demo = await ensureDemoPartner(databaseUrl);
+
+  let temporalAddress = env.TEMPORAL_ADDRESS;
+  let temporalUi: string | undefined;
+  if (temporalAddress) {
+    say(`using TEMPORAL_ADDRESS=${temporalAddress}`);
+  } else {
+    const cli = await resolveTemporalCli((line) => say(line));
+    say(
+      `starting the Temporal dev server on 127.0.0.1:${devPort} (state in .data/temporal.sqlite; CLI from ${cli.source})…`,
+    );
+    temporalServer = await startTemporalDevServer({
+      cli,
+      port: devPort,
+      uiPort,
+      dbFilename: join(dataDir, 'temporal.sqlite'),
+    });
+    temporalAddress = temporalServer.address;
+    temporalUi = `http://localhost:${uiPort}`;
+  }
+
+  const childEnv: NodeJS.ProcessEnv = {
+    ...env,
+    NODE_ENV: env.NODE_ENV ?? 'development',
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporalAddress,
+    PUBLIC_BASE_URL: publicBaseUrl,
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? 'true',
+  };
+  startChild('worker', 'src/main/worker.ts', childEnv);
+  startChild('api', 'src/main/api.ts', childEnv);
+  await waitForReady(`http://127.0.0.1:${port}/readyz`);
+
+  const opsToken = env.OPS_TOKEN ?? DEVELOPMENT_OPS_TOKEN;
+  console.log(
+    [
+      '',
+      `  Embedded-credit API is ready (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+      '',
+      `  API              ${publicBaseUrl}/v3`,
+      `  Docs             ${publicBaseUrl}/docs`,
+      `  Health           ${publicBaseUrl}/readyz   metrics: ${publicBaseUrl}/metrics`,
+      `  Temporal UI      ${temporalUi ?? `(external server at ${temporalAddress})`}`,
+      `  Ops token        ${opsToken}${env.OPS_TOKEN ? '' : '   (development default)'}`,
+      '',
+      `  Demo partner     ${demo.name} (${demo.partner_id})`,
+      `    sandbox client_id      ${demo.credentials.sandbox.client_id}`,
+      `    sandbox client_secret  ${demo.credentials.sandbox.client_secret}`,
+      '',
+      '  Ctrl-C stops everything.',
+      '',
+    ].join('\n'),
+  );
+}
+
+/** The demo partner's secrets are kept in .data (gitignored) so every start can print them. */
+async function ensureDemoPartner(databaseUrl: string): Promise<CreatedPartner> {
+  const file = join(dataDir, 'demo-partner.json');
+  const database = createDatabase(databaseUrl, { max: 1 });
+  try {
+    if (existsSync(file)) {
+      const saved = JSON.parse(await readFile(file, 'utf8')) as CreatedPartner;
+      const found = await database.db.query.partners.findFirst({
+        where: eq(partners.id, saved.partner_id),
+      });
+      if (found) return saved;
+    }
+    const created = await createPartner(database.db, { name: 'Demo Partner' });
+    await writeFile(file, JSON.stringify(created, null, 2), { mode: 0o600 });
+    return created;
+  } finally {
+    await database.close();
+  }
+}
+
+function startChild(name: string, entry: string, childEnv: NodeJS.ProcessEnv): void {
+  // Own process group, so Ctrl-C reaches the supervisor only and it stops things in order; the IPC
+  // channel closes if the supervisor dies, and the child then stops itself.
+  const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, entry)], {
+    cwd: projectRoot,
+    env: childEnv,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    detached: true,
+  });
+  children.push({ name, process: child });
+  child.on('exit', (code, signal) => {
+    if (stopping) return;
+    say(`${name} exited unexpectedly (${signal ?? `code ${code}`}); stopping everything.`);
+    void shutdown(1);
+  });
+}
+
+async function waitForReady(url: string): Promise<void> {
+  const deadline = Date.now() + 180_000;
+  while (Date.now() < deadline) {
+    if (stopping) return;
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`${url} did not answer 200 within 3 minutes`);
+}
+
+async function shutdown(exitCode: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  say('stopping…');
+  await Promise.all(
+    children.reverse().map(
+      ({ process: child }) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          const force = setTimeout(() => child.kill('SIGKILL'), 15_000);
+          child.once('exit', () => {
+            clearTimeout(force);
+            resolve();
+          });
+          child.kill('SIGTERM');
+        }),
+    ),
+  );
+  await temporalServer
+    ?.teardown()
+    .catch((error: unknown) => say(`Temporal dev server: ${String(error)}`));
+  await postgresServer?.stop().catch((error: unknown) => say(`PostgreSQL: ${String(error)}`));
+  say('stopped.');
+  process.exit(exitCode);
+}
+
+process.on('SIGINT', () => void shutdown(0));
+process.on('SIGTERM', () => void shutdown(0));
+
+main().catch(async (error: unknown) => {
+  console.error(
+    `\n[dev] could not start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  await shutdown(1);
+});

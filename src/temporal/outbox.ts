@@ -1,0 +1,115 @@
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { TypedSearchAttributes, WorkflowIdReusePolicy } from '@temporalio/common';
+import { and, eq, inArray, isNull, lte, sql } from 'drizzle-orm';
+import type { Db, DbOrTx } from '../db/client.js';
+import { workflowOutbox } from '../db/schema/index.js';
+import type { Logger } from '../logger.js';
+import { searchAttributes, type SearchAttributeName } from './search-attributes.js';
+
+export interface WorkflowStart {
+  workflowId: string;
+  workflowType: string;
+  taskQueue: string;
+  args: unknown[];
+  searchAttributes?: Partial<Record<SearchAttributeName, string>>;
+}
+
+type OutboxRow = typeof workflowOutbox.$inferSelect;
+
+/** How long the request that wrote a row has to start its workflow before the sweeper steps in. */
+const SWEEP_GRACE_SECONDS = 10;
+/** How long a sweeper holds a claimed row before another may try it. */
+const CLAIM_LEASE_SECONDS = 30;
+
+/** Records, inside the caller's transaction, a workflow start that must follow the commit. */
+export async function enqueueWorkflowStart(tx: DbOrTx, start: WorkflowStart): Promise<OutboxRow> {
+  const [row] = await tx
+    .insert(workflowOutbox)
+    .values({
+      workflowId: start.workflowId,
+      workflowType: start.workflowType,
+      taskQueue: start.taskQueue,
+      args: start.args,
+      searchAttributes: start.searchAttributes ?? {},
+      nextAttemptAt: sql`now() + make_interval(secs => ${SWEEP_GRACE_SECONDS})`,
+    })
+    .returning();
+  if (!row) throw new Error('outbox insert returned no row');
+  return row;
+}
+
+/**
+ * Starts the workflow of one outbox row and marks it started. A workflow that already exists
+ * counts as started: the id names the record, so this is the same workflow. Failures are recorded
+ * on the row for the sweeper and never thrown: the record is committed, the start will follow.
+ */
+export async function dispatchWorkflowStart(
+  deps: { db: Db; temporal: Client; logger: Logger },
+  row: OutboxRow,
+): Promise<boolean> {
+  try {
+    await deps.temporal.workflow.start(row.workflowType, {
+      workflowId: row.workflowId,
+      taskQueue: row.taskQueue,
+      args: row.args,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      typedSearchAttributes: toTypedSearchAttributes(row.searchAttributes),
+    });
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
+      const message = error instanceof Error ? error.message : String(error);
+      deps.logger.warn(
+        { workflowId: row.workflowId, err: message },
+        'workflow start deferred to the sweeper',
+      );
+      await deps.db
+        .update(workflowOutbox)
+        .set({ lastError: message.slice(0, 1000) })
+        .where(eq(workflowOutbox.id, row.id))
+        .catch(() => {});
+      return false;
+    }
+  }
+  await deps.db
+    .update(workflowOutbox)
+    .set({ startedAt: sql`now()` })
+    .where(eq(workflowOutbox.id, row.id));
+  return true;
+}
+
+/** Claims due rows (skipping those another sweeper holds) and starts their workflows. */
+export async function sweepOutbox(
+  deps: { db: Db; temporal: Client; logger: Logger },
+  batchSize = 100,
+): Promise<{ started: number; failed: number }> {
+  const due = deps.db
+    .select({ id: workflowOutbox.id })
+    .from(workflowOutbox)
+    .where(and(isNull(workflowOutbox.startedAt), lte(workflowOutbox.nextAttemptAt, sql`now()`)))
+    .orderBy(workflowOutbox.nextAttemptAt)
+    .limit(batchSize)
+    .for('update', { skipLocked: true });
+  const claimed = await deps.db
+    .update(workflowOutbox)
+    .set({
+      nextAttemptAt: sql`now() + make_interval(secs => ${CLAIM_LEASE_SECONDS})`,
+      attempts: sql`${workflowOutbox.attempts} + 1`,
+    })
+    .where(inArray(workflowOutbox.id, due))
+    .returning();
+  let started = 0;
+  let failed = 0;
+  for (const row of claimed) {
+    if (await dispatchWorkflowStart(deps, row)) started++;
+    else failed++;
+  }
+  return { started, failed };
+}
+
+function toTypedSearchAttributes(values: Record<string, string>): TypedSearchAttributes {
+  const pairs = Object.entries(values).flatMap(([name, value]) => {
+    const key = searchAttributes[name as SearchAttributeName];
+    return key ? [{ key, value }] : [];
+  });
+  return new TypedSearchAttributes(pairs);
+}

@@ -1,0 +1,4 @@
+/** Workflow ids name the record they own, so starting one twice is harmless (REJECT_DUPLICATE). */
+export const workflowIds = {
+  smokeCheck: (smokeCheckId: string) => `smoke-check/${smokeCheckId}`,
+};

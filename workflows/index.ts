@@ -1,0 +1,1 @@
+export { smokeCheckWorkflow } from './smoke-check.js';
