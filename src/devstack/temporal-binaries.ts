@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { access, chmod, constants, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { EphemeralServerExecutable } from '@temporalio/testing';
 
 /**
@@ -17,9 +17,11 @@ import type { EphemeralServerExecutable } from '@temporalio/testing';
 export const TEMPORAL_CLI_VERSION = '1.5.1';
 export const TEMPORAL_TEST_SERVER_VERSION = '1.38.0';
 
-export const cacheDir =
-  process.env.EMBEDDED_CREDIT_CACHE_DIR ??
-  join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'embedded-credit');
+/** Read on every call, so the environment at call time decides (and tests can point it elsewhere). */
+export function cacheDirectory(): string {
+  const base = process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache');
+  return process.env.EMBEDDED_CREDIT_CACHE_DIR ?? join(base, 'embedded-credit');
+}
 
 export interface Resolved {
   executable: EphemeralServerExecutable;
@@ -53,7 +55,7 @@ export async function resolveTemporalCli(progress: Progress = defaultProgress): 
   }
   tried.push('TEMPORAL_CLI_PATH: not set');
 
-  const folder = join(cacheDir, `temporal-cli-${TEMPORAL_CLI_VERSION}`);
+  const folder = join(cacheDirectory(), `temporal-cli-${TEMPORAL_CLI_VERSION}`);
   const cached = join(folder, 'temporal');
   if (await executable(cached)) return existing(cached, 'cache');
   tried.push(`cache: nothing at ${cached}`);
@@ -89,7 +91,7 @@ export async function resolveTestServer(progress: Progress = defaultProgress): P
   }
   tried.push('TEMPORAL_TEST_SERVER_PATH: not set');
 
-  const folder = join(cacheDir, `temporal-test-server-${TEMPORAL_TEST_SERVER_VERSION}`);
+  const folder = join(cacheDirectory(), `temporal-test-server-${TEMPORAL_TEST_SERVER_VERSION}`);
   const wrapper = join(folder, 'temporal-test-server');
   if (await executable(wrapper)) return existing(wrapper, 'cache');
   tried.push(`cache: nothing at ${wrapper}`);
@@ -173,7 +175,7 @@ function existing(path: string, source: string): Resolved {
  */
 function sdkDownload(what: string, tried: string[], help: string[]): Resolved {
   return {
-    executable: { type: 'cached-download', downloadDir: join(cacheDir, 'sdk-downloads') },
+    executable: { type: 'cached-download', downloadDir: join(cacheDirectory(), 'sdk-downloads') },
     source: 'the Temporal SDK download',
     unavailable: new ProvisioningError(
       what,
@@ -197,8 +199,8 @@ async function buildInto(
   label: string,
   build: (tmp: string) => Promise<void>,
 ): Promise<boolean> {
-  await mkdir(cacheDir, { recursive: true });
-  const tmp = await mkdtemp(join(cacheDir, '.building-'));
+  await mkdir(dirname(folder), { recursive: true });
+  const tmp = await mkdtemp(join(dirname(folder), '.building-'));
   try {
     await build(tmp);
     if (await executable(join(folder, artifact))) return true; // another process finished first

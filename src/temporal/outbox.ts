@@ -20,6 +20,8 @@ type OutboxRow = typeof workflowOutbox.$inferSelect;
 const SWEEP_GRACE_SECONDS = 10;
 /** How long a sweeper holds a claimed row before another may try it. */
 const CLAIM_LEASE_SECONDS = 30;
+const START_DEADLINE_MS = 5_000;
+const MAX_RETRY_SECONDS = 300;
 
 /** Records, inside the caller's transaction, a workflow start that must follow the commit. */
 export async function enqueueWorkflowStart(tx: DbOrTx, start: WorkflowStart): Promise<OutboxRow> {
@@ -48,13 +50,16 @@ export async function dispatchWorkflowStart(
   row: OutboxRow,
 ): Promise<boolean> {
   try {
-    await deps.temporal.workflow.start(row.workflowType, {
-      workflowId: row.workflowId,
-      taskQueue: row.taskQueue,
-      args: row.args,
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      typedSearchAttributes: toTypedSearchAttributes(row.searchAttributes),
-    });
+    // Bounded: a request must not hang on an unreachable Temporal while the client retries.
+    await deps.temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+      deps.temporal.workflow.start(row.workflowType, {
+        workflowId: row.workflowId,
+        taskQueue: row.taskQueue,
+        args: row.args,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        typedSearchAttributes: toTypedSearchAttributes(row.searchAttributes),
+      }),
+    );
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
       const message = error instanceof Error ? error.message : String(error);
@@ -62,9 +67,14 @@ export async function dispatchWorkflowStart(
         { workflowId: row.workflowId, err: message },
         'workflow start deferred to the sweeper',
       );
+      // Due again after a backoff that doubles per attempt: 1 s, 2 s, 4 s … capped at 5 minutes.
+      const retryInSeconds = Math.min(2 ** row.attempts, MAX_RETRY_SECONDS);
       await deps.db
         .update(workflowOutbox)
-        .set({ lastError: message.slice(0, 1000) })
+        .set({
+          lastError: message.slice(0, 1000),
+          nextAttemptAt: sql`now() + make_interval(secs => ${retryInSeconds})`,
+        })
         .where(eq(workflowOutbox.id, row.id))
         .catch(() => {});
       return false;

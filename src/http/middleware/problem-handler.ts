@@ -35,5 +35,38 @@ function toProblem(error: unknown): ProblemError {
   if (status === 400 && (type === 'entity.parse.failed' || error instanceof SyntaxError)) {
     return problems.invalidJson(error instanceof Error ? error.message : 'unparseable body');
   }
+  if (dependencyUnavailable(error)) {
+    return problems.serviceUnavailable(
+      'A service this request needs is unreachable; retry shortly.',
+    );
+  }
   return problems.internal();
+}
+
+// Connection-level failures of PostgreSQL (postgres.js and socket codes, server shutting down or
+// starting) and Temporal (gRPC UNAVAILABLE), anywhere in the cause chain: drivers get wrapped.
+const unavailableCodes = new Set<unknown>([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  '57P01',
+  '57P02',
+  '57P03',
+]);
+const GRPC_UNAVAILABLE = 14;
+
+function dependencyUnavailable(error: unknown): boolean {
+  for (let current = error, depth = 0; current && depth < 8; depth++) {
+    if (typeof current !== 'object') return false;
+    const code = 'code' in current ? current.code : undefined;
+    if (unavailableCodes.has(code) || code === GRPC_UNAVAILABLE) return true;
+    current = 'cause' in current ? current.cause : undefined;
+  }
+  return false;
 }

@@ -1,0 +1,79 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { EphemeralServerExecutable } from '@temporalio/testing';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import type { TestProject } from 'vitest/node';
+import { runMigrations } from '../../src/db/migrate.js';
+import { startEmbeddedPostgres } from '../../src/devstack/embedded-postgres.js';
+import { resolveTemporalCli, resolveTestServer } from '../../src/devstack/temporal-binaries.js';
+import { startTemporalDevServer } from '../../src/devstack/temporal-dev-server.js';
+import { workflowsSource } from '../../src/worker/create-worker.js';
+import { freePort } from './free-port.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string;
+    temporalAddress: string;
+    workflowBundlePath: string;
+    testServerExecutable: EphemeralServerExecutable;
+  }
+}
+
+/**
+ * Starts the servers every test file shares, once per run: a fresh embedded PostgreSQL with the
+ * migrations applied, a Temporal dev server (the real server, headless, in memory), and one
+ * workflow bundle. Time-skipping servers are per file: skipping time is global to a server.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const log = (line: string) => process.stderr.write(`[test setup] ${line}\n`);
+  const [cli, testServer] = await Promise.all([resolveTemporalCli(log), resolveTestServer(log)]);
+
+  const scratch = await mkdtemp(join(tmpdir(), 'embedded-credit-test-'));
+  const postgres = await startEmbeddedPostgres({
+    dataDir: join(scratch, 'postgres'),
+    port: await freePort(),
+    database: 'embedded_credit_test',
+    unsafeFast: true,
+  });
+  const temporal = await startTemporalDevServer({ cli, port: await freePort() }).catch(
+    async (error: unknown) => {
+      await postgres.stop();
+      throw error;
+    },
+  );
+
+  try {
+    await runMigrations(postgres.url);
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: workflowsSource,
+      logger: quietBundlerLogger,
+    });
+    const workflowBundlePath = join(scratch, 'workflow-bundle.js');
+    await writeFile(workflowBundlePath, code);
+
+    project.provide('databaseUrl', postgres.url);
+    project.provide('temporalAddress', temporal.address);
+    project.provide('workflowBundlePath', workflowBundlePath);
+    project.provide('testServerExecutable', testServer.executable);
+  } catch (error) {
+    await temporal.teardown();
+    await postgres.stop();
+    throw error;
+  }
+
+  return async () => {
+    await temporal.teardown();
+    await postgres.stop();
+    await rm(scratch, { recursive: true, force: true });
+  };
+}
+
+const quietBundlerLogger = {
+  trace: () => {},
+  debug: () => {},
+  info: () => {},
+  warn: (message: string) => process.stderr.write(`[bundler] ${message}\n`),
+  error: (message: string) => process.stderr.write(`[bundler] ${message}\n`),
+  log: () => {},
+};

@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { inject } from 'vitest';
+import { createApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createDatabase, type Database } from '../../src/db/client.js';
+import { createHttpMetrics } from '../../src/http/metrics.js';
+import { createLogger } from '../../src/logger.js';
+import { createWorker } from '../../src/worker/create-worker.js';
+import { startOutboxSweeper } from '../../src/worker/outbox-sweeper.js';
+
+export const OPS_TOKEN = 'test-ops-token-0123456789';
+
+export interface TestStack {
+  baseUrl: string;
+  config: Config;
+  database: Database;
+  temporal: Client;
+  stop(): Promise<void>;
+}
+
+export interface StackOptions {
+  /** Run a worker (with its outbox sweeper) on this stack's task queue. Default true. */
+  worker?: boolean;
+  /** Temporal address the API uses; point it at a closed port to model an outage. */
+  apiTemporalAddress?: string;
+  /** Database URL the API uses; point it at a closed port to model an outage. */
+  apiDatabaseUrl?: string;
+  /** Task queue shared with another stack (so one stack's worker serves another's API). */
+  taskQueue?: string;
+}
+
+/**
+ * The real service on the run's shared servers: the API listening on a free port and a worker
+ * polling a task queue of its own, so test files never take each other's tasks.
+ */
+export async function startStack(options: StackOptions = {}): Promise<TestStack> {
+  const taskQueue = options.taskQueue ?? `test-${randomUUID()}`;
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATABASE_URL: inject('databaseUrl'),
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    OPS_TOKEN,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    OUTBOX_SWEEP_INTERVAL: '200ms',
+  });
+  const logger = createLogger(config.logLevel, 'test');
+  const database = createDatabase(options.apiDatabaseUrl ?? config.databaseUrl, { max: 5 });
+  const temporal = new Client({
+    connection: options.apiTemporalAddress
+      ? Connection.lazy({ address: options.apiTemporalAddress, connectTimeout: '1s' })
+      : await Connection.connect({ address: config.temporal.address }),
+    namespace: config.temporal.namespace,
+  });
+
+  const stops: (() => Promise<void>)[] = [];
+  if (options.worker ?? true) {
+    const workerDatabase = createDatabase(config.databaseUrl, { max: 5 });
+    const workerTemporal = new Client({
+      connection: await Connection.connect({ address: config.temporal.address }),
+      namespace: config.temporal.namespace,
+    });
+    const connection = await NativeConnection.connect({ address: config.temporal.address });
+    const worker = await createWorker({
+      connection,
+      namespace: config.temporal.namespace,
+      taskQueue,
+      db: workerDatabase.db,
+      logger,
+      workflowBundlePath: inject('workflowBundlePath'),
+    });
+    const running = worker.run();
+    const sweeper = startOutboxSweeper({
+      db: workerDatabase.db,
+      temporal: workerTemporal,
+      logger,
+      intervalMs: config.outboxSweepIntervalMs,
+    });
+    stops.push(async () => {
+      await sweeper.stop();
+      worker.shutdown();
+      await running;
+      await connection.close();
+      await workerTemporal.connection.close();
+      await workerDatabase.close();
+    });
+  }
+
+  const app = createApp({
+    config,
+    database,
+    temporal,
+    logger,
+    metrics: createHttpMetrics({ processMetrics: false }),
+  });
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    config,
+    database,
+    temporal,
+    async stop() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      for (const stop of stops) await stop();
+      await temporal.connection.close();
+      await database.close();
+    },
+  };
+}
+
+/** Polls until `probe` returns a value, for outcomes that arrive through a workflow. */
+export async function eventually<T>(
+  probe: () => Promise<T | undefined>,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

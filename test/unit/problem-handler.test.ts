@@ -1,0 +1,44 @@
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppState } from '../../src/http/context.js';
+import { createHttpMetrics } from '../../src/http/metrics.js';
+import { problemHandler } from '../../src/http/middleware/problem-handler.js';
+import { requestContext } from '../../src/http/middleware/request-context.js';
+import { createLogger } from '../../src/logger.js';
+
+// The real middleware pair, in front of a handler that fails the way a bug would.
+const app = new Koa<AppState>();
+app.silent = true;
+app.use(requestContext(createLogger('silent'), createHttpMetrics({ processMetrics: false })));
+app.use(problemHandler('https://api.example.test'));
+app.use(() => {
+  throw new Error('relation "credentials" does not exist: SELECT secret_hash FROM credentials');
+});
+let server: ReturnType<typeof app.listen>;
+let url: string;
+
+beforeAll(async () => {
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+describe('an unexpected exception', () => {
+  it('is a 500 internal_error that reveals nothing of the failure', async () => {
+    const response = await fetch(url);
+    expect(response.status).toBe(500);
+    expect(response.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+    const text = await response.text();
+    expect(JSON.parse(text)).toEqual({
+      type: 'https://api.example.test/docs/errors#internal_error',
+      title: 'Internal Server Error',
+      status: 500,
+      code: 'internal_error',
+      detail: 'An unexpected error occurred. Quote the request id when reporting it.',
+    });
+    expect(text).not.toMatch(/SELECT|credentials|secret|at .*\.ts/);
+    expect(response.headers.get('x-request-id')).toMatch(/^req_/);
+  });
+});

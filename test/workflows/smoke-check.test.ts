@@ -1,0 +1,55 @@
+import { randomUUID } from 'node:crypto';
+import { activityInfo } from '@temporalio/activity';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Activities } from '../../activities/index.js';
+import { smokeCheckWorkflow } from '../../workflows/index.js';
+
+const THIRTY_DAYS_MS = 30 * 24 * 60 * 60 * 1000;
+
+describe('smokeCheckWorkflow (time-skipping)', () => {
+  let env: TestWorkflowEnvironment;
+
+  beforeAll(async () => {
+    env = await TestWorkflowEnvironment.createTimeSkipping({
+      server: { executable: inject('testServerExecutable') },
+    });
+  });
+
+  afterAll(async () => {
+    await env?.teardown();
+  });
+
+  it('waits on a 30-day durable timer, then records the completion', async () => {
+    const taskQueue = `smoke-${randomUUID()}`;
+    const completions: { smokeCheckId: string; scheduledAt: number }[] = [];
+    const activities: Activities = {
+      async recordSmokeCheckCompletion(input) {
+        completions.push({ ...input, scheduledAt: activityInfo().scheduledTimestampMs });
+        await Promise.resolve();
+      },
+    };
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: { codePath: inject('workflowBundlePath') },
+      activities,
+    });
+
+    const startedAt = await env.currentTimeMs();
+    await worker.runUntil(
+      env.client.workflow.execute(smokeCheckWorkflow, {
+        workflowId: `smoke-check/smk_${randomUUID().replaceAll('-', '')}`,
+        taskQueue,
+        args: [{ smokeCheckId: 'smk_0123456789abcdef0123456789abcdef', delayMs: THIRTY_DAYS_MS }],
+      }),
+    );
+
+    expect(completions).toHaveLength(1);
+    expect(completions[0]?.smokeCheckId).toBe('smk_0123456789abcdef0123456789abcdef');
+    // The activity ran only after the timer: 30 days of server time passed before it was scheduled.
+    expect(completions[0]!.scheduledAt - startedAt).toBeGreaterThanOrEqual(THIRTY_DAYS_MS);
+    expect((await env.currentTimeMs()) - startedAt).toBeGreaterThanOrEqual(THIRTY_DAYS_MS);
+  });
+});

@@ -1,0 +1,16 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // One PostgreSQL, one Temporal dev server and one workflow bundle for the whole run.
+    globalSetup: ['test/helpers/global-setup.ts'],
+    setupFiles: ['test/helpers/quiet-runtime.ts'],
+    // The Temporal native bridge has crashed under worker threads; forks are safe.
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 60_000,
+    hookTimeout: 180_000,
+    reporters: ['default'],
+  },
+});
