@@ -9,6 +9,7 @@ import type { HttpMetrics } from './http/metrics.js';
 import { opsAuth } from './http/middleware/ops-auth.js';
 import { problemHandler } from './http/middleware/problem-handler.js';
 import { requestContext } from './http/middleware/request-context.js';
+import { docsRoutes } from './http/routes/docs/router.js';
 import { healthRoutes } from './http/routes/health/router.js';
 import { smokeCheckRoutes } from './http/routes/smoke-checks/router.js';
 import type { Logger } from './logger.js';
@@ -34,7 +35,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   ops.use(opsAuth(config.opsToken));
   smokeCheckRoutes(ops, commandDeps);
 
-  const routers = [healthRoutes({ database, temporal, metrics }), ops];
+  const routers = [healthRoutes({ database, temporal, metrics }), docsRoutes(), ops];
 
   const app = new Koa<AppState>({ proxy: config.nodeEnv === 'production' });
   app.silent = true;

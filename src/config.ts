@@ -27,41 +27,26 @@ const flag = z
   .default('false')
   .transform((value) => value === 'true' || value === '1');
 
-const schema = z
-  .object({
-    NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
-    PORT: port(3000),
-    PUBLIC_BASE_URL: z.url().optional(),
-    DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgres:// URL'),
-    DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
-    TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233'),
-    TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
-    TEMPORAL_TASK_QUEUE: z.string().min(1).default('embedded-credit'),
-    TEMPORAL_UI_PORT: port(8233),
-    TEMPORAL_DEV_PORT: port(7233),
-    EMBEDDED_POSTGRES_PORT: port(5433),
-    OPS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
-    LOG_LEVEL: z
-      .enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])
-      .default('info'),
-    SANDBOX_REVIEW_DELAY: duration('10s'),
-    SANDBOX_DISBURSEMENT_DELAY: duration('30s'),
-    OFFER_RENEWAL_DELAY: duration('1d'),
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: flag,
-    OUTBOX_SWEEP_INTERVAL: duration('5s'),
-  })
-  .superRefine((env, ctx) => {
-    if (env.NODE_ENV === 'production' && !env.OPS_TOKEN) {
-      ctx.addIssue({ code: 'custom', path: ['OPS_TOKEN'], message: 'required in production' });
-    }
-    if (env.NODE_ENV === 'production' && env.WEBHOOK_ALLOW_PRIVATE_TARGETS) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['WEBHOOK_ALLOW_PRIVATE_TARGETS'],
-        message: 'is for local development only and cannot be set in production',
-      });
-    }
-  });
+const schema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  PORT: port(3000),
+  PUBLIC_BASE_URL: z.url().optional(),
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgres:// URL'),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
+  TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('embedded-credit'),
+  TEMPORAL_UI_PORT: port(8233),
+  TEMPORAL_DEV_PORT: port(7233),
+  EMBEDDED_POSTGRES_PORT: port(5433),
+  OPS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  SANDBOX_REVIEW_DELAY: duration('10s'),
+  SANDBOX_DISBURSEMENT_DELAY: duration('30s'),
+  OFFER_RENEWAL_DELAY: duration('1d'),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: flag,
+  OUTBOX_SWEEP_INTERVAL: duration('5s'),
+});
 
 export interface Config {
   readonly nodeEnv: 'development' | 'test' | 'production';
@@ -86,6 +71,19 @@ export interface Config {
   readonly outboxSweepIntervalMs: number;
 }
 
+/** Rules across variables, checked on the raw environment so they are reported with the rest. */
+function productionRules(env: NodeJS.ProcessEnv): string[] {
+  if (env.NODE_ENV !== 'production') return [];
+  const problems: string[] = [];
+  if (!env.OPS_TOKEN) problems.push('OPS_TOKEN: required in production');
+  if (['true', '1'].includes(env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? '')) {
+    problems.push(
+      'WEBHOOK_ALLOW_PRIVATE_TARGETS: is for local development only and cannot be set in production',
+    );
+  }
+  return problems;
+}
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
@@ -96,13 +94,13 @@ export class ConfigError extends Error {
 /** Parses the environment once; every problem is reported together, not just the first. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = schema.safeParse(env);
-  if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map(
-        (issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`,
-      ),
-    );
-  }
+  const problems = [
+    ...(parsed.error?.issues ?? []).map(
+      (issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`,
+    ),
+    ...productionRules(env),
+  ];
+  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const e = parsed.data;
   return Object.freeze({
     nodeEnv: e.NODE_ENV,

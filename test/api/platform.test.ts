@@ -126,6 +126,27 @@ describe('the error model', () => {
   });
 });
 
+describe('documentation', () => {
+  it('serves the error page every problem type points to, listing every code', async () => {
+    const response = await call('/docs/errors');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const html = await response.text();
+    for (const code of [
+      'invalid_json',
+      'route_not_found',
+      'method_not_allowed',
+      'payload_too_large',
+      'validation_error',
+      'internal_error',
+      'service_unavailable',
+    ]) {
+      expect(html).toContain(`id="${code}"`);
+    }
+    expect(html).not.toMatch(/<script|https?:\/\/(?!localhost)/);
+  });
+});
+
 describe('health, readiness and metrics', () => {
   it('reports ready when PostgreSQL and Temporal answer', async () => {
     expect(await (await call('/healthz')).json()).toEqual({ status: 'ok' });

@@ -35,7 +35,8 @@ describe('configuration', () => {
     expect(problems).toMatch(/^PORT: /m);
     expect(problems).toMatch(/^DATABASE_URL: /m);
     expect(problems).toMatch(/^SANDBOX_REVIEW_DELAY: expected a duration/m);
-    expect((error as ConfigError).problems).toHaveLength(3);
+    expect(problems).toMatch(/^OPS_TOKEN: required in production$/m);
+    expect((error as ConfigError).problems).toHaveLength(4);
   });
 
   it('requires an ops token and forbids private webhook targets in production', () => {

@@ -1,0 +1,24 @@
+# One image for both processes: `node dist/src/main/api.js` or `node dist/src/main/worker.js`.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY . .
+# Compiles TypeScript and prebuilds the workflow bundle, so workers do not bundle at start.
+RUN npm run build
+
+FROM node:20-bookworm-slim AS runtime-deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev
+
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=runtime-deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY drizzle ./drizzle
+USER node
+EXPOSE 3000
+CMD ["node", "dist/src/main/api.js"]
