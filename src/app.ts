@@ -1,16 +1,25 @@
-import Router from '@koa/router';
 import type { Client } from '@temporalio/client';
 import Koa from 'koa';
+import { createTokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
+import { createSealedBox } from './domain/sealed-box.js';
+import { TokenBuckets } from './domain/token-bucket.js';
 import { problems } from './errors.js';
+import { ApiRouter } from './http/api-router.js';
 import type { AppState } from './http/context.js';
 import type { HttpMetrics } from './http/metrics.js';
+import { idempotency } from './http/middleware/idempotency.js';
 import { opsAuth } from './http/middleware/ops-auth.js';
+import { partnerAuth } from './http/middleware/partner-auth.js';
 import { problemHandler } from './http/middleware/problem-handler.js';
+import { rateLimit } from './http/middleware/rate-limit.js';
 import { requestContext } from './http/middleware/request-context.js';
+import { buildOpenApiDocument } from './http/openapi.js';
+import { authRoutes } from './http/routes/auth/router.js';
 import { docsRoutes } from './http/routes/docs/router.js';
 import { healthRoutes } from './http/routes/health/router.js';
+import { partnerRoutes } from './http/routes/partners/router.js';
 import { smokeCheckRoutes } from './http/routes/smoke-checks/router.js';
 import type { Logger } from './logger.js';
 
@@ -20,6 +29,16 @@ export interface AppDeps {
   temporal: Client;
   logger: Logger;
   metrics: HttpMetrics;
+  /** The time the API reasons with (token expiry, idempotency windows); tests move it. */
+  clock?: () => Date;
+}
+
+export interface App {
+  koa: Koa<AppState>;
+  /** The partner API's OpenAPI document (served at /v3/openapi.json). */
+  partnerDocument: () => unknown;
+  /** The ops API's OpenAPI document (served at /ops/v1/openapi.json). */
+  opsDocument: () => unknown;
 }
 
 /**
@@ -27,22 +46,58 @@ export interface AppDeps {
  * Routing comes before authentication: each route carries its own auth, so an unknown path is a
  * 404 and a known path with the wrong method a 405, with or without a token.
  */
-export function createApp(deps: AppDeps): Koa<AppState> {
+export function createApp(deps: AppDeps): App {
   const { config, database, temporal, logger, metrics } = deps;
-  const commandDeps = { db: database.db, temporal, logger, taskQueue: config.temporal.taskQueue };
+  const clock = deps.clock ?? (() => new Date());
+  const db = database.db;
 
-  const ops = new Router<AppState>({ prefix: '/ops/v1' });
-  ops.use(opsAuth(config.opsToken));
-  smokeCheckRoutes(ops, commandDeps);
+  const tokens = createTokenService({
+    signingKey: config.tokenSigningKey,
+    issuer: config.publicBaseUrl,
+    clock,
+  });
+  const now = () => clock().getTime();
+  const requestBuckets = new TokenBuckets(config.rateLimit.perSecond, config.rateLimit.burst, now);
+  const { limit, windowMs } = config.tokenFailures;
+  // Per client_id: `limit` failures per window. Per IP, five times that: many partners' systems
+  // can share one address (a NAT, a cloud egress), and one of them must not lock out the rest.
+  const tokenFailures = {
+    perClient: new TokenBuckets(limit / (windowMs / 1000), limit, now),
+    perIp: new TokenBuckets((5 * limit) / (windowMs / 1000), 5 * limit, now),
+  };
+  const idempotencyGuard = idempotency({
+    db,
+    sealedBox: createSealedBox(config.dataEncryptionKey),
+    clock,
+    publicBaseUrl: config.publicBaseUrl,
+  });
+  const guards = {
+    partner: [partnerAuth({ db, tokens }), rateLimit(requestBuckets)],
+    ops: [opsAuth(config.opsToken)],
+    none: [],
+  };
 
-  const routers = [healthRoutes({ database, temporal, metrics }), docsRoutes(), ops];
+  const partnerApi = new ApiRouter('/v3', guards, idempotencyGuard);
+  authRoutes(partnerApi, { db, tokens, tokenFailures, clock });
 
-  const app = new Koa<AppState>({ proxy: config.nodeEnv === 'production' });
-  app.silent = true;
-  app.use(requestContext(logger, metrics));
-  app.use(problemHandler(config.publicBaseUrl));
-  for (const router of routers) app.use(router.routes());
-  app.use((ctx) => {
+  const opsApi = new ApiRouter('/ops/v1', guards, idempotencyGuard);
+  partnerRoutes(opsApi, { db });
+  smokeCheckRoutes(opsApi, { db, temporal, logger, taskQueue: config.temporal.taskQueue });
+
+  const documents = lazyDocuments(config.publicBaseUrl, partnerApi, opsApi);
+  const routers = [
+    healthRoutes({ database, temporal, metrics }),
+    docsRoutes({ ...documents, opsGuard: guards.ops[0]! }),
+    partnerApi.router,
+    opsApi.router,
+  ];
+
+  const koa = new Koa<AppState>({ proxy: config.nodeEnv === 'production' });
+  koa.silent = true;
+  koa.use(requestContext(logger, metrics));
+  koa.use(problemHandler(config.publicBaseUrl));
+  for (const router of routers) koa.use(router.routes());
+  koa.use((ctx) => {
     const allowed = new Set<string>();
     for (const router of routers) {
       for (const layer of router.match(ctx.path, ctx.method).path) {
@@ -53,5 +108,42 @@ export function createApp(deps: AppDeps): Koa<AppState> {
       throw problems.methodNotAllowed(ctx.method, [...allowed]);
     throw problems.routeNotFound(ctx.method, ctx.path);
   });
-  return app;
+  return { koa, ...documents };
+}
+
+/** Both OpenAPI documents, built on first request from the mounted operations. */
+function lazyDocuments(publicBaseUrl: string, partnerApi: ApiRouter, opsApi: ApiRouter) {
+  let partner: unknown;
+  let ops: unknown;
+  return {
+    partnerDocument: () =>
+      (partner ??= buildOpenApiDocument(
+        {
+          title: 'Embedded credit partner API',
+          description:
+            'Register borrowers, run KYC, read pre-approved offers, simulate and take loans, and receive webhooks. Errors: /docs/errors.',
+          serverUrl: `${publicBaseUrl}`,
+          securitySchemes: {
+            partner: {
+              type: 'http',
+              scheme: 'bearer',
+              description: 'A token from POST /v3/auth/token.',
+            },
+          },
+        },
+        partnerApi.operations,
+      )),
+    opsDocument: () =>
+      (ops ??= buildOpenApiDocument(
+        {
+          title: 'Embedded credit ops API',
+          description: "The service staff's API: partners, reviews and back-office commands.",
+          serverUrl: `${publicBaseUrl}`,
+          securitySchemes: {
+            ops: { type: 'http', scheme: 'bearer', description: 'The OPS_TOKEN.' },
+          },
+        },
+        opsApi.operations,
+      )),
+  };
 }

@@ -3,6 +3,9 @@ import { z } from 'zod';
 
 /** The OPS_TOKEN used when none is configured outside production. Printed by `npm run dev`. */
 export const DEVELOPMENT_OPS_TOKEN = 'dev-ops-token-not-for-production';
+/** Outside production only: fixed so tokens and stored replays survive a restart of `npm run dev`. */
+const DEVELOPMENT_TOKEN_SIGNING_KEY = 'development-token-signing-key-not-for-production';
+const DEVELOPMENT_DATA_ENCRYPTION_KEY = 'development-data-encryption-key-not-for-production';
 
 const duration = (fallback: StringValue) =>
   z
@@ -46,6 +49,12 @@ const schema = z.object({
   OFFER_RENEWAL_DELAY: duration('1d'),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: flag,
   OUTBOX_SWEEP_INTERVAL: duration('5s'),
+  TOKEN_SIGNING_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  DATA_ENCRYPTION_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(100),
+  RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(200),
+  TOKEN_FAILURE_LIMIT: z.coerce.number().int().min(1).default(10),
+  TOKEN_FAILURE_WINDOW: duration('5m'),
 });
 
 export interface Config {
@@ -69,13 +78,22 @@ export interface Config {
   readonly offerRenewalDelayMs: number;
   readonly webhookAllowPrivateTargets: boolean;
   readonly outboxSweepIntervalMs: number;
+  /** HS256 key of the partner bearer tokens. */
+  readonly tokenSigningKey: string;
+  /** Key of data sealed at rest (stored idempotent responses). */
+  readonly dataEncryptionKey: string;
+  readonly rateLimit: { readonly perSecond: number; readonly burst: number };
+  /** Failed token exchanges allowed per client_id and per IP within the window. */
+  readonly tokenFailures: { readonly limit: number; readonly windowMs: number };
 }
 
 /** Rules across variables, checked on the raw environment so they are reported with the rest. */
 function productionRules(env: NodeJS.ProcessEnv): string[] {
   if (env.NODE_ENV !== 'production') return [];
   const problems: string[] = [];
-  if (!env.OPS_TOKEN) problems.push('OPS_TOKEN: required in production');
+  for (const name of ['OPS_TOKEN', 'TOKEN_SIGNING_KEY', 'DATA_ENCRYPTION_KEY']) {
+    if (!env[name]) problems.push(`${name}: required in production`);
+  }
   if (['true', '1'].includes(env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? '')) {
     problems.push(
       'WEBHOOK_ALLOW_PRIVATE_TARGETS: is for local development only and cannot be set in production',
@@ -123,5 +141,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     offerRenewalDelayMs: e.OFFER_RENEWAL_DELAY,
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     outboxSweepIntervalMs: e.OUTBOX_SWEEP_INTERVAL,
+    tokenSigningKey: e.TOKEN_SIGNING_KEY ?? DEVELOPMENT_TOKEN_SIGNING_KEY,
+    dataEncryptionKey: e.DATA_ENCRYPTION_KEY ?? DEVELOPMENT_DATA_ENCRYPTION_KEY,
+    rateLimit: Object.freeze({ perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST }),
+    tokenFailures: Object.freeze({
+      limit: e.TOKEN_FAILURE_LIMIT,
+      windowMs: e.TOKEN_FAILURE_WINDOW,
+    }),
   });
 }

@@ -18,6 +18,32 @@ export const errorCatalogue = {
     title: 'Unauthorized',
     meaning: 'No bearer token, or one that is malformed, unsigned or badly signed.',
   },
+  unsupported_grant_type: {
+    status: 400,
+    title: 'Unsupported Grant Type',
+    meaning: 'The token exchange accepts only `grant_type=client_credentials`.',
+  },
+  token_expired: {
+    status: 401,
+    title: 'Token Expired',
+    meaning:
+      'The bearer token is past its expiry (one hour after issue); exchange the credential again.',
+  },
+  token_revoked: {
+    status: 401,
+    title: 'Token Revoked',
+    meaning: 'The credential that issued this token has been revoked.',
+  },
+  invalid_client: {
+    status: 401,
+    title: 'Invalid Client',
+    meaning: 'Unknown `client_id`, wrong `client_secret`, or a revoked credential.',
+  },
+  credential_not_found: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'No credential with the client id in this environment.',
+  },
   route_not_found: {
     status: 404,
     title: 'Not Found',
@@ -37,6 +63,12 @@ export const errorCatalogue = {
     status: 415,
     title: 'Unsupported Media Type',
     meaning: 'The request `Content-Type` is not one this operation accepts.',
+  },
+  idempotency_key_in_use: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'A request with the same `Idempotency-Key` is still being processed; retry after it finishes.',
   },
   validation_error: {
     status: 422,
@@ -121,6 +153,48 @@ export const problems = {
     new ProblemError('unauthorized', detail, {}, { 'WWW-Authenticate': 'Bearer' }),
   notFound: (code: ErrorCode & `${string}_not_found`, detail: string) =>
     new ProblemError(code, detail),
+  tokenExpired: () =>
+    new ProblemError(
+      'token_expired',
+      'The bearer token has expired; exchange your credential for a new one.',
+      {},
+      { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+    ),
+  tokenRevoked: () =>
+    new ProblemError(
+      'token_revoked',
+      'The credential that issued this token has been revoked.',
+      {},
+      { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+    ),
+  /** OAuth 2.0 clients read `error`, so the token endpoint's problems carry it too (RFC 6749 §5.2). */
+  invalidClient: () =>
+    new ProblemError(
+      'invalid_client',
+      'Client authentication failed: unknown client_id, wrong client_secret or revoked credential.',
+      { error: 'invalid_client' },
+      { 'WWW-Authenticate': 'Basic realm="embedded-credit"' },
+    ),
+  unsupportedGrantType: () =>
+    new ProblemError('unsupported_grant_type', 'Only grant_type=client_credentials is supported.', {
+      error: 'unsupported_grant_type',
+    }),
+  rateLimited: (retryAfterSeconds: number) =>
+    new ProblemError(
+      'rate_limited',
+      `Too many requests; retry in ${retryAfterSeconds} s.`,
+      {},
+      { 'Retry-After': String(retryAfterSeconds) },
+    ),
+  invalidCursor: (id: string) =>
+    new ProblemError('invalid_cursor', `starting_after=${id} names no record of this list.`),
+  idempotencyKeyInUse: () =>
+    new ProblemError(
+      'idempotency_key_in_use',
+      'A request with this Idempotency-Key is still being processed; retry once it has finished.',
+      {},
+      { 'Retry-After': '1' },
+    ),
   serviceUnavailable: (detail: string, extra: Record<string, unknown> = {}) =>
     new ProblemError('service_unavailable', detail, extra, { 'Retry-After': '5' }),
   internal: () =>

@@ -1,10 +1,24 @@
 import { pino, type Logger } from 'pino';
+import { maskTaxId } from './domain/masking.js';
 
 export type { Logger };
 
+const secretFields = [
+  'client_secret',
+  'clientSecret',
+  'access_token',
+  'accessToken',
+  'secret',
+  'password',
+  'token',
+];
+const taxIdFields = ['cpf', 'cnpj'];
+// pino's wildcards match one level, so each field is listed at the depths log objects reach.
+const atAnyDepth = (field: string) => [field, `*.${field}`, `*.*.${field}`, `*.*.*.${field}`];
+
 /**
- * Structured JSON logs on stdout. Secrets never reach a log line: request headers that carry
- * credentials and body fields that hold secrets are redacted wherever they appear.
+ * Structured JSON logs on stdout. Secrets and tokens never reach a log line, and CPF/CNPJ appear
+ * only masked (`***.456.789-**`), wherever in the logged object they sit.
  */
 export function createLogger(level: string, name = 'embedded-credit'): Logger {
   return pino({
@@ -16,12 +30,12 @@ export function createLogger(level: string, name = 'embedded-credit'): Logger {
       paths: [
         'req.headers.authorization',
         'req.headers.cookie',
-        '*.client_secret',
-        '*.access_token',
-        '*.password',
-        '*.secret',
+        '*.headers.authorization',
+        ...secretFields.flatMap(atAnyDepth),
+        ...taxIdFields.flatMap(atAnyDepth),
       ],
-      censor: '[redacted]',
+      censor: (value, path) =>
+        taxIdFields.includes(path.at(-1) ?? '') ? maskTaxId(value) : '[redacted]',
     },
   });
 }

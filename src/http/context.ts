@@ -1,10 +1,28 @@
 import type { RouterContext } from '@koa/router';
+import type { Environment } from '../db/schema/index.js';
 import type { Logger } from '../logger.js';
+
+/** Whose data a request may see: every partner query is filtered by both. */
+export interface Tenant {
+  partnerId: string;
+  environment: Environment;
+}
 
 /** What every request carries through the middleware chain. */
 export interface AppState {
   requestId: string;
   log: Logger;
+  /** Set by partner authentication. */
+  tenant?: Tenant;
+  /** The credential whose token authenticated the request. */
+  credential?: { id: string; clientId: string };
 }
 
 export type AppContext = RouterContext<AppState>;
+
+/** The tenant of an authenticated partner request; routes behind partner auth only. */
+export function tenantOf(ctx: { state: AppState }): Tenant {
+  if (!ctx.state.tenant)
+    throw new Error('tenantOf() called on a route without partner authentication');
+  return ctx.state.tenant;
+}

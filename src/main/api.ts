@@ -12,7 +12,7 @@ await runMain('api', async (logger) => {
   await runMigrations(config.databaseUrl);
   const database = createDatabase(config.databaseUrl, { max: config.databasePoolSize });
   const temporal = await connectTemporalClient(config.temporal);
-  const app = createApp({
+  const { koa: app } = createApp({
     config,
     database,
     temporal,

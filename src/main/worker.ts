@@ -3,7 +3,7 @@ import { createDatabase } from '../db/client.js';
 import { runMigrations } from '../db/migrate.js';
 import { connectTemporalClient } from '../temporal/client.js';
 import { createWorker, NativeConnection, Runtime } from '../worker/create-worker.js';
-import { startOutboxSweeper } from '../worker/outbox-sweeper.js';
+import { startMaintenance } from '../worker/maintenance.js';
 import { runMain } from './run-main.js';
 
 await runMain('worker', async (logger) => {
@@ -22,7 +22,7 @@ await runMain('worker', async (logger) => {
     db: database.db,
     logger,
   });
-  const sweeper = startOutboxSweeper({
+  const sweeper = startMaintenance({
     db: database.db,
     temporal,
     logger,

@@ -9,7 +9,7 @@ import { createDatabase, type Database } from '../../src/db/client.js';
 import { createHttpMetrics } from '../../src/http/metrics.js';
 import { createLogger } from '../../src/logger.js';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { startOutboxSweeper } from '../../src/worker/outbox-sweeper.js';
+import { startMaintenance } from '../../src/worker/maintenance.js';
 
 export const OPS_TOKEN = 'test-ops-token-0123456789';
 
@@ -30,6 +30,19 @@ export interface StackOptions {
   apiDatabaseUrl?: string;
   /** Task queue shared with another stack (so one stack's worker serves another's API). */
   taskQueue?: string;
+  /** Extra configuration, as environment variables. */
+  env?: Record<string, string>;
+  /** The API's clock; see {@link TestClock}. */
+  clock?: TestClock;
+}
+
+/** Real time plus an offset the test moves forward: tokens expire, idempotency keys age. */
+export class TestClock {
+  private offsetMs = 0;
+  now = (): Date => new Date(Date.now() + this.offsetMs);
+  advance(ms: number): void {
+    this.offsetMs += ms;
+  }
 }
 
 /**
@@ -46,6 +59,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     OPS_TOKEN,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     OUTBOX_SWEEP_INTERVAL: '200ms',
+    ...options.env,
   });
   const logger = createLogger(config.logLevel, 'test');
   const database = createDatabase(options.apiDatabaseUrl ?? config.databaseUrl, { max: 5 });
@@ -73,7 +87,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
       workflowBundlePath: inject('workflowBundlePath'),
     });
     const running = worker.run();
-    const sweeper = startOutboxSweeper({
+    const sweeper = startMaintenance({
       db: workerDatabase.db,
       temporal: workerTemporal,
       logger,
@@ -89,12 +103,13 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     });
   }
 
-  const app = createApp({
+  const { koa: app } = createApp({
     config,
     database,
     temporal,
     logger,
     metrics: createHttpMetrics({ processMetrics: false }),
+    ...(options.clock ? { clock: options.clock.now } : {}),
   });
   const server = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));

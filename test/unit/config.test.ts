@@ -36,7 +36,9 @@ describe('configuration', () => {
     expect(problems).toMatch(/^DATABASE_URL: /m);
     expect(problems).toMatch(/^SANDBOX_REVIEW_DELAY: expected a duration/m);
     expect(problems).toMatch(/^OPS_TOKEN: required in production$/m);
-    expect((error as ConfigError).problems).toHaveLength(4);
+    expect(problems).toMatch(/^TOKEN_SIGNING_KEY: required in production$/m);
+    expect(problems).toMatch(/^DATA_ENCRYPTION_KEY: required in production$/m);
+    expect((error as ConfigError).problems).toHaveLength(6);
   });
 
   it('requires an ops token and forbids private webhook targets in production', () => {

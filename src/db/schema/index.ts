@@ -1,2 +1,3 @@
 export * from './partners.js';
 export * from './platform.js';
+export * from './idempotency.js';

@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { ProblemError, problemBody, problems } from '../../errors.js';
 import type { AppState } from '../context.js';
 
@@ -11,16 +11,23 @@ export function problemHandler(publicBaseUrl: string): Middleware<AppState> {
     try {
       await next();
     } catch (error) {
-      const problem = toProblem(error);
-      if (problem.status >= 500) {
-        ctx.state.log.error({ err: error }, 'request failed');
-      }
-      ctx.status = problem.status;
-      for (const [name, value] of Object.entries(problem.headers)) ctx.set(name, value);
-      ctx.body = problemBody(problem, publicBaseUrl);
-      ctx.type = 'application/problem+json; charset=utf-8';
+      writeProblem(ctx, error, publicBaseUrl);
     }
   };
+}
+
+/** Renders any thrown value onto the response; shared with middleware that must see the outcome. */
+export function writeProblem(
+  ctx: Context & { state: AppState },
+  error: unknown,
+  publicBaseUrl: string,
+): void {
+  const problem = toProblem(error);
+  if (problem.status >= 500) ctx.state.log.error({ err: error }, 'request failed');
+  ctx.status = problem.status;
+  for (const [name, value] of Object.entries(problem.headers)) ctx.set(name, value);
+  ctx.body = problemBody(problem, publicBaseUrl);
+  ctx.type = 'application/problem+json; charset=utf-8';
 }
 
 function toProblem(error: unknown): ProblemError {

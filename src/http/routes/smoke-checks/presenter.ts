@@ -1,6 +1,8 @@
+import type { z } from 'zod';
 import type { SmokeCheck } from '../../../db/queries/smoke-checks.js';
+import type { smokeCheckSchema } from './schema.js';
 
-export function presentSmokeCheck(check: SmokeCheck) {
+export function presentSmokeCheck(check: SmokeCheck): z.infer<typeof smokeCheckSchema> {
   return {
     id: check.id,
     status: check.status,

@@ -1,0 +1,56 @@
+import { and, asc, desc, eq, gt, lt, sql, type SQL } from 'drizzle-orm';
+import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
+import { problems } from '../errors.js';
+import type { DbOrTx } from './client.js';
+
+export interface ListParams<S extends string = string> {
+  limit: number;
+  starting_after?: string | undefined;
+  sort: S;
+  order: 'asc' | 'desc';
+}
+
+export interface Page<T> {
+  rows: T[];
+  hasMore: boolean;
+}
+
+/**
+ * Forward-only cursor pagination, the one way every list pages. Rows are ordered by the sort
+ * column and then by id, so equal sort keys still have one stable order; the cursor is the id of
+ * the last row seen, positioned by its own sort value. `tenant` scopes both the page and the
+ * cursor: an id from another partner or environment is an unknown cursor, never a leak.
+ */
+export async function paginate<Row>(
+  db: DbOrTx,
+  options: {
+    table: PgTable;
+    idColumn: PgColumn;
+    sortColumn: PgColumn;
+    tenant: SQL | undefined;
+    filters?: SQL | undefined;
+    params: ListParams;
+  },
+): Promise<Page<Row>> {
+  const { table, idColumn, sortColumn, tenant, filters, params } = options;
+  let after: SQL | undefined;
+  if (params.starting_after !== undefined) {
+    const [cursor] = await db
+      .select({ sortValue: sortColumn, id: idColumn })
+      .from(table)
+      .where(and(tenant, eq(idColumn, params.starting_after)))
+      .limit(1);
+    if (!cursor) throw problems.invalidCursor(params.starting_after);
+    const beyond = params.order === 'desc' ? lt : gt;
+    // (sort, id) beyond (cursor.sort, cursor.id), spelled out so it works for either direction.
+    after = sql`(${beyond(sortColumn, cursor.sortValue)} or (${eq(sortColumn, cursor.sortValue)} and ${beyond(idColumn, cursor.id)}))`;
+  }
+  const direction = params.order === 'desc' ? desc : asc;
+  const rows = (await db
+    .select()
+    .from(table)
+    .where(and(tenant, filters, after))
+    .orderBy(direction(sortColumn), direction(idColumn))
+    .limit(params.limit + 1)) as Row[];
+  return { rows: rows.slice(0, params.limit), hasMore: rows.length > params.limit };
+}

@@ -1,0 +1,78 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { Tenant } from '../../http/context.js';
+import type { DbOrTx } from '../client.js';
+import { credentials } from '../schema/index.js';
+import { paginate, type ListParams, type Page } from '../pagination.js';
+
+export type Credential = typeof credentials.$inferSelect;
+
+/** Authentication only: a client_id is globally unique, and the caller is not yet known. */
+export async function findCredentialForAuthentication(
+  db: DbOrTx,
+  clientId: string,
+): Promise<Credential | undefined> {
+  return db.query.credentials.findFirst({ where: eq(credentials.clientId, clientId) });
+}
+
+const ofTenant = (tenant: Tenant) =>
+  and(eq(credentials.partnerId, tenant.partnerId), eq(credentials.environment, tenant.environment));
+
+export async function findCredential(
+  db: DbOrTx,
+  tenant: Tenant,
+  clientId: string,
+): Promise<Credential | undefined> {
+  return db.query.credentials.findFirst({
+    where: and(ofTenant(tenant), eq(credentials.clientId, clientId)),
+  });
+}
+
+export async function insertCredential(
+  db: DbOrTx,
+  tenant: Tenant,
+  values: { id: string; clientId: string; secretHash: string; name: string | null },
+): Promise<Credential> {
+  const [row] = await db
+    .insert(credentials)
+    .values({ ...values, partnerId: tenant.partnerId, environment: tenant.environment })
+    .returning();
+  if (!row) throw new Error('credential insert returned no row');
+  return row;
+}
+
+/** Revokes once: a second revocation keeps the first `revoked_at`. */
+export async function revokeCredential(
+  db: DbOrTx,
+  tenant: Tenant,
+  clientId: string,
+): Promise<Credential | undefined> {
+  await db
+    .update(credentials)
+    .set({ revokedAt: sql`coalesce(${credentials.revokedAt}, now())` })
+    .where(and(ofTenant(tenant), eq(credentials.clientId, clientId)));
+  return findCredential(db, tenant, clientId);
+}
+
+export async function recordCredentialUse(
+  db: DbOrTx,
+  credentialId: string,
+  at: Date,
+): Promise<void> {
+  await db.update(credentials).set({ lastUsedAt: at }).where(eq(credentials.id, credentialId));
+}
+
+export const credentialSorts = { created_at: credentials.createdAt } as const;
+
+export async function listCredentials(
+  db: DbOrTx,
+  tenant: Tenant,
+  params: ListParams<keyof typeof credentialSorts>,
+): Promise<Page<Credential>> {
+  return paginate<Credential>(db, {
+    table: credentials,
+    idColumn: credentials.id,
+    sortColumn: credentialSorts[params.sort],
+    tenant: ofTenant(tenant),
+    params,
+  });
+}

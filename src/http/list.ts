@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import type { Page } from '../db/pagination.js';
+
+/** The query every list takes; `sorts` lists the endpoint's sort fields, the first is the default. */
+export function listQuery<S extends string, F extends z.ZodRawShape = Record<never, never>>(
+  sorts: readonly [S, ...S[]],
+  filters?: F,
+) {
+  return z.strictObject({
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .default(25)
+      .meta({ description: 'Page size, 1 to 100.' }),
+    starting_after: z
+      .string()
+      .optional()
+      .meta({ description: 'The `id` of the last item of the previous page.' }),
+    sort: z.enum(sorts).default(sorts[0]),
+    order: z.enum(['asc', 'desc']).default('desc'),
+    ...(filters ?? ({} as F)),
+  });
+}
+
+export function listEnvelope<T extends z.ZodType>(item: T, id: string) {
+  return z.object({ data: z.array(item), has_more: z.boolean() }).meta({ id });
+}
+
+export function presentPage<Row, Out>(page: Page<Row>, present: (row: Row) => Out) {
+  return { data: page.rows.map(present), has_more: page.hasMore };
+}

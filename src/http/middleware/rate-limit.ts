@@ -1,0 +1,21 @@
+import type { Middleware } from 'koa';
+import type { TokenBuckets } from '../../domain/token-bucket.js';
+import { problems } from '../../errors.js';
+import type { AppState } from '../context.js';
+
+/**
+ * Per-credential rate limit (a token bucket per API process), announced on every response with
+ * the `RateLimit-*` headers of the IETF draft, and a 429 with `Retry-After` once spent.
+ */
+export function rateLimit(buckets: TokenBuckets): Middleware<AppState> {
+  return async (ctx, next) => {
+    const key = ctx.state.credential?.id;
+    if (!key) throw new Error('rateLimit() must follow partner authentication');
+    const decision = buckets.take(key);
+    ctx.set('RateLimit-Limit', String(buckets.burst));
+    ctx.set('RateLimit-Remaining', String(decision.remaining));
+    ctx.set('RateLimit-Reset', String(decision.resetSeconds));
+    if (!decision.allowed) throw problems.rateLimited(decision.retryAfterSeconds);
+    await next();
+  };
+}

@@ -1,0 +1,151 @@
+import { z } from 'zod';
+import {
+  createDocument,
+  type ZodOpenApiOperationObject,
+  type ZodOpenApiPathsObject,
+  type ZodOpenApiResponseObject,
+} from 'zod-openapi';
+import { errorCatalogue } from '../errors.js';
+import { API_VERSION } from './middleware/request-context.js';
+import type { DocumentedOperation, Security } from './api-router.js';
+
+const problemSchema = z
+  .object({
+    type: z.url().meta({ description: 'Link to the description of this error code.' }),
+    title: z.string(),
+    status: z.int(),
+    detail: z.string(),
+    code: z.enum(Object.keys(errorCatalogue) as [string, ...string[]]),
+    errors: z
+      .array(z.object({ path: z.string(), code: z.string(), message: z.string() }))
+      .optional()
+      .meta({ description: 'With `validation_error`: one entry per invalid field.' }),
+  })
+  .meta({ id: 'Problem', description: 'An RFC 9457 problem.' });
+
+const problemContent = { 'application/problem+json': { schema: problemSchema } };
+
+const standardErrors: Record<Security, number[]> = {
+  partner: [401, 429, 500, 503],
+  ops: [401, 500, 503],
+  none: [500, 503],
+};
+
+const statusText: Record<number, string> = {
+  400: 'Bad request (unparseable body or unknown cursor).',
+  401: 'Missing, invalid, expired or revoked credentials.',
+  404: 'No such record for this partner and environment.',
+  409: 'The record or the idempotency key is in a state that forbids this.',
+  413: 'Body too large.',
+  415: 'Unsupported media type.',
+  422: 'Invalid fields; `errors[]` lists each.',
+  429: 'Rate limited; see `Retry-After`.',
+  500: 'Unexpected error.',
+  503: 'A dependency is unreachable; see `Retry-After`.',
+};
+
+const idempotencyHeader = z.object({
+  'Idempotency-Key': z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .meta({ description: 'Makes a retry safe: the first response is replayed for 24 hours.' }),
+});
+
+export interface DocumentInfo {
+  title: string;
+  description: string;
+  serverUrl: string;
+  securitySchemes: Partial<
+    Record<Security, { type: 'http'; scheme: 'bearer' | 'basic'; description: string }>
+  >;
+}
+
+/** The OpenAPI 3.1 document of a set of operations, from the zod schemas that validate them. */
+export function buildOpenApiDocument(info: DocumentInfo, operations: DocumentedOperation[]) {
+  const paths: ZodOpenApiPathsObject = {};
+  for (const { spec, path } of operations) {
+    const responses: Record<string, ZodOpenApiResponseObject> = {};
+    for (const [status, response] of Object.entries(spec.responses)) {
+      responses[status] = {
+        description: response.description,
+        ...(response.schema
+          ? { content: { 'application/json': { schema: response.schema } } }
+          : {}),
+        ...(response.headers
+          ? {
+              headers: z.object(
+                Object.fromEntries(
+                  Object.entries(response.headers).map(([name, description]) => [
+                    name,
+                    z.string().meta({ description }),
+                  ]),
+                ),
+              ),
+            }
+          : {}),
+      };
+    }
+    const errorStatuses = new Set([
+      ...standardErrors[spec.security],
+      ...(spec.body ? [400, 413, 415, 422] : []),
+      ...(spec.query ? [422] : []),
+      ...(spec.idempotent ? [409, 422] : []),
+      ...(spec.errors ?? []),
+    ]);
+    for (const status of [...errorStatuses].sort()) {
+      responses[String(status)] ??= {
+        description: statusText[status] ?? 'Error.',
+        content: problemContent,
+      };
+    }
+
+    const operation: ZodOpenApiOperationObject = {
+      operationId: spec.operationId,
+      summary: spec.summary,
+      description: spec.description ?? spec.summary,
+      tags: [spec.tag],
+      security: spec.security === 'none' ? [] : [{ [spec.security]: [] }],
+      requestParams: {
+        ...(spec.params ? { path: spec.params as never } : {}),
+        ...(spec.query ? { query: spec.query as never } : {}),
+        ...(spec.idempotent ? { header: idempotencyHeader } : {}),
+      },
+      ...(spec.body
+        ? {
+            requestBody: {
+              required: true,
+              content:
+                spec.bodyType === 'form-or-json'
+                  ? {
+                      'application/x-www-form-urlencoded': { schema: spec.body },
+                      'application/json': { schema: spec.body },
+                    }
+                  : { 'application/json': { schema: spec.body } },
+            },
+          }
+        : {}),
+      responses: responses,
+    };
+    paths[path] = { ...paths[path], [spec.method]: operation };
+  }
+
+  const tags = [...new Set(operations.map(({ spec }) => spec.tag))].map((name) => ({ name }));
+  return createDocument({
+    openapi: '3.1.0',
+    info: {
+      title: info.title,
+      version: API_VERSION,
+      description: info.description,
+      contact: { name: 'Embedded credit API support', url: `${info.serverUrl}/docs` },
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
+    servers: [{ url: info.serverUrl }],
+    tags,
+    components: {
+      securitySchemes: Object.fromEntries(Object.entries(info.securitySchemes)),
+    },
+    paths,
+  });
+}

@@ -1,0 +1,179 @@
+import { authenticateClient, parseBasicCredentials } from '../../../auth/client-credentials.js';
+import type { TokenService } from '../../../auth/tokens.js';
+import { createCredential } from '../../../commands/create-credential.js';
+import type { Db } from '../../../db/client.js';
+import {
+  findCredential,
+  listCredentials,
+  revokeCredential,
+} from '../../../db/queries/credentials.js';
+import type { TokenBuckets } from '../../../domain/token-bucket.js';
+import { problems } from '../../../errors.js';
+import type { ApiRouter } from '../../api-router.js';
+import { tenantOf } from '../../context.js';
+import { presentPage } from '../../list.js';
+import { presentCredential } from './presenter.js';
+import {
+  createCredentialBody,
+  createdCredentialSchema,
+  credentialList,
+  credentialListQuery,
+  credentialParams,
+  credentialSchema,
+  tokenRequest,
+  tokenResponse,
+} from './schema.js';
+
+export interface AuthRouteDeps {
+  db: Db;
+  tokens: TokenService;
+  /** Failed token exchanges, counted per client_id and per IP. */
+  tokenFailures: { perClient: TokenBuckets; perIp: TokenBuckets };
+  clock: () => Date;
+}
+
+const notFound = (clientId: string) =>
+  problems.notFound(
+    'credential_not_found',
+    `No credential with client_id ${clientId} in this environment.`,
+  );
+
+export function authRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
+  api.add(
+    {
+      method: 'post',
+      path: '/auth/token',
+      operationId: 'createToken',
+      summary: 'Exchange client credentials for a bearer token',
+      description:
+        'OAuth 2.0 client credentials. Send `client_id` and `client_secret` in the body (form or JSON) or as HTTP Basic. The token lasts one hour.',
+      tag: 'Authentication',
+      security: 'none',
+      body: tokenRequest,
+      bodyType: 'form-or-json',
+      responses: { 200: { description: 'A bearer token.', schema: tokenResponse } },
+      errors: [400, 401, 429],
+    },
+    async (ctx, { body }) => {
+      const basic = parseBasicCredentials(ctx.get('Authorization'));
+      const clientId = basic?.clientId ?? body.client_id ?? '';
+      const { perClient, perIp } = deps.tokenFailures;
+      const blocked = [perClient.peek(clientId), perIp.peek(ctx.ip)].find(
+        (decision) => !decision.allowed,
+      );
+      if (blocked) throw problems.rateLimited(blocked.retryAfterSeconds);
+
+      if (body.grant_type !== 'client_credentials') throw problems.unsupportedGrantType();
+      const credential = await authenticateClient(
+        deps.db,
+        clientId,
+        basic?.clientSecret ?? body.client_secret ?? '',
+        deps.clock(),
+      );
+      if (!credential) {
+        perClient.take(clientId);
+        perIp.take(ctx.ip);
+        throw problems.invalidClient();
+      }
+      const { accessToken, expiresIn } = await deps.tokens.issue({
+        clientId: credential.clientId,
+        partnerId: credential.partnerId,
+        environment: credential.environment,
+      });
+      ctx.set('Cache-Control', 'no-store');
+      ctx.set('Pragma', 'no-cache');
+      ctx.body = { access_token: accessToken, token_type: 'Bearer', expires_in: expiresIn };
+    },
+  );
+
+  api.add(
+    {
+      method: 'post',
+      path: '/auth/credentials',
+      operationId: 'createCredential',
+      summary: 'Create an API credential',
+      description:
+        'A new client_id/client_secret pair in the environment of the calling token. The secret is shown only here.',
+      tag: 'Authentication',
+      security: 'partner',
+      idempotent: true,
+      body: createCredentialBody,
+      responses: {
+        201: {
+          description: 'The credential, with its secret.',
+          schema: createdCredentialSchema,
+          headers: { Location: 'Path of the new credential.' },
+        },
+      },
+    },
+    async (ctx, { body }) => {
+      const { credential, clientSecret } = await createCredential(deps.db, tenantOf(ctx), {
+        name: body.name ?? null,
+      });
+      ctx.status = 201;
+      ctx.set('Location', `/v3/auth/credentials/${credential.clientId}`);
+      ctx.body = { ...presentCredential(credential), client_secret: clientSecret };
+    },
+  );
+
+  api.add(
+    {
+      method: 'get',
+      path: '/auth/credentials',
+      operationId: 'listCredentials',
+      summary: 'List API credentials',
+      description:
+        'The credentials of the calling environment, revoked ones included; never their secrets.',
+      tag: 'Authentication',
+      security: 'partner',
+      query: credentialListQuery,
+      responses: { 200: { description: 'A page of credentials.', schema: credentialList } },
+      errors: [400],
+    },
+    async (ctx, { query }) => {
+      ctx.body = presentPage(
+        await listCredentials(deps.db, tenantOf(ctx), query),
+        presentCredential,
+      );
+    },
+  );
+
+  api.add(
+    {
+      method: 'get',
+      path: '/auth/credentials/{client_id}',
+      operationId: 'getCredential',
+      summary: 'Retrieve an API credential',
+      tag: 'Authentication',
+      security: 'partner',
+      params: credentialParams,
+      responses: { 200: { description: 'The credential.', schema: credentialSchema } },
+      errors: [404],
+    },
+    async (ctx, { params }) => {
+      const credential = await findCredential(deps.db, tenantOf(ctx), params.client_id);
+      if (!credential) throw notFound(params.client_id);
+      ctx.body = presentCredential(credential);
+    },
+  );
+
+  api.add(
+    {
+      method: 'delete',
+      path: '/auth/credentials/{client_id}',
+      operationId: 'revokeCredential',
+      summary: 'Revoke an API credential',
+      description: 'Its tokens stop working at once. Revoking twice keeps the first `revoked_at`.',
+      tag: 'Authentication',
+      security: 'partner',
+      params: credentialParams,
+      responses: { 200: { description: 'The revoked credential.', schema: credentialSchema } },
+      errors: [404],
+    },
+    async (ctx, { params }) => {
+      const credential = await revokeCredential(deps.db, tenantOf(ctx), params.client_id);
+      if (!credential) throw notFound(params.client_id);
+      ctx.body = presentCredential(credential);
+    },
+  );
+}
