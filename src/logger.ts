@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { maskTaxId } from './domain/masking.js';
 
 export type { Logger };
@@ -17,11 +17,15 @@ const taxIdFields = ['cpf', 'cnpj'];
 const atAnyDepth = (field: string) => [field, `*.${field}`, `*.*.${field}`, `*.*.*.${field}`];
 
 /**
- * Structured JSON logs on stdout. Secrets and tokens never reach a log line, and CPF/CNPJ appear
- * only masked (`***.456.789-**`), wherever in the logged object they sit.
+ * Structured JSON logs (stdout unless a destination is given). Secrets and tokens never reach a
+ * log line, and CPF/CNPJ appear only masked (`***.456.789-**`), wherever in the object they sit.
  */
-export function createLogger(level: string, name = 'embedded-credit'): Logger {
-  return pino({
+export function createLogger(
+  level: string,
+  name = 'embedded-credit',
+  destination?: DestinationStream,
+): Logger {
+  const options: LoggerOptions = {
     name,
     level,
     base: { service: name },
@@ -34,8 +38,9 @@ export function createLogger(level: string, name = 'embedded-credit'): Logger {
         ...secretFields.flatMap(atAnyDepth),
         ...taxIdFields.flatMap(atAnyDepth),
       ],
-      censor: (value, path) =>
+      censor: (value: unknown, path: string[]) =>
         taxIdFields.includes(path.at(-1) ?? '') ? maskTaxId(value) : '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -28,11 +28,9 @@ async function expectToken(response: Response) {
     token_type: string;
     expires_in: number;
   };
-  expect(body).toEqual({
-    access_token: expect.any(String),
-    token_type: 'Bearer',
-    expires_in: 3600,
-  });
+  expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'token_type']);
+  expect(body.access_token.split('.')).toHaveLength(3); // a JWT
+  expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
   // The token works: it lists the credentials of its own environment.
   const list = await client(stack, body.access_token)('/v3/auth/credentials');
   expect(list.status).toBe(200);
@@ -142,7 +140,7 @@ describe('POST /v3/auth/token', () => {
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await blocked.json()).toMatchObject({ code: 'rate_limited' });
     // Another client from the same address is not locked out.
-    await expect(tokenFor(stack, partner.credentials.sandbox)).resolves.toEqual(expect.any(String));
+    expect((await tokenFor(stack, partner.credentials.sandbox)).length).toBeGreaterThan(0);
     // The window passes, and the right secret works again.
     clock.advance(60_000);
     expect((await attempt(target.credentials.sandbox.client_secret)).status).toBe(200);

@@ -39,9 +39,14 @@ export interface StackOptions {
 /** Real time plus an offset the test moves forward: tokens expire, idempotency keys age. */
 export class TestClock {
   private offsetMs = 0;
-  now = (): Date => new Date(Date.now() + this.offsetMs);
+  private frozenAt: number | undefined;
+  now = (): Date => new Date((this.frozenAt ?? Date.now()) + this.offsetMs);
   advance(ms: number): void {
     this.offsetMs += ms;
+  }
+  /** Stops time where it is; only advance() moves it from then on. */
+  freeze(): void {
+    this.frozenAt = Date.now();
   }
 }
 

@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
+
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await startStack({ worker: false });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+interface OpenApiDocument {
+  openapi: string;
+  paths: Record<
+    string,
+    Record<
+      string,
+      { operationId: string; responses: Record<string, unknown>; requestBody?: unknown }
+    >
+  >;
+}
+
+describe('the partner OpenAPI document', () => {
+  it('is served without a token, as OpenAPI 3.1, with every partner operation and its schemas', async () => {
+    const response = await fetch(`${stack.baseUrl}/v3/openapi.json`);
+    expect(response.status).toBe(200);
+    const document = (await response.json()) as OpenApiDocument;
+    expect(document.openapi).toBe('3.1.0');
+    const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(
+        ([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`,
+      ),
+    );
+    expect(operations.sort()).toEqual(
+      [
+        'POST /v3/auth/token createToken',
+        'POST /v3/auth/credentials createCredential',
+        'GET /v3/auth/credentials listCredentials',
+        'GET /v3/auth/credentials/{client_id} getCredential',
+        'DELETE /v3/auth/credentials/{client_id} revokeCredential',
+      ].sort(),
+    );
+    const create = document.paths['/v3/auth/credentials']!.post!;
+    expect(create.requestBody).toBeDefined();
+    expect(Object.keys(create.responses)).toEqual(
+      expect.arrayContaining(['201', '401', '409', '422', '429']),
+    );
+    // Ops operations have their own document.
+    expect(Object.keys(document.paths).some((path) => path.startsWith('/ops'))).toBe(false);
+  });
+
+  it('has an ops twin behind the ops token', async () => {
+    expect((await fetch(`${stack.baseUrl}/ops/v1/openapi.json`)).status).toBe(401);
+    const response = await fetch(`${stack.baseUrl}/ops/v1/openapi.json`, {
+      headers: { Authorization: `Bearer ${OPS_TOKEN}` },
+    });
+    const document = (await response.json()) as OpenApiDocument;
+    expect(Object.keys(document.paths).sort()).toEqual([
+      '/ops/v1/partners',
+      '/ops/v1/smoke-checks',
+      '/ops/v1/smoke-checks/{id}',
+    ]);
+  });
+});
+
+describe('/docs', () => {
+  it('renders the reference from assets this service serves, and no other host', async () => {
+    const page = await (await fetch(`${stack.baseUrl}/docs`)).text();
+    const sources = [...page.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!);
+    expect(sources.length).toBeGreaterThan(0);
+    for (const source of sources) {
+      expect(source.startsWith('/')).toBe(true);
+      const asset = await fetch(`${stack.baseUrl}${source}`);
+      expect({ source, status: asset.status }).toEqual({ source, status: 200 });
+    }
+    expect(page).toContain("url: '/v3/openapi.json'");
+    expect((await fetch(`${stack.baseUrl}/docs/assets/package.json`)).status).toBe(404);
+  });
+});

@@ -1,0 +1,151 @@
+import { and, eq } from 'drizzle-orm';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { credentials } from '../../src/db/schema/index.js';
+import {
+  client,
+  createPartner,
+  tokenFor,
+  type Client,
+  type TestPartner,
+} from '../helpers/partners.js';
+import { OPS_TOKEN, startStack, TestClock, type TestStack } from '../helpers/stack.js';
+
+let stack: TestStack;
+let partner: TestPartner;
+let api: Client;
+const clock = new TestClock();
+
+beforeAll(async () => {
+  stack = await startStack({ worker: false, clock });
+  partner = await createPartner(stack);
+});
+// A fresh token per test (and after each clock jump): tokens last an hour of the test clock.
+const freshToken = async () => {
+  api = client(stack, await tokenFor(stack, partner.credentials.sandbox));
+};
+beforeEach(freshToken);
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const create = (key: string, name: string) =>
+  api('/v3/auth/credentials', {
+    method: 'POST',
+    body: { name },
+    headers: { 'Idempotency-Key': key },
+  });
+
+async function credentialsNamed(name: string) {
+  return stack.database.db
+    .select()
+    .from(credentials)
+    .where(and(eq(credentials.partnerId, partner.partner_id), eq(credentials.name, name)));
+}
+
+describe('Idempotency-Key', () => {
+  it('replays the first response — status, Location, body, the same secret — without running again', async () => {
+    const first = await create('replay-1', 'replayed');
+    expect(first.status).toBe(201);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const firstBody = (await first.json()) as { client_id: string; client_secret: string };
+
+    // The body of a repeat is not compared: the first response comes back all the same.
+    const again = await create('replay-1', 'a different name');
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.headers.get('location')).toBe(first.headers.get('location'));
+    expect(await again.json()).toEqual(firstBody);
+
+    expect(await credentialsNamed('replayed')).toHaveLength(1);
+    expect(await credentialsNamed('a different name')).toHaveLength(0);
+    // The replayed secret is the real one.
+    expect((await tokenFor(stack, firstBody)).length).toBeGreaterThan(0);
+  });
+
+  it('runs racing duplicates once: the others get 409 idempotency_key_in_use or the replay', async () => {
+    const responses = await Promise.all(Array.from({ length: 8 }, () => create('race-1', 'raced')));
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.every((s) => s === 201 || s === 409)).toBe(true);
+    const bodies = (await Promise.all(responses.map((r) => r.json()))) as Record<string, unknown>[];
+    const created = bodies.filter((_, i) => statuses[i] === 201);
+    expect(created.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(created.map((b) => b.client_id)).size).toBe(1);
+    for (const [i, body] of bodies.entries()) {
+      if (statuses[i] === 409) {
+        expect(body).toMatchObject({ code: 'idempotency_key_in_use' });
+        expect(responses[i]!.headers.get('retry-after')).toBe('1');
+      }
+    }
+    expect(await credentialsNamed('raced')).toHaveLength(1);
+  });
+
+  it('lets a key be used anew after 24 hours', async () => {
+    const first = (await (await create('expiring-1', 'day one')).json()) as { client_id: string };
+    clock.advance(23 * 3600_000);
+    await freshToken();
+    const withinDay = await create('expiring-1', 'day two');
+    expect(withinDay.headers.get('idempotent-replayed')).toBe('true');
+    expect(((await withinDay.json()) as { client_id: string }).client_id).toBe(first.client_id);
+
+    clock.advance(1 * 3600_000 + 1000);
+    await freshToken();
+    const nextDay = await create('expiring-1', 'day two');
+    expect(nextDay.status).toBe(201);
+    expect(nextDay.headers.get('idempotent-replayed')).toBeNull();
+    expect(((await nextDay.json()) as { client_id: string }).client_id).not.toBe(first.client_id);
+  });
+
+  it('replays a first 422 too, and keys are per partner and environment', async () => {
+    const invalid = await api('/v3/auth/credentials', {
+      method: 'POST',
+      body: { name: '' },
+      headers: { 'Idempotency-Key': 'bad-first' },
+    });
+    expect(invalid.status).toBe(422);
+    const repeat = await create('bad-first', 'now valid');
+    expect(repeat.status).toBe(422);
+    expect(repeat.headers.get('idempotent-replayed')).toBe('true');
+
+    // The same key in the production environment is another key.
+    const production = client(stack, await tokenFor(stack, partner.credentials.production));
+    const elsewhere = await production('/v3/auth/credentials', {
+      method: 'POST',
+      body: { name: 'prod' },
+      headers: { 'Idempotency-Key': 'bad-first' },
+    });
+    expect(elsewhere.status).toBe(201);
+  });
+
+  it('refuses a malformed key, changing nothing', async () => {
+    for (const key of ['x'.repeat(256), 'tab\there']) {
+      const response = await create(key, 'never');
+      expect(response.status).toBe(422);
+      expect(await response.json()).toMatchObject({
+        code: 'validation_error',
+        errors: [{ path: 'header.Idempotency-Key', code: 'invalid' }],
+      });
+    }
+    expect(await credentialsNamed('never')).toHaveLength(0);
+  });
+
+  it('refuses a key reused on another operation of the same scope', async () => {
+    const ops = (path: string, body: unknown) =>
+      fetch(`${stack.baseUrl}/ops/v1${path}`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${OPS_TOKEN}`,
+          'Content-Type': 'application/json',
+          'Idempotency-Key': 'ops-once',
+        },
+        body: JSON.stringify(body),
+      });
+    expect((await ops('/partners', { name: 'Keyed Partner' })).status).toBe(201);
+    const reused = await ops('/smoke-checks', {});
+    expect(reused.status).toBe(422);
+    expect(await reused.json()).toMatchObject({
+      errors: [{ path: 'header.Idempotency-Key', code: 'reused' }],
+    });
+    // The partner key space is another scope: the same key is a first use there.
+    expect((await create('ops-once', 'partner scope')).status).toBe(201);
+  });
+});
