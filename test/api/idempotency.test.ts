@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { credentials } from '../../src/db/schema/index.js';
+import { deleteExpiredIdempotencyKeys } from '../../src/db/queries/idempotency.js';
+import { credentials, idempotencyKeys } from '../../src/db/schema/index.js';
 import {
   client,
   createPartner,
@@ -147,5 +148,34 @@ describe('Idempotency-Key', () => {
     });
     // The partner key space is another scope: the same key is a first use there.
     expect((await create('ops-once', 'partner scope')).status).toBe(201);
+  });
+});
+
+describe('idempotency housekeeping', () => {
+  it('purges records past their 24 hours and keeps live ones', async () => {
+    const { db } = stack.database;
+    const now = new Date();
+    const record = (key: string, expiresAt: Date) => ({
+      scope: 'housekeeping-test',
+      key,
+      requestMethod: 'POST',
+      requestPath: '/v3/auth/credentials',
+      state: 'completed' as const,
+      lockedUntil: now,
+      createdAt: new Date(expiresAt.getTime() - 86_400_000),
+      expiresAt,
+    });
+    await db
+      .insert(idempotencyKeys)
+      .values([
+        record('expired', new Date(now.getTime() - 1000)),
+        record('live', new Date(now.getTime() + 60_000)),
+      ]);
+    expect(await deleteExpiredIdempotencyKeys(db, now)).toBeGreaterThanOrEqual(1);
+    const left = await db
+      .select()
+      .from(idempotencyKeys)
+      .where(eq(idempotencyKeys.scope, 'housekeeping-test'));
+    expect(left.map((row) => row.key)).toEqual(['live']);
   });
 });

@@ -99,6 +99,6 @@ export async function deleteExpiredIdempotencyKeys(
 ): Promise<number> {
   const deleted = await db.execute(sql`
     delete from ${idempotencyKeys}
-     where ctid in (select ctid from ${idempotencyKeys} where ${idempotencyKeys.expiresAt} <= ${now} limit ${batch})`);
+     where ctid in (select ctid from ${idempotencyKeys} where ${idempotencyKeys.expiresAt} <= ${now.toISOString()}::timestamptz limit ${batch})`);
   return deleted.count;
 }
