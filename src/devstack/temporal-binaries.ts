@@ -42,25 +42,53 @@ const executable = async (path: string) => {
   }
 };
 
-export async function resolveTemporalCli(progress: Progress = defaultProgress): Promise<Resolved> {
+interface Binary {
+  what: string;
+  envVar: string;
+  /** Cache folder name, versioned, and the executable inside it. */
+  folder: string;
+  artifact: string;
+  buildLabel: string;
+  build: (tmp: string, progress: Progress) => Promise<void>;
+  help: string[];
+}
+
+/** Explicit path, then cache, then a build from the registries, then the SDK's download. */
+async function resolveBinary(binary: Binary, progress: Progress): Promise<Resolved> {
   const tried: string[] = [];
-  const explicit = process.env.TEMPORAL_CLI_PATH;
+  const explicit = process.env[binary.envVar];
   if (explicit) {
-    if (await executable(explicit)) return existing(explicit, 'TEMPORAL_CLI_PATH');
+    if (await executable(explicit)) return existing(explicit, binary.envVar);
     throw new ProvisioningError(
-      'Temporal CLI',
-      [`TEMPORAL_CLI_PATH=${explicit} is not an executable file`],
-      cliHelp,
+      binary.what,
+      [`${binary.envVar}=${explicit} is not an executable file`],
+      binary.help,
     );
   }
-  tried.push('TEMPORAL_CLI_PATH: not set');
+  tried.push(`${binary.envVar}: not set`);
 
-  const folder = join(cacheDirectory(), `temporal-cli-${TEMPORAL_CLI_VERSION}`);
-  const cached = join(folder, 'temporal');
+  const folder = join(cacheDirectory(), binary.folder);
+  const cached = join(folder, binary.artifact);
   if (await executable(cached)) return existing(cached, 'cache');
   tried.push(`cache: nothing at ${cached}`);
 
-  const built = await buildInto(folder, 'temporal', tried, 'go install', async (tmp) => {
+  if (
+    await buildInto(folder, binary.artifact, tried, binary.buildLabel, (tmp) =>
+      binary.build(tmp, progress),
+    )
+  ) {
+    return existing(cached, `built with ${binary.buildLabel}`);
+  }
+  return sdkDownload(binary.what, tried, binary.help);
+}
+
+const temporalCli: Binary = {
+  what: 'Temporal CLI',
+  envVar: 'TEMPORAL_CLI_PATH',
+  folder: `temporal-cli-${TEMPORAL_CLI_VERSION}`,
+  artifact: 'temporal',
+  buildLabel: 'go install',
+  async build(tmp, progress) {
     progress(
       `building Temporal CLI ${TEMPORAL_CLI_VERSION} with go install (first run only, a few minutes)…`,
     );
@@ -72,31 +100,21 @@ export async function resolveTemporalCli(progress: Progress = defaultProgress): 
         progress,
       },
     );
-  });
-  if (built) return existing(cached, 'built with go install');
+  },
+  help: [
+    `set TEMPORAL_CLI_PATH to a temporal CLI binary (v${TEMPORAL_CLI_VERSION} or newer), or`,
+    `install Go and run: go install github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}, or`,
+    'allow this machine to reach the Temporal release downloads so the SDK can fetch it.',
+  ],
+};
 
-  return sdkDownload('Temporal CLI', tried, cliHelp);
-}
-
-export async function resolveTestServer(progress: Progress = defaultProgress): Promise<Resolved> {
-  const tried: string[] = [];
-  const explicit = process.env.TEMPORAL_TEST_SERVER_PATH;
-  if (explicit) {
-    if (await executable(explicit)) return existing(explicit, 'TEMPORAL_TEST_SERVER_PATH');
-    throw new ProvisioningError(
-      'Temporal test server',
-      [`TEMPORAL_TEST_SERVER_PATH=${explicit} is not an executable file`],
-      testServerHelp,
-    );
-  }
-  tried.push('TEMPORAL_TEST_SERVER_PATH: not set');
-
-  const folder = join(cacheDirectory(), `temporal-test-server-${TEMPORAL_TEST_SERVER_VERSION}`);
-  const wrapper = join(folder, 'temporal-test-server');
-  if (await executable(wrapper)) return existing(wrapper, 'cache');
-  tried.push(`cache: nothing at ${wrapper}`);
-
-  const built = await buildInto(folder, 'temporal-test-server', tried, 'Maven', async (tmp) => {
+const testServer: Binary = {
+  what: 'Temporal test server',
+  envVar: 'TEMPORAL_TEST_SERVER_PATH',
+  folder: `temporal-test-server-${TEMPORAL_TEST_SERVER_VERSION}`,
+  artifact: 'temporal-test-server',
+  buildLabel: 'Maven',
+  async build(tmp, progress) {
     progress(
       `fetching the Temporal test server ${TEMPORAL_TEST_SERVER_VERSION} with Maven (first run only)…`,
     );
@@ -113,7 +131,7 @@ export async function resolveTestServer(progress: Progress = defaultProgress): P
       { cwd: tmp, progress },
     );
     // The SDK starts this with `<port> [extra args]` and stops it with SIGKILL, so `exec` makes
-    // java itself the process it kills. Time skipping is switched on by the caller's extra args.
+    // java itself the process it kills.
     const script = [
       '#!/bin/sh',
       '# Made by embedded-credit: runs the Temporal Java test server from the jars beside it.',
@@ -124,11 +142,18 @@ export async function resolveTestServer(progress: Progress = defaultProgress): P
     ].join('\n');
     await writeFile(join(tmp, 'temporal-test-server'), script);
     await chmod(join(tmp, 'temporal-test-server'), 0o755);
-  });
-  if (built) return existing(wrapper, 'fetched with Maven');
+  },
+  help: [
+    'set TEMPORAL_TEST_SERVER_PATH to an executable that runs io.temporal.testserver.TestServer <port>, or',
+    `install Java 17+ and Maven so io.temporal:temporal-test-server:${TEMPORAL_TEST_SERVER_VERSION} can be fetched, or`,
+    'allow this machine to reach the Temporal release downloads so the SDK can fetch it.',
+  ],
+};
 
-  return sdkDownload('Temporal test server', tried, testServerHelp);
-}
+export const resolveTemporalCli = (progress: Progress = defaultProgress) =>
+  resolveBinary(temporalCli, progress);
+export const resolveTestServer = (progress: Progress = defaultProgress) =>
+  resolveBinary(testServer, progress);
 
 const testServerPom = `<project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
@@ -144,17 +169,6 @@ const testServerPom = `<project xmlns="http://maven.apache.org/POM/4.0.0">
   </dependencies>
 </project>
 `;
-
-const cliHelp = [
-  `set TEMPORAL_CLI_PATH to a temporal CLI binary (v${TEMPORAL_CLI_VERSION} or newer), or`,
-  `install Go and run: go install github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}, or`,
-  'allow this machine to reach the Temporal release downloads so the SDK can fetch it.',
-];
-const testServerHelp = [
-  'set TEMPORAL_TEST_SERVER_PATH to an executable that runs io.temporal.testserver.TestServer <port>, or',
-  `install Java 17+ and Maven so io.temporal:temporal-test-server:${TEMPORAL_TEST_SERVER_VERSION} can be fetched, or`,
-  'allow this machine to reach the Temporal release downloads so the SDK can fetch it.',
-];
 
 export class ProvisioningError extends Error {
   constructor(what: string, tried: string[], help: string[]) {

@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createDatabase, type Database } from '../../src/db/client.js';
 import { createHttpMetrics } from '../../src/http/metrics.js';
 import { createLogger } from '../../src/logger.js';
-import { createWorker } from '../../src/worker/create-worker.js';
-import { startMaintenance } from '../../src/worker/maintenance.js';
+import { startWorker } from '../../src/worker/start-worker.js';
 
 export const OPS_TOKEN = 'test-ops-token-0123456789';
 
@@ -78,32 +76,18 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   const stops: (() => Promise<void>)[] = [];
   if (options.worker ?? true) {
     const workerDatabase = createDatabase(config.databaseUrl, { max: 5 });
-    const workerTemporal = new Client({
-      connection: await Connection.connect({ address: config.temporal.address }),
-      namespace: config.temporal.namespace,
-    });
-    const connection = await NativeConnection.connect({ address: config.temporal.address });
-    const worker = await createWorker({
-      connection,
-      namespace: config.temporal.namespace,
-      taskQueue,
-      db: workerDatabase.db,
-      logger,
-      workflowBundlePath: inject('workflowBundlePath'),
-    });
-    const running = worker.run();
-    const sweeper = startMaintenance({
-      db: workerDatabase.db,
-      temporal: workerTemporal,
-      logger,
-      intervalMs: config.outboxSweepIntervalMs,
-    });
+    const worker = await startWorker(
+      {
+        address: config.temporal.address,
+        namespace: config.temporal.namespace,
+        taskQueue,
+        maintenanceIntervalMs: config.outboxSweepIntervalMs,
+        workflowBundlePath: inject('workflowBundlePath'),
+      },
+      { db: workerDatabase.db, logger },
+    );
     stops.push(async () => {
-      await sweeper.stop();
-      worker.shutdown();
-      await running;
-      await connection.close();
-      await workerTemporal.connection.close();
+      await worker.stop();
       await workerDatabase.close();
     });
   }

@@ -1,0 +1,51 @@
+import { Client, Connection } from '@temporalio/client';
+import type { Db } from '../db/client.js';
+import type { Logger } from '../logger.js';
+import { createWorker, NativeConnection } from './create-worker.js';
+import { startMaintenance } from './maintenance.js';
+
+export interface WorkerSettings {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  maintenanceIntervalMs: number;
+  workflowBundlePath?: string;
+}
+
+/**
+ * A worker process's moving parts — the Temporal worker and the housekeeping loop — started
+ * together and stopped in order (housekeeping, then the worker draining its tasks, then the
+ * connections). The worker process and the tests both start workers this way.
+ */
+export async function startWorker(settings: WorkerSettings, deps: { db: Db; logger: Logger }) {
+  const connection = await NativeConnection.connect({ address: settings.address });
+  const client = new Client({
+    connection: await Connection.connect({ address: settings.address }),
+    namespace: settings.namespace,
+  });
+  const worker = await createWorker({
+    connection,
+    namespace: settings.namespace,
+    taskQueue: settings.taskQueue,
+    db: deps.db,
+    logger: deps.logger,
+    ...(settings.workflowBundlePath ? { workflowBundlePath: settings.workflowBundlePath } : {}),
+  });
+  const maintenance = startMaintenance({
+    db: deps.db,
+    temporal: client,
+    logger: deps.logger,
+    intervalMs: settings.maintenanceIntervalMs,
+  });
+  const running = worker.run();
+  return {
+    worker,
+    async stop(): Promise<void> {
+      await maintenance.stop();
+      worker.shutdown();
+      await running;
+      await connection.close();
+      await client.connection.close();
+    },
+  };
+}
