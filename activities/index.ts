@@ -1,5 +1,6 @@
 import type { Db } from '../src/db/client.js';
 import type { Logger } from '../src/logger.js';
+import { createCustomerActivities } from './customers.js';
 import { createSmokeCheckActivities } from './smoke-check.js';
 
 /** What activities may touch. Built once per worker process and handed in, never imported. */
@@ -13,6 +14,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createSmokeCheckActivities(deps),
+    ...createCustomerActivities(deps),
   };
 }
 

@@ -1,1 +1,2 @@
 export { smokeCheckWorkflow } from './smoke-check.js';
+export { customerOnboardingWorkflow } from './customer-onboarding.js';

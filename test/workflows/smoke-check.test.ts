@@ -24,7 +24,7 @@ describe('smokeCheckWorkflow (time-skipping)', () => {
   it('waits on a 30-day durable timer, then records the completion', async () => {
     const taskQueue = `smoke-${randomUUID()}`;
     const completions: { smokeCheckId: string; scheduledAt: number }[] = [];
-    const activities: Activities = {
+    const activities: Pick<Activities, 'recordSmokeCheckCompletion'> = {
       async recordSmokeCheckCompletion(input) {
         completions.push({ ...input, scheduledAt: activityInfo().scheduledTimestampMs });
         await Promise.resolve();

@@ -1,7 +1,7 @@
 import { index, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { environments } from '../../domain/environments.js';
 
-export const environments = ['sandbox', 'production'] as const;
-export type Environment = (typeof environments)[number];
+export { environments, type Environment } from '../../domain/environments.js';
 
 export const partners = pgTable('partners', {
   id: text('id').primaryKey(),

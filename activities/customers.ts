@@ -1,0 +1,152 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Environment } from '../src/domain/environments.js';
+import { closeSession, openSession } from '../src/db/queries/biometric-sessions.js';
+import { findCustomer, updateCustomer } from '../src/db/queries/customers.js';
+import {
+  insertDocument,
+  settleSubmittedDocuments,
+  submittedFileNames,
+} from '../src/db/queries/documents.js';
+import { recordEvents } from '../src/db/queries/events.js';
+import { creditAnalysisFor } from '../src/domain/customers/credit-analysis.js';
+import type { KycState } from '../src/domain/customers/kyc.js';
+import type { CustomerFieldChanges, SubmittedDocument } from '../workflows/customer-onboarding.js';
+import type { ActivityDeps } from './index.js';
+
+interface Tenant {
+  partnerId: string;
+  environment: Environment;
+}
+
+const UNIQUE_VIOLATION = '23505';
+
+export function createCustomerActivities(deps: ActivityDeps) {
+  return {
+    /** Stores the credit analysis for the offers to come. Runs once; a retry writes the same result. */
+    async runCreditAnalysis(input: { tenant: Tenant; customerId: string }): Promise<void> {
+      const customer = await findCustomer(deps.db, input.tenant, input.customerId);
+      if (!customer)
+        throw ApplicationFailure.nonRetryable(
+          `customer ${input.customerId} not found`,
+          'not_found',
+        );
+      if (customer.creditAnalysis) return;
+      const analysis = creditAnalysisFor({
+        cpf: customer.cpf,
+        environment: customer.environment,
+        at: new Date(),
+      });
+      await updateCustomer(deps.db, input.tenant, input.customerId, { creditAnalysis: analysis });
+    },
+
+    /**
+     * Writes one KYC change in one transaction: the customer's status and items, field
+     * corrections, the uploaded document, settled documents, a finished biometrics session, and
+     * the change's events. Event ids come from the workflow, so a retry records nothing twice.
+     */
+    async persistCustomerChange(input: {
+      tenant: Tenant;
+      customerId: string;
+      state: KycState;
+      events: { id: string; type: string; data: Record<string, unknown> }[];
+      settle?: { approved: string[]; rejected: string[] };
+      document?: SubmittedDocument;
+      fields?: CustomerFieldChanges;
+      deniedReason?: string;
+      completedSessionId?: string;
+    }): Promise<void> {
+      const { tenant, customerId } = input;
+      try {
+        await deps.db.transaction(async (tx) => {
+          await updateCustomer(tx, tenant, customerId, {
+            status: input.state.status,
+            kyc: input.state.kyc,
+            ...(input.deniedReason !== undefined ? { deniedReason: input.deniedReason } : {}),
+            ...(input.fields?.email !== undefined ? { email: input.fields.email } : {}),
+            ...(input.fields?.phone !== undefined ? { phone: input.fields.phone } : {}),
+            ...(input.fields?.name !== undefined ? { name: input.fields.name } : {}),
+            ...(input.fields?.trading_name !== undefined
+              ? { tradingName: input.fields.trading_name }
+              : {}),
+          });
+          if (input.document) {
+            const { documentId, uploadedAt, ...file } = input.document;
+            await insertDocument(tx, {
+              ...file,
+              id: documentId,
+              partnerId: tenant.partnerId,
+              environment: tenant.environment,
+              customerId,
+              status: 'submitted',
+              uploadedAt: new Date(uploadedAt),
+            });
+          }
+          if (input.settle) {
+            await settleSubmittedDocuments(tx, tenant, {
+              customerId,
+              types: input.settle.approved,
+              status: 'approved',
+            });
+            await settleSubmittedDocuments(tx, tenant, {
+              customerId,
+              types: input.settle.rejected,
+              status: 'rejected',
+            });
+          }
+          if (input.completedSessionId)
+            await closeSession(tx, tenant, input.completedSessionId, 'completed');
+          const now = new Date();
+          await recordEvents(
+            tx,
+            tenant,
+            input.events.map((event) => ({ ...event, createdAt: now })),
+          );
+        });
+      } catch (error) {
+        if (typeof error === 'object' && error !== null && 'cause' in error) {
+          const cause = error.cause as { code?: unknown } | undefined;
+          if (cause?.code === UNIQUE_VIOLATION) {
+            throw ApplicationFailure.nonRetryable(
+              'Another customer has this identity.',
+              'customer_already_exists',
+            );
+          }
+        }
+        throw error;
+      }
+    },
+
+    /** What the sandbox's automatic review looks at: the customer's name and the submitted files. */
+    async loadSandboxReviewFacts(input: { tenant: Tenant; customerId: string }) {
+      const customer = await findCustomer(deps.db, input.tenant, input.customerId);
+      if (!customer)
+        throw ApplicationFailure.nonRetryable(
+          `customer ${input.customerId} not found`,
+          'not_found',
+        );
+      return {
+        customerName: customer.name,
+        fileNames: await submittedFileNames(deps.db, input.tenant, input.customerId),
+      };
+    },
+
+    async openBiometricsSession(input: {
+      tenant: Tenant;
+      customerId: string;
+      sessionId: string;
+      tokenHash: string;
+      expiresAt: string;
+    }): Promise<void> {
+      await openSession(deps.db, input.tenant, {
+        id: input.sessionId,
+        customerId: input.customerId,
+        tokenHash: input.tokenHash,
+        expiresAt: new Date(input.expiresAt),
+      });
+    },
+
+    async expireBiometricsSession(input: { tenant: Tenant; sessionId: string }): Promise<void> {
+      await closeSession(deps.db, input.tenant, input.sessionId, 'expired');
+    },
+  };
+}

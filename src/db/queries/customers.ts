@@ -1,0 +1,99 @@
+import { and, eq, sql, type SQL } from 'drizzle-orm';
+import type { CustomerStatus } from '../../domain/customers/kyc.js';
+import type { Tenant } from '../../http/context.js';
+import type { DbOrTx } from '../client.js';
+import { paginate, type ListParams, type Page } from '../pagination.js';
+import { customers } from '../schema/index.js';
+
+export type Customer = typeof customers.$inferSelect;
+export type NewCustomer = typeof customers.$inferInsert;
+
+export const ofTenant = (tenant: Tenant) =>
+  and(eq(customers.partnerId, tenant.partnerId), eq(customers.environment, tenant.environment));
+
+export async function findCustomer(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+): Promise<Customer | undefined> {
+  return db.query.customers.findFirst({ where: and(ofTenant(tenant), eq(customers.id, id)) });
+}
+
+export async function findCustomerByIdentity(
+  db: DbOrTx,
+  tenant: Tenant,
+  identity: { cpf: string; cnpj: string | null },
+): Promise<Customer | undefined> {
+  return db.query.customers.findFirst({
+    where: and(
+      ofTenant(tenant),
+      eq(customers.cpf, identity.cpf),
+      sql`coalesce(${customers.cnpj}, '') = ${identity.cnpj ?? ''}`,
+    ),
+  });
+}
+
+/** Inserts unless the (cpf, cnpj) identity exists already: `undefined` then, inside the same transaction. */
+export async function insertCustomer(
+  db: DbOrTx,
+  values: NewCustomer,
+): Promise<Customer | undefined> {
+  const [row] = await db.insert(customers).values(values).onConflictDoNothing().returning();
+  return row;
+}
+
+export async function updateCustomer(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+  values: Partial<
+    Pick<
+      NewCustomer,
+      | 'status'
+      | 'kyc'
+      | 'deniedReason'
+      | 'creditAnalysis'
+      | 'email'
+      | 'phone'
+      | 'name'
+      | 'tradingName'
+      | 'cnpj'
+    >
+  >,
+): Promise<Customer | undefined> {
+  const [row] = await db
+    .update(customers)
+    .set({ ...values, updatedAt: sql`now()` })
+    .where(and(ofTenant(tenant), eq(customers.id, id)))
+    .returning();
+  return row;
+}
+
+export const customerSorts = {
+  created_at: customers.createdAt,
+  updated_at: customers.updatedAt,
+  name: customers.name,
+} as const;
+
+export async function listCustomers(
+  db: DbOrTx,
+  tenant: Tenant,
+  params: ListParams<keyof typeof customerSorts> & {
+    external_id?: string | undefined;
+    cpf?: string | undefined;
+    status?: CustomerStatus | undefined;
+  },
+): Promise<Page<Customer>> {
+  const filters: SQL[] = [];
+  if (params.external_id !== undefined) filters.push(eq(customers.externalId, params.external_id));
+  if (params.cpf !== undefined) filters.push(eq(customers.cpf, params.cpf));
+  if (params.status !== undefined) filters.push(eq(customers.status, params.status));
+  return paginate<Customer>(db, {
+    table: customers,
+    idColumn: customers.id,
+    sortColumn: customerSorts[params.sort],
+    tenant: ofTenant(tenant),
+    filters: and(...filters),
+    params,
+  });
+}

@@ -1,0 +1,58 @@
+import { and, eq } from 'drizzle-orm';
+import type { Tenant } from '../../http/context.js';
+import type { DbOrTx } from '../client.js';
+import { paginate, type ListParams, type Page } from '../pagination.js';
+import { events } from '../schema/index.js';
+
+export type Event = typeof events.$inferSelect;
+
+const ofTenant = (tenant: Tenant) =>
+  and(eq(events.partnerId, tenant.partnerId), eq(events.environment, tenant.environment));
+
+/**
+ * Records events inside the caller's transaction. Ids are chosen by the caller (a workflow derives
+ * them deterministically), so a retried write records each event exactly once.
+ */
+export async function recordEvents(
+  db: DbOrTx,
+  tenant: Tenant,
+  batch: { id: string; type: string; data: Record<string, unknown>; createdAt: Date }[],
+): Promise<void> {
+  if (batch.length === 0) return;
+  await db
+    .insert(events)
+    .values(
+      batch.map((event) => ({
+        ...event,
+        partnerId: tenant.partnerId,
+        environment: tenant.environment,
+      })),
+    )
+    .onConflictDoNothing();
+}
+
+export async function findEvent(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+): Promise<Event | undefined> {
+  return db.query.events.findFirst({ where: and(ofTenant(tenant), eq(events.id, id)) });
+}
+
+// `created_at` order is insertion order: events written together share a timestamp.
+export const eventSorts = { created_at: events.seq } as const;
+
+export async function listEvents(
+  db: DbOrTx,
+  tenant: Tenant,
+  params: ListParams<keyof typeof eventSorts> & { type?: string | undefined },
+): Promise<Page<Event>> {
+  return paginate<Event>(db, {
+    table: events,
+    idColumn: events.id,
+    sortColumn: eventSorts[params.sort],
+    tenant: ofTenant(tenant),
+    filters: params.type !== undefined ? eq(events.type, params.type) : undefined,
+    params,
+  });
+}

@@ -1,0 +1,295 @@
+import {
+  allHandlersFinished,
+  ApplicationFailure,
+  condition,
+  defineQuery,
+  defineUpdate,
+  proxyActivities,
+  setHandler,
+  upsertMemo,
+  uuid4,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { Environment } from '../src/domain/environments.js';
+import { customerEvents } from '../src/domain/customers/events.js';
+import {
+  correctData,
+  deny,
+  KycRuleError,
+  review,
+  submitDocument,
+  type KycState,
+  type ReviewItem,
+} from '../src/domain/customers/kyc.js';
+import { sandboxReview } from '../src/domain/customers/sandbox.js';
+
+const {
+  runCreditAnalysis,
+  persistCustomerChange,
+  loadSandboxReviewFacts,
+  openBiometricsSession,
+  expireBiometricsSession,
+} = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+
+export interface OnboardingInput {
+  customerId: string;
+  partnerId: string;
+  environment: Environment;
+  externalId: string | null;
+  initial: KycState;
+  /** Sandbox customers are reviewed automatically after this delay. */
+  sandboxReviewDelayMs: number | null;
+}
+
+export interface SubmittedDocument {
+  documentId: string;
+  type: string;
+  fileName: string;
+  contentType: string;
+  sizeBytes: number;
+  sha256: string;
+  storageKey: string;
+  uploadedAt: string;
+}
+
+export interface CustomerFieldChanges {
+  email?: string;
+  phone?: string;
+  name?: string;
+  trading_name?: string | null;
+}
+
+export const submitDocumentUpdate = defineUpdate<void, [SubmittedDocument]>('submitDocument');
+export const openBiometricsUpdate = defineUpdate<
+  void,
+  [{ sessionId: string; tokenHash: string; expiresAt: string }]
+>('openBiometricsSession');
+export const completeBiometricsUpdate = defineUpdate<
+  void,
+  [{ sessionId: string; completedAt: string }]
+>('completeBiometrics');
+export const reviewUpdate = defineUpdate<void, [{ items: ReviewItem[] }]>('review');
+export const denyUpdate = defineUpdate<void, [{ reason: string }]>('deny');
+export const correctDataUpdate = defineUpdate<void, [{ fields: CustomerFieldChanges; at: string }]>(
+  'correctData',
+);
+export const stateQuery = defineQuery<KycState>('state');
+
+/**
+ * One per customer, from registration for as long as the customer is not denied. The only writer of
+ * the customer's status and KYC items: every change is computed here with the pure KYC rules and
+ * written, with its events, by one activity in one transaction. Partner and ops actions arrive as
+ * Updates (answered once written); waits are durable timers (sandbox review, biometrics expiry).
+ */
+export async function customerOnboardingWorkflow(input: OnboardingInput): Promise<KycState> {
+  const tenant = { partnerId: input.partnerId, environment: input.environment };
+  const ref = { id: input.customerId, external_id: input.externalId };
+  let state: KycState = input.initial;
+  /** Workflow time at which each item became submitted: the sandbox reviews it a delay later. */
+  const submittedAt = new Map<string, number>();
+  let biometrics: { sessionId: string; expiresAt: number } | undefined;
+  let changed = false;
+  const final = () => state.status === 'denied';
+
+  // Handlers run one at a time: each sees the state the previous one left.
+  let queue: Promise<unknown> = Promise.resolve();
+  const serialized = <T>(step: () => Promise<T>): Promise<T> => {
+    const run = queue.then(step);
+    queue = run.catch(() => undefined);
+    return run;
+  };
+
+  /** Computes a change, writes it with its events, then adopts it. */
+  const apply = (
+    compute: (current: KycState) => KycState,
+    extras: Omit<
+      Parameters<typeof persistCustomerChange>[0],
+      'tenant' | 'customerId' | 'state' | 'events'
+    > = {},
+  ) =>
+    serialized(async () => {
+      const before = state;
+      const after = rule(() => compute(before));
+      const events = customerEvents(ref, before, after, extras.deniedReason).map((event) => ({
+        ...event,
+        id: `evt_${uuid4().replaceAll('-', '')}`,
+      }));
+      await persistCustomerChange({
+        tenant,
+        customerId: input.customerId,
+        state: after,
+        events,
+        settle: settledDocuments(before, after),
+        ...extras,
+      });
+      state = after;
+      const now = Date.now();
+      for (const item of after.kyc) {
+        if (item.status !== 'submitted') submittedAt.delete(item.type);
+        else if (!submittedAt.has(item.type)) submittedAt.set(item.type, now);
+      }
+      changed = true;
+      upsertMemo({ status: state.status });
+    });
+
+  setHandler(stateQuery, () => state);
+
+  setHandler(
+    submitDocumentUpdate,
+    (document) => apply((s) => submitDocument(s, document.type, document.uploadedAt), { document }),
+    {
+      validator: (document: SubmittedDocument) =>
+        void rule(() => submitDocument(state, document.type, document.uploadedAt)),
+    },
+  );
+
+  setHandler(
+    openBiometricsUpdate,
+    (session) =>
+      serialized(async () => {
+        rule(() => submitDocument(state, 'biometrics', session.expiresAt));
+        await openBiometricsSession({ tenant, customerId: input.customerId, ...session });
+        biometrics = { sessionId: session.sessionId, expiresAt: Date.parse(session.expiresAt) };
+        changed = true;
+      }),
+    {
+      validator: (session: { expiresAt: string }) =>
+        void rule(() => submitDocument(state, 'biometrics', session.expiresAt)),
+    },
+  );
+
+  setHandler(
+    completeBiometricsUpdate,
+    async ({ sessionId, completedAt }) => {
+      assertLiveSession(sessionId);
+      await apply((s) => submitDocument(s, 'biometrics', completedAt), {
+        completedSessionId: sessionId,
+      });
+      biometrics = undefined;
+    },
+    {
+      validator: ({ sessionId, completedAt }: { sessionId: string; completedAt: string }) => {
+        assertLiveSession(sessionId);
+        rule(() => submitDocument(state, 'biometrics', completedAt));
+      },
+    },
+  );
+
+  setHandler(reviewUpdate, ({ items }) => apply((s) => review(s, items)), {
+    validator: ({ items }: { items: ReviewItem[] }) => void rule(() => review(state, items)),
+  });
+
+  setHandler(denyUpdate, ({ reason }) => apply((s) => deny(s), { deniedReason: reason }), {
+    validator: (_input: { reason: string }) => void rule(() => deny(state)),
+  });
+
+  setHandler(
+    correctDataUpdate,
+    ({ fields, at }) => apply((s) => correctData(s, Object.keys(fields), at), { fields }),
+    {
+      validator: ({ fields, at }: { fields: CustomerFieldChanges; at: string }) =>
+        void rule(() => correctData(state, Object.keys(fields), at)),
+    },
+  );
+
+  function assertLiveSession(sessionId: string): void {
+    if (!biometrics || biometrics.sessionId !== sessionId || Date.now() >= biometrics.expiresAt) {
+      throw ApplicationFailure.create({
+        type: 'invalid_state',
+        message: 'This biometrics session has expired or been replaced by a newer one.',
+        nonRetryable: true,
+      });
+    }
+  }
+
+  await runCreditAnalysis({ tenant, customerId: input.customerId });
+
+  while (!final()) {
+    const wakeAt = nextWake(submittedAt, input.sandboxReviewDelayMs, biometrics);
+    changed = false;
+    if (wakeAt === undefined) await condition(() => changed || final());
+    else if (wakeAt > Date.now()) await condition(() => changed || final(), wakeAt - Date.now());
+    if (final()) break;
+
+    const now = Date.now();
+    if (biometrics && now >= biometrics.expiresAt) {
+      const expired = biometrics.sessionId;
+      biometrics = undefined;
+      await serialized(() => expireBiometricsSession({ tenant, sessionId: expired }));
+    }
+    const delay = input.sandboxReviewDelayMs;
+    if (delay !== null) {
+      const due = [...submittedAt].filter(([, at]) => at + delay <= now).map(([type]) => type);
+      if (due.length > 0) await sandboxAutoReview(due);
+    }
+  }
+  await condition(allHandlersFinished);
+  return state;
+
+  async function sandboxAutoReview(types: string[]): Promise<void> {
+    const facts = await loadSandboxReviewFacts({ tenant, customerId: input.customerId });
+    const outcome = sandboxReview({
+      customerName: facts.customerName,
+      submitted: state.kyc
+        .filter((item) => types.includes(item.type) && item.status === 'submitted')
+        .map((item) => ({
+          type: item.type,
+          kind: item.kind,
+          fileName: facts.fileNames[item.type] ?? null,
+        })),
+      emailCorrectionRequested: state.kyc.some(
+        (item) => item.kind === 'data' && item.type === 'email',
+      ),
+    });
+    if ('deny' in outcome) await apply((s) => deny(s), { deniedReason: outcome.deny });
+    else await apply((s) => review(s, outcome.decisions));
+  }
+}
+
+/** The next moment a durable timer must wake the workflow, if any. */
+function nextWake(
+  submittedAt: Map<string, number>,
+  sandboxReviewDelayMs: number | null,
+  biometrics: { expiresAt: number } | undefined,
+): number | undefined {
+  const times: number[] = [];
+  if (sandboxReviewDelayMs !== null)
+    for (const at of submittedAt.values()) times.push(at + sandboxReviewDelayMs);
+  if (biometrics) times.push(biometrics.expiresAt);
+  return times.length > 0 ? Math.min(...times) : undefined;
+}
+
+/** Review outcomes reach the documents: approved, or rejected when the item must be resubmitted. */
+function settledDocuments(
+  before: KycState,
+  after: KycState,
+): { approved: string[]; rejected: string[] } {
+  const approved: string[] = [];
+  const rejected: string[] = [];
+  for (const item of after.kyc) {
+    const previous = before.kyc.find((candidate) => candidate.type === item.type);
+    if (item.kind !== 'document' || previous?.status !== 'submitted') continue;
+    if (item.status === 'approved') approved.push(item.type);
+    if (item.status === 'pending_resubmission') rejected.push(item.type);
+  }
+  return { approved, rejected };
+}
+
+/** KYC rule errors leave the workflow as non-retryable failures typed with their code. */
+function rule<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (error instanceof KycRuleError) {
+      throw ApplicationFailure.create({
+        type: error.code,
+        message: error.message,
+        nonRetryable: true,
+      });
+    }
+    throw error;
+  }
+}
