@@ -20,6 +20,11 @@ interface Tenant {
 
 const UNIQUE_VIOLATION = '23505';
 
+/** Changed customer fields, named as their columns (the API speaks snake_case). */
+function fieldColumns({ trading_name, ...same }: CustomerFieldChanges) {
+  return { ...same, ...(trading_name !== undefined ? { tradingName: trading_name } : {}) };
+}
+
 export function createCustomerActivities(deps: ActivityDeps) {
   return {
     /** Stores the credit analysis for the offers to come. Runs once; a retry writes the same result. */
@@ -62,12 +67,7 @@ export function createCustomerActivities(deps: ActivityDeps) {
             status: input.state.status,
             kyc: input.state.kyc,
             ...(input.deniedReason !== undefined ? { deniedReason: input.deniedReason } : {}),
-            ...(input.fields?.email !== undefined ? { email: input.fields.email } : {}),
-            ...(input.fields?.phone !== undefined ? { phone: input.fields.phone } : {}),
-            ...(input.fields?.name !== undefined ? { name: input.fields.name } : {}),
-            ...(input.fields?.trading_name !== undefined
-              ? { tradingName: input.fields.trading_name }
-              : {}),
+            ...fieldColumns(input.fields ?? {}),
           });
           if (input.document) {
             const { documentId, uploadedAt, ...file } = input.document;

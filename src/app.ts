@@ -22,6 +22,11 @@ import { healthRoutes } from './http/routes/health/router.js';
 import { partnerRoutes } from './http/routes/partners/router.js';
 import { smokeCheckRoutes } from './http/routes/smoke-checks/router.js';
 import type { Logger } from './logger.js';
+import { customerRoutes } from './http/routes/customers/router.js';
+import { eventRoutes } from './http/routes/events/router.js';
+import { hostedRoutes } from './http/routes/hosted/router.js';
+import { reviewRoutes } from './http/routes/reviews/router.js';
+import { createLocalFileStore, type FileStore } from './storage/file-store.js';
 
 export interface AppDeps {
   config: Config;
@@ -31,6 +36,8 @@ export interface AppDeps {
   metrics: HttpMetrics;
   /** The time the API reasons with (token expiry, idempotency windows); tests move it. */
   clock?: () => Date;
+  /** Where uploads go; the local folder `UPLOADS_DIR` by default. */
+  files?: FileStore;
 }
 
 export interface App {
@@ -77,17 +84,33 @@ export function createApp(deps: AppDeps): App {
     none: [],
   };
 
+  const customerDeps = {
+    db,
+    temporal,
+    logger,
+    files: deps.files ?? createLocalFileStore(config.uploadsDir),
+    taskQueue: config.temporal.taskQueue,
+    sandboxReviewDelayMs: config.sandboxReviewDelayMs,
+    publicBaseUrl: config.publicBaseUrl,
+    clock,
+  };
+
   const partnerApi = new ApiRouter('/v3', guards, idempotencyGuard);
   authRoutes(partnerApi, { db, tokens, tokenFailures, clock });
+  customerRoutes(partnerApi, customerDeps);
+  eventRoutes(partnerApi, { db });
+  reviewRoutes(partnerApi, customerDeps, 'sandbox');
 
   const opsApi = new ApiRouter('/ops/v1', guards, idempotencyGuard);
   partnerRoutes(opsApi, { db });
+  reviewRoutes(opsApi, customerDeps, 'ops');
   smokeCheckRoutes(opsApi, { db, temporal, logger, taskQueue: config.temporal.taskQueue });
 
   const documents = lazyDocuments(config.publicBaseUrl, partnerApi, opsApi);
   const routers = [
     healthRoutes({ database, temporal, metrics }),
     docsRoutes({ ...documents, opsGuard: guards.ops[0]! }),
+    hostedRoutes(customerDeps),
     partnerApi.router,
     opsApi.router,
   ];

@@ -1,5 +1,7 @@
+import { join } from 'node:path';
 import ms, { type StringValue } from 'ms';
 import { z } from 'zod';
+import { projectRoot } from './project-root.js';
 
 /** The OPS_TOKEN used when none is configured outside production. Printed by `npm run dev`. */
 export const DEVELOPMENT_OPS_TOKEN = 'dev-ops-token-not-for-production';
@@ -55,6 +57,7 @@ const schema = z.object({
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(200),
   TOKEN_FAILURE_LIMIT: z.coerce.number().int().min(1).default(10),
   TOKEN_FAILURE_WINDOW: duration('5m'),
+  UPLOADS_DIR: z.string().min(1).optional(),
 });
 
 export interface Config {
@@ -85,6 +88,8 @@ export interface Config {
   readonly rateLimit: { readonly perSecond: number; readonly burst: number };
   /** Failed token exchanges allowed per client_id and per IP within the window. */
   readonly tokenFailures: { readonly limit: number; readonly windowMs: number };
+  /** Where the local file store keeps uploaded documents. */
+  readonly uploadsDir: string;
 }
 
 /** Rules across variables, checked on the raw environment so they are reported with the rest. */
@@ -141,6 +146,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     offerRenewalDelayMs: e.OFFER_RENEWAL_DELAY,
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     outboxSweepIntervalMs: e.OUTBOX_SWEEP_INTERVAL,
+    uploadsDir: e.UPLOADS_DIR ?? join(projectRoot, '.data', 'uploads'),
     tokenSigningKey: e.TOKEN_SIGNING_KEY ?? DEVELOPMENT_TOKEN_SIGNING_KEY,
     dataEncryptionKey: e.DATA_ENCRYPTION_KEY ?? DEVELOPMENT_DATA_ENCRYPTION_KEY,
     rateLimit: Object.freeze({ perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST }),

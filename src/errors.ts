@@ -64,6 +64,16 @@ export const errorCatalogue = {
     title: 'Unsupported Media Type',
     meaning: 'The request `Content-Type` is not one this operation accepts.',
   },
+  customer_already_exists: {
+    status: 409,
+    title: 'Conflict',
+    meaning: 'A customer with this cpf/cnpj exists with a different `external_id`.',
+  },
+  invalid_state: {
+    status: 409,
+    title: 'Conflict',
+    meaning: "The record's status forbids this action; `detail` names the status.",
+  },
   idempotency_key_in_use: {
     status: 409,
     title: 'Conflict',
@@ -90,6 +100,18 @@ export const errorCatalogue = {
     title: 'Service Unavailable',
     meaning:
       'The database or the workflow engine is unreachable; retry after `Retry-After` seconds.',
+  },
+  customer_not_found: { status: 404, title: 'Not Found', meaning: 'No customer with the id.' },
+  document_not_found: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'No document with the id for this customer.',
+  },
+  event_not_found: { status: 404, title: 'Not Found', meaning: 'No event with the id.' },
+  unsupported_file_type: {
+    status: 415,
+    title: 'Unsupported File Type',
+    meaning: 'The uploaded file is not a PDF, JPEG or PNG (judged by its content, not its name).',
   },
   smoke_check_not_found: {
     status: 404,

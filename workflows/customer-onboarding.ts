@@ -17,6 +17,7 @@ import {
   deny,
   KycRuleError,
   review,
+  setCompany,
   submitDocument,
   type KycState,
   type ReviewItem,
@@ -60,6 +61,7 @@ export interface CustomerFieldChanges {
   phone?: string;
   name?: string;
   trading_name?: string | null;
+  cnpj?: string | null;
 }
 
 export const submitDocumentUpdate = defineUpdate<void, [SubmittedDocument]>('submitDocument');
@@ -186,12 +188,16 @@ export async function customerOnboardingWorkflow(input: OnboardingInput): Promis
     validator: (_input: { reason: string }) => void rule(() => deny(state)),
   });
 
+  const correct = (current: KycState, fields: CustomerFieldChanges, at: string) => {
+    const corrected = correctData(current, Object.keys(fields), at);
+    return 'cnpj' in fields ? setCompany(corrected, fields.cnpj != null) : corrected;
+  };
   setHandler(
     correctDataUpdate,
-    ({ fields, at }) => apply((s) => correctData(s, Object.keys(fields), at), { fields }),
+    ({ fields, at }) => apply((s) => correct(s, fields, at), { fields }),
     {
       validator: ({ fields, at }: { fields: CustomerFieldChanges; at: string }) =>
-        void rule(() => correctData(state, Object.keys(fields), at)),
+        void rule(() => correct(state, fields, at)),
     },
   );
 

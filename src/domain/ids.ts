@@ -6,6 +6,10 @@ export const idPrefixes = {
   credential: 'cred',
   client: 'cli',
   smokeCheck: 'smk',
+  customer: 'cust',
+  document: 'doc',
+  biometricSession: 'bio',
+  event: 'evt',
 } as const;
 
 export type IdPrefix = (typeof idPrefixes)[keyof typeof idPrefixes];

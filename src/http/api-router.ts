@@ -4,9 +4,16 @@ import type { z } from 'zod';
 import type { AppContext, AppState } from './context.js';
 import { formOrJsonBody } from './middleware/form-or-json-body.js';
 import { jsonBody } from './middleware/json-body.js';
+import { multipartBody } from './middleware/multipart-body.js';
 import { validated } from './validate.js';
 
 export type Security = 'partner' | 'ops' | 'none';
+
+const bodyParsers = {
+  json: jsonBody,
+  'form-or-json': formOrJsonBody,
+  multipart: multipartBody,
+};
 
 export interface ResponseSpec {
   description: string;
@@ -30,7 +37,9 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   params?: P;
   query?: Q;
   body?: B;
-  bodyType?: 'json' | 'form-or-json';
+  bodyType?: 'json' | 'form-or-json' | 'multipart';
+  /** What the OpenAPI document shows as the body, when it differs from what `body` validates. */
+  bodyDocumentation?: z.ZodType;
   responses: Record<number, ResponseSpec>;
   /** Problem codes this operation can answer besides the ones every operation can. */
   errors?: number[];
@@ -71,7 +80,7 @@ export class ApiRouter {
   ): this {
     const chain: Middleware<AppState>[] = [...this.guards[spec.security]];
     if (spec.idempotent) chain.push(this.idempotencyGuard);
-    if (spec.body) chain.push(spec.bodyType === 'form-or-json' ? formOrJsonBody : jsonBody);
+    if (spec.body) chain.push(bodyParsers[spec.bodyType ?? 'json']);
     const schemas = { query: spec.query, body: spec.body };
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     this.router[spec.method](

@@ -53,6 +53,18 @@ const idempotencyHeader = z.object({
     .meta({ description: 'Makes a retry safe: the first response is replayed for 24 hours.' }),
 });
 
+function requestContent(spec: DocumentedOperation['spec']) {
+  const schema = spec.bodyDocumentation ?? spec.body;
+  switch (spec.bodyType ?? 'json') {
+    case 'form-or-json':
+      return { 'application/x-www-form-urlencoded': { schema }, 'application/json': { schema } };
+    case 'multipart':
+      return { 'multipart/form-data': { schema } };
+    default:
+      return { 'application/json': { schema } };
+  }
+}
+
 export interface DocumentInfo {
   title: string;
   description: string;
@@ -112,20 +124,7 @@ export function buildOpenApiDocument(info: DocumentInfo, operations: DocumentedO
         ...(spec.query ? { query: spec.query as never } : {}),
         ...(spec.idempotent ? { header: idempotencyHeader } : {}),
       },
-      ...(spec.body
-        ? {
-            requestBody: {
-              required: true,
-              content:
-                spec.bodyType === 'form-or-json'
-                  ? {
-                      'application/x-www-form-urlencoded': { schema: spec.body },
-                      'application/json': { schema: spec.body },
-                    }
-                  : { 'application/json': { schema: spec.body } },
-            },
-          }
-        : {}),
+      ...(spec.body ? { requestBody: { required: true, content: requestContent(spec) } } : {}),
       responses: responses,
     };
     paths[path] = { ...paths[path], [spec.method]: operation };

@@ -19,6 +19,11 @@ export async function findCustomer(
   return db.query.customers.findFirst({ where: and(ofTenant(tenant), eq(customers.id, id)) });
 }
 
+/** Ops only: the service's staff act on any partner's customer, named by id. */
+export async function findCustomerForOps(db: DbOrTx, id: string): Promise<Customer | undefined> {
+  return db.query.customers.findFirst({ where: eq(customers.id, id) });
+}
+
 export async function findCustomerByIdentity(
   db: DbOrTx,
   tenant: Tenant,

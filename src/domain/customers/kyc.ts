@@ -175,6 +175,23 @@ export function correctData(state: KycState, fields: string[], at: string): KycS
   return withStatus(state, kyc);
 }
 
+/**
+ * The customer's CNPJ was set or removed: a company owes the CCMEI, an individual does not. Only
+ * before KYC is complete — an active customer's company would need a KYC of its own.
+ */
+export function setCompany(state: KycState, hasCnpj: boolean): KycState {
+  if (state.status === 'denied') throw new KycRuleError('invalid_state', 'The customer is denied.');
+  const ccmei = state.kyc.find((item) => item.type === 'ccmei');
+  if (hasCnpj === Boolean(ccmei)) return state;
+  if (state.status === 'active') {
+    throw new KycRuleError('invalid_state', 'The cnpj cannot change once the customer is active.');
+  }
+  const kyc = hasCnpj
+    ? [...state.kyc, documentItem('ccmei')]
+    : state.kyc.filter((item) => item !== ccmei);
+  return withStatus(state, kyc);
+}
+
 /** Review decisions on submitted items; `request_correction` opens a data item for a field. */
 export function review(state: KycState, decisions: ReviewItem[]): KycState {
   assertNotFinal(state);

@@ -1,0 +1,84 @@
+import { findCustomerByIdentity, insertCustomer, type Customer } from '../db/queries/customers.js';
+import { recordEvents } from '../db/queries/events.js';
+import { initialKyc } from '../domain/customers/kyc.js';
+import { newId } from '../domain/ids.js';
+import { ProblemError } from '../errors.js';
+import type { Tenant } from '../http/context.js';
+import { onboardingStart } from '../temporal/customer-workflows.js';
+import { dispatchWorkflowStart, enqueueWorkflowStart } from '../temporal/outbox.js';
+import type { CustomerDeps } from './customer-deps.js';
+
+export interface Registration {
+  cpf: string;
+  cnpj: string | null;
+  name: string;
+  email: string;
+  phone: string;
+  trading_name: string | null;
+  external_id: string | null;
+}
+
+/**
+ * Registers a customer: the row, its `customer.created` event and its onboarding workflow start,
+ * in one transaction. The identity (cpf, cnpj) already registered with the same `external_id`
+ * answers the existing customer; with another `external_id`, 409 — also when two requests race,
+ * since the unique index decides and the loser reads the winner's row.
+ */
+export async function registerCustomer(
+  deps: CustomerDeps,
+  tenant: Tenant,
+  input: Registration,
+): Promise<{ customer: Customer; created: boolean }> {
+  const outcome = await deps.db.transaction(async (tx) => {
+    const customer = await insertCustomer(tx, {
+      id: newId('cust'),
+      partnerId: tenant.partnerId,
+      environment: tenant.environment,
+      status: 'pending_kyc',
+      cpf: input.cpf,
+      cnpj: input.cnpj,
+      name: input.name,
+      email: input.email,
+      phone: input.phone,
+      tradingName: input.trading_name,
+      externalId: input.external_id,
+      kyc: initialKyc(input.cnpj !== null),
+    });
+    if (!customer) {
+      const existing = await findCustomerByIdentity(tx, tenant, input);
+      if (!existing) throw new Error('identity conflict without an existing customer');
+      if (existing.externalId !== input.external_id) {
+        throw new ProblemError(
+          'customer_already_exists',
+          `A customer with this cpf/cnpj exists (${existing.id}) with a different external_id.`,
+        );
+      }
+      return { customer: existing, created: false, outbox: undefined };
+    }
+    await recordEvents(tx, tenant, [
+      {
+        id: newId('evt'),
+        type: 'customer.created',
+        createdAt: customer.createdAt,
+        data: {
+          id: customer.id,
+          status: customer.status,
+          cpf: customer.cpf,
+          cnpj: customer.cnpj,
+          name: customer.name,
+          email: customer.email,
+          phone: customer.phone,
+          trading_name: customer.tradingName,
+          external_id: customer.externalId,
+        },
+      },
+    ]);
+    const outbox = await enqueueWorkflowStart(
+      tx,
+      onboardingStart(customer, deps.taskQueue, deps.sandboxReviewDelayMs),
+    );
+    return { customer, created: true, outbox };
+  });
+  if (outcome.outbox) await dispatchWorkflowStart(deps, outcome.outbox);
+  return { customer: outcome.customer, created: outcome.created };
+}

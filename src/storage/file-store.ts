@@ -1,0 +1,32 @@
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
+
+/** Where uploaded files live. The local folder is the default; an object store can implement this. */
+export interface FileStore {
+  /** Stores the bytes under `key`; once this resolves the file is durable. */
+  put(key: string, bytes: Buffer): Promise<void>;
+  /** Removes a file; a missing one is not an error. */
+  delete(key: string): Promise<void>;
+}
+
+export function createLocalFileStore(root: string): FileStore {
+  const base = resolve(root);
+  const pathOf = (key: string) => {
+    const path = resolve(join(base, key));
+    if (!path.startsWith(base + sep)) throw new Error(`storage key escapes the store: ${key}`);
+    return path;
+  };
+  return {
+    async put(key, bytes) {
+      const path = pathOf(key);
+      await mkdir(dirname(path), { recursive: true });
+      // Written aside and renamed: a crash never leaves a half-written file under the real key.
+      const partial = `${path}.partial`;
+      await writeFile(partial, bytes, { flush: true });
+      await rename(partial, path);
+    },
+    async delete(key) {
+      await rm(pathOf(key), { force: true });
+    },
+  };
+}

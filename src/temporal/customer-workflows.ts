@@ -1,0 +1,108 @@
+import {
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowUpdateFailedError,
+  type Client,
+} from '@temporalio/client';
+import {
+  ApplicationFailure,
+  TypedSearchAttributes,
+  WorkflowIdReusePolicy,
+  type UpdateDefinition,
+} from '@temporalio/common';
+import type { Customer } from '../db/queries/customers.js';
+import { ProblemError, problems } from '../errors.js';
+import type { OnboardingInput } from '../../workflows/customer-onboarding.js';
+import type { WorkflowStart } from './outbox.js';
+import { searchAttributes } from './search-attributes.js';
+import { workflowIds } from './workflow-ids.js';
+
+/** How long a request waits for the workflow to take a change before answering 503. */
+const UPDATE_DEADLINE_MS = 10_000;
+
+export function onboardingInput(customer: Customer, sandboxReviewDelayMs: number): OnboardingInput {
+  return {
+    customerId: customer.id,
+    partnerId: customer.partnerId,
+    environment: customer.environment,
+    externalId: customer.externalId,
+    initial: { status: customer.status, kyc: customer.kyc },
+    sandboxReviewDelayMs: customer.environment === 'sandbox' ? sandboxReviewDelayMs : null,
+  };
+}
+
+const onboardingSearchAttributes = (customer: Customer) => ({
+  PartnerId: customer.partnerId,
+  Environment: customer.environment,
+  CustomerId: customer.id,
+});
+
+/** The outbox entry that starts a new customer's onboarding after the registration commits. */
+export function onboardingStart(
+  customer: Customer,
+  taskQueue: string,
+  sandboxReviewDelayMs: number,
+): WorkflowStart {
+  return {
+    workflowId: workflowIds.customerOnboarding(customer.id),
+    workflowType: 'customerOnboardingWorkflow',
+    taskQueue,
+    args: [onboardingInput(customer, sandboxReviewDelayMs)],
+    searchAttributes: onboardingSearchAttributes(customer),
+  };
+}
+
+/**
+ * Hands a change to the customer's onboarding workflow and waits until it is written. Starts the
+ * workflow if its outbox start has not happened yet (update-with-start), so a change never waits on
+ * the sweeper. Rule violations come back as the matching problem: 422 for an item the customer
+ * does not owe, 409 for a state that forbids it.
+ */
+export async function changeCustomer<Args extends unknown[]>(
+  deps: { temporal: Client; taskQueue: string; sandboxReviewDelayMs: number },
+  customer: Customer,
+  update: UpdateDefinition<void, Args>,
+  args: Args,
+): Promise<void> {
+  const start = new WithStartWorkflowOperation('customerOnboardingWorkflow', {
+    workflowId: workflowIds.customerOnboarding(customer.id),
+    taskQueue: deps.taskQueue,
+    args: [onboardingInput(customer, deps.sandboxReviewDelayMs)],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    typedSearchAttributes: new TypedSearchAttributes(
+      Object.entries(onboardingSearchAttributes(customer)).map(([name, value]) => ({
+        key: searchAttributes[name as keyof typeof searchAttributes],
+        value,
+      })),
+    ),
+  });
+  try {
+    await deps.temporal.connection.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () =>
+      deps.temporal.workflow.executeUpdateWithStart(update, {
+        args,
+        startWorkflowOperation: start,
+      }),
+    );
+  } catch (error) {
+    throw toProblem(error, customer);
+  }
+}
+
+function toProblem(error: unknown, customer: Customer): unknown {
+  if (error instanceof WorkflowExecutionAlreadyStartedError) {
+    // Only a closed workflow refuses: the customer is denied, which is final.
+    return invalidState(`The customer is ${customer.status === 'denied' ? 'denied' : 'closed'}.`);
+  }
+  if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
+    const { type, message } = error.cause;
+    if (type === 'unknown_type')
+      return problems.validation([{ path: 'body.type', code: 'invalid', message }]);
+    if (type === 'invalid_state') return invalidState(message);
+    if (type === 'customer_already_exists')
+      return new ProblemError('customer_already_exists', message);
+  }
+  return error;
+}
+
+const invalidState = (detail: string) => new ProblemError('invalid_state', detail);
