@@ -39,11 +39,16 @@ export async function tokenFor(stack: TestStack, credential: IssuedCredential): 
   return ((await response.json()) as { access_token: string }).access_token;
 }
 
-/** fetch against the stack with a bearer token and JSON bodies. */
+/** fetch against the stack with a bearer token, and JSON or multipart bodies. */
 export function client(stack: TestStack, token: string) {
   return (
     path: string,
-    init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+    init: {
+      method?: string;
+      body?: unknown;
+      form?: FormData;
+      headers?: Record<string, string>;
+    } = {},
   ) =>
     fetch(`${stack.baseUrl}${path}`, {
       method: init.method ?? 'GET',
@@ -53,6 +58,7 @@ export function client(stack: TestStack, token: string) {
         ...init.headers,
       },
       ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+      ...(init.form !== undefined ? { body: init.form } : {}),
     });
 }
 

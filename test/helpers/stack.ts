@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { inject } from 'vitest';
@@ -54,6 +57,7 @@ export class TestClock {
  */
 export async function startStack(options: StackOptions = {}): Promise<TestStack> {
   const taskQueue = options.taskQueue ?? `test-${randomUUID()}`;
+  const uploadsDir = await mkdtemp(join(tmpdir(), 'embedded-credit-uploads-'));
   const config = loadConfig({
     NODE_ENV: 'test',
     DATABASE_URL: inject('databaseUrl'),
@@ -62,6 +66,8 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     OPS_TOKEN,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     OUTBOX_SWEEP_INTERVAL: '200ms',
+    UPLOADS_DIR: uploadsDir,
+    SANDBOX_REVIEW_DELAY: '1s',
     ...options.env,
   });
   const logger = createLogger(config.logLevel, 'test');
