@@ -16,6 +16,8 @@ export const OPS_TOKEN = 'test-ops-token-0123456789';
 
 export interface TestStack {
   baseUrl: string;
+  /** The local file store's folder. */
+  uploadsDir: string;
   config: Config;
   database: Database;
   temporal: Client;
@@ -112,6 +114,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
 
   return {
     baseUrl: `http://127.0.0.1:${port}`,
+    uploadsDir,
     config,
     database,
     temporal,
