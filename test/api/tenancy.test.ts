@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { files, registerCustomer } from '../helpers/customers.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { startStack, type TestStack } from '../helpers/stack.js';
 
@@ -10,31 +11,58 @@ import { startStack, type TestStack } from '../helpers/stack.js';
 let stack: TestStack;
 let owner: Client;
 const outsiders: Record<string, Client> = {};
+/** Ids of records the owner made, by path placeholder. */
+const owned: Record<string, string> = {};
 
-/** How to make a record owned by `owner`, and the 404 code its routes answer. */
-interface Resource {
-  create: (api: Client) => Promise<string>;
-  notFoundCode: string;
-  /** The list whose cursor and contents must not leak it. */
-  list: string;
-}
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+type Request = { body?: unknown; form?: FormData };
 
-const resources: Record<string, Resource> = {
+/** For each route that takes an id: a well-formed request per method, and the 404 code it answers. */
+const matrix: Record<string, { requests: Partial<Record<Method, () => Request>>; code: string }> = {
   '/v3/auth/credentials/{client_id}': {
-    create: async (api) => {
-      const response = await api('/v3/auth/credentials', {
-        method: 'POST',
-        body: { name: 'owned' },
-      });
-      return ((await response.json()) as { client_id: string }).client_id;
-    },
-    notFoundCode: 'credential_not_found',
-    list: '/v3/auth/credentials',
+    requests: { GET: () => ({}), DELETE: () => ({}) },
+    code: 'credential_not_found',
+  },
+  '/v3/customers/{customer_id}': {
+    requests: { GET: () => ({}), PATCH: () => ({ body: { name: 'Taken Over' } }) },
+    code: 'customer_not_found',
+  },
+  '/v3/customers/{customer_id}/documents': {
+    requests: { GET: () => ({}), POST: () => ({ form: uploadForm() }) },
+    code: 'customer_not_found',
+  },
+  '/v3/customers/{customer_id}/kyc-attachments': {
+    requests: { POST: () => ({ form: uploadForm() }) },
+    code: 'customer_not_found',
+  },
+  '/v3/customers/{customer_id}/documents/{document_id}': {
+    requests: { GET: () => ({}) },
+    code: 'customer_not_found',
+  },
+  '/v3/customers/{customer_id}/biometrics': {
+    requests: { POST: () => ({}) },
+    code: 'customer_not_found',
+  },
+  '/v3/events/{event_id}': { requests: { GET: () => ({}) }, code: 'event_not_found' },
+  '/v3/sandbox/customers/{customer_id}/review': {
+    requests: { POST: () => ({ body: { items: [{ type: 'selfie', decision: 'approve' }] } }) },
+    code: 'customer_not_found',
+  },
+  '/v3/sandbox/customers/{customer_id}/deny': {
+    requests: { POST: () => ({ body: { reason: 'Taken over.' } }) },
+    code: 'customer_not_found',
   },
 };
 
+function uploadForm(): FormData {
+  const form = new FormData();
+  form.set('type', 'identity_card_front');
+  form.set('file', new Blob([files.jpeg()]), 'front.jpg');
+  return form;
+}
+
 beforeAll(async () => {
-  stack = await startStack({ worker: false });
+  stack = await startStack({ env: { SANDBOX_REVIEW_DELAY: '1h' } });
   const [mine, theirs] = [await createPartner(stack, 'Owner'), await createPartner(stack, 'Other')];
   owner = client(stack, await tokenFor(stack, mine.credentials.sandbox));
   outsiders['another partner'] = client(stack, await tokenFor(stack, theirs.credentials.sandbox));
@@ -42,51 +70,115 @@ beforeAll(async () => {
     stack,
     await tokenFor(stack, mine.credentials.production),
   );
+
+  const credential = (await (
+    await owner('/v3/auth/credentials', { method: 'POST', body: { name: 'owned' } })
+  ).json()) as {
+    client_id: string;
+  };
+  owned.client_id = credential.client_id;
+  const customer = await registerCustomer(owner);
+  owned.customer_id = customer.id;
+  const form = new FormData();
+  form.set('type', 'selfie');
+  form.set('file', new Blob([files.png()]), 'selfie.png');
+  owned.document_id = (
+    (await (
+      await owner(`/v3/customers/${customer.id}/documents`, { method: 'POST', form })
+    ).json()) as {
+      id: string;
+    }
+  ).id;
+  const events = (await (await owner('/v3/events?limit=1')).json()) as { data: { id: string }[] };
+  owned.event_id = events.data[0]!.id;
 });
 afterAll(async () => {
   await stack?.stop();
 });
 
+const pathFor = (template: string) =>
+  template.replace(/\{(\w+)\}/g, (_, name: string) => owned[name] ?? `missing-${name}`);
+
 describe('the tenancy matrix', () => {
-  it('covers every partner operation that takes a record id', async () => {
+  it('covers every partner operation that takes a record id, with every method', async () => {
     const document = (await (await fetch(`${stack.baseUrl}/v3/openapi.json`)).json()) as {
-      paths: Record<string, object>;
+      paths: Record<string, Record<string, unknown>>;
     };
-    const parameterized = Object.keys(document.paths).filter((path) => path.includes('{'));
-    expect(parameterized.sort()).toEqual(Object.keys(resources).sort());
+    const operations = Object.entries(document.paths)
+      .filter(([path]) => path.includes('{'))
+      .flatMap(([path, item]) =>
+        Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+      );
+    const covered = Object.entries(matrix).flatMap(([path, { requests }]) =>
+      Object.keys(requests).map((m) => `${m} ${path}`),
+    );
+    expect(operations.sort()).toEqual(covered.sort());
   });
 
-  for (const [template, resource] of Object.entries(resources)) {
-    it(`hides ${template} from other partners and environments`, async () => {
-      const document = (await (await fetch(`${stack.baseUrl}/v3/openapi.json`)).json()) as {
-        paths: Record<string, Record<string, unknown>>;
-      };
-      const methods = Object.keys(document.paths[template] ?? {}).map((m) => m.toUpperCase());
-      expect(methods.length).toBeGreaterThan(0);
-
-      const id = await resource.create(owner);
-      const path = template.replace(/\{[^}]+\}/, id);
-      for (const [who, api] of Object.entries(outsiders)) {
-        for (const method of methods) {
-          const response = await api(path, { method });
-          expect({ who, method, status: response.status }).toEqual({ who, method, status: 404 });
-          expect(await response.json()).toMatchObject({ code: resource.notFoundCode });
+  for (const [template, { requests, code }] of Object.entries(matrix)) {
+    for (const [method, request] of Object.entries(requests) as [Method, () => Request][]) {
+      it(`${method} ${template} is not found for other partners and environments`, async () => {
+        for (const [who, api] of Object.entries(outsiders)) {
+          const response = await api(pathFor(template), { method, ...request() });
+          // The sandbox twins do not exist at all for a production token.
+          const expected =
+            who.includes('production') && template.startsWith('/v3/sandbox/')
+              ? 'route_not_found'
+              : code;
+          expect({ who, status: response.status }).toEqual({ who, status: 404 });
+          expect(await response.json()).toMatchObject({ code: expected });
         }
-        const listed = (await (await api(`${resource.list}?limit=100`)).json()) as {
-          data: { id: string; client_id?: string }[];
-        };
-        expect(listed.data.some((item) => Object.values(item).includes(id))).toBe(false);
+      });
+    }
+  }
 
-        // The owner's record id, or its list id, is no cursor in someone else's list.
-        const ownList = (await (await owner(`${resource.list}?limit=1`)).json()) as {
+  it('left the owner’s records as they were, and readable by the owner', async () => {
+    const customer = (await (await owner(pathFor('/v3/customers/{customer_id}'))).json()) as {
+      name: string;
+      status: string;
+      kyc: { type: string; status: string }[];
+    };
+    expect(customer).toMatchObject({ name: 'Maria Silva', status: 'pending_kyc' });
+    expect(customer.kyc.find((item) => item.type === 'identity_card_front')?.status).toBe(
+      'pending',
+    );
+    expect((await owner(pathFor('/v3/auth/credentials/{client_id}'))).status).toBe(200);
+    expect(
+      (await owner(pathFor('/v3/customers/{customer_id}/documents/{document_id}'))).status,
+    ).toBe(200);
+    expect((await owner(pathFor('/v3/events/{event_id}'))).status).toBe(200);
+  });
+
+  for (const [list, ownedId] of [
+    ['/v3/auth/credentials', 'client_id'],
+    ['/v3/customers', 'customer_id'],
+    ['/v3/events', 'event_id'],
+  ] as const) {
+    it(`${list} shows outsiders none of the owner’s records, and takes none as a cursor`, async () => {
+      for (const api of Object.values(outsiders)) {
+        const page = (await (await api(`${list}?limit=100`)).json()) as {
+          data: Record<string, unknown>[];
+        };
+        expect(page.data.some((item) => Object.values(item).includes(owned[ownedId]))).toBe(false);
+        const ownList = (await (await owner(`${list}?limit=1`)).json()) as {
           data: { id: string }[];
         };
-        const cursor = await api(`${resource.list}?starting_after=${ownList.data[0]!.id}`);
+        const cursor = await api(`${list}?starting_after=${ownList.data[0]!.id}`);
         expect(cursor.status).toBe(400);
         expect(await cursor.json()).toMatchObject({ code: 'invalid_cursor' });
       }
-      // The owner still sees it, and every operation still works for the owner.
-      expect((await owner(path)).status).toBe(200);
     });
   }
+
+  it('filters never reach across: the owner’s cpf and external_id find nothing for outsiders', async () => {
+    const customer = (await (await owner(pathFor('/v3/customers/{customer_id}'))).json()) as {
+      cpf: string;
+    };
+    for (const api of Object.values(outsiders)) {
+      const byCpf = (await (await api(`/v3/customers?cpf=${customer.cpf}`)).json()) as {
+        data: unknown[];
+      };
+      expect(byCpf.data).toEqual([]);
+    }
+  });
 });
