@@ -14,12 +14,17 @@ afterAll(async () => {
 
 const call = (path: string, init?: RequestInit) => fetch(`${stack.baseUrl}${path}`, init);
 
-async function expectProblem(response: Response, status: number, code: string) {
+async function expectProblem(
+  response: Response,
+  status: number,
+  code: string,
+  from: TestStack = stack,
+) {
   expect(response.status).toBe(status);
   expect(response.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
   const body = (await response.json()) as Record<string, unknown>;
   expect(body).toMatchObject({
-    type: `${stack.config.publicBaseUrl}/docs/errors#${code}`,
+    type: `${from.config.publicBaseUrl}/docs/errors#${code}`,
     status,
     code,
   });
@@ -180,7 +185,7 @@ describe('when a dependency is down', () => {
     try {
       const response = await fetch(`${broken.baseUrl}/readyz`);
       expect(response.headers.get('retry-after')).toBe('5');
-      const body = await expectProblem(response, 503, 'service_unavailable');
+      const body = await expectProblem(response, 503, 'service_unavailable', broken);
       expect(body.checks).toEqual({ database: 'unreachable', temporal: 'unreachable' });
 
       const write = await fetch(`${broken.baseUrl}/ops/v1/smoke-checks`, {
@@ -188,7 +193,7 @@ describe('when a dependency is down', () => {
         headers: json,
         body: '{}',
       });
-      await expectProblem(write, 503, 'service_unavailable');
+      await expectProblem(write, 503, 'service_unavailable', broken);
     } finally {
       await broken.stop();
     }

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { inject } from 'vitest';
 import { createApp } from '../../src/app.js';
@@ -11,6 +10,7 @@ import { createDatabase, type Database } from '../../src/db/client.js';
 import { createHttpMetrics } from '../../src/http/metrics.js';
 import { createLogger } from '../../src/logger.js';
 import { startWorker } from '../../src/worker/start-worker.js';
+import { freePort } from './free-port.js';
 
 export const OPS_TOKEN = 'test-ops-token-0123456789';
 
@@ -60,6 +60,7 @@ export class TestClock {
 export async function startStack(options: StackOptions = {}): Promise<TestStack> {
   const taskQueue = options.taskQueue ?? `test-${randomUUID()}`;
   const uploadsDir = await mkdtemp(join(tmpdir(), 'embedded-credit-uploads-'));
+  const port = await freePort();
   const config = loadConfig({
     NODE_ENV: 'test',
     DATABASE_URL: inject('databaseUrl'),
@@ -69,6 +70,8 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     OUTBOX_SWEEP_INTERVAL: '200ms',
     UPLOADS_DIR: uploadsDir,
+    PORT: String(port),
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     SANDBOX_REVIEW_DELAY: '1s',
     ...options.env,
   });
@@ -108,9 +111,8 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     metrics: createHttpMetrics({ processMetrics: false }),
     ...(options.clock ? { clock: options.clock.now } : {}),
   });
-  const server = app.listen(0, '127.0.0.1');
+  const server = app.listen(port, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as AddressInfo;
 
   return {
     baseUrl: `http://127.0.0.1:${port}`,
