@@ -9,7 +9,7 @@ import {
 } from '../src/db/queries/documents.js';
 import { recordEvents } from '../src/db/queries/events.js';
 import { creditAnalysisFor } from '../src/domain/customers/credit-analysis.js';
-import type { KycState } from '../src/domain/customers/kyc.js';
+import type { CreditAnalysis, KycState } from '../src/domain/customers/kyc.js';
 import type { CustomerFieldChanges, SubmittedDocument } from '../workflows/customer-onboarding.js';
 import type { ActivityDeps } from './index.js';
 
@@ -28,20 +28,24 @@ function fieldColumns({ trading_name, ...same }: CustomerFieldChanges) {
 export function createCustomerActivities(deps: ActivityDeps) {
   return {
     /** Stores the credit analysis for the offers to come. Runs once; a retry writes the same result. */
-    async runCreditAnalysis(input: { tenant: Tenant; customerId: string }): Promise<void> {
+    async runCreditAnalysis(input: {
+      tenant: Tenant;
+      customerId: string;
+    }): Promise<CreditAnalysis['status']> {
       const customer = await findCustomer(deps.db, input.tenant, input.customerId);
       if (!customer)
         throw ApplicationFailure.nonRetryable(
           `customer ${input.customerId} not found`,
           'not_found',
         );
-      if (customer.creditAnalysis) return;
+      if (customer.creditAnalysis) return customer.creditAnalysis.status;
       const analysis = creditAnalysisFor({
         cpf: customer.cpf,
         environment: customer.environment,
         at: new Date(),
       });
       await updateCustomer(deps.db, input.tenant, input.customerId, { creditAnalysis: analysis });
+      return analysis.status;
     },
 
     /**

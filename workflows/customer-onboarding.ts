@@ -5,8 +5,8 @@ import {
   defineQuery,
   defineUpdate,
   proxyActivities,
+  setCurrentDetails,
   setHandler,
-  upsertMemo,
   uuid4,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
@@ -134,8 +134,22 @@ export async function customerOnboardingWorkflow(input: OnboardingInput): Promis
         else if (!submittedAt.has(item.type)) submittedAt.set(item.type, now);
       }
       changed = true;
-      upsertMemo({ status: state.status });
+      showDetails();
     });
+
+  let creditAnalysis = 'running';
+  /** What ops see for this workflow in the Temporal UI: status, analysis and every item. */
+  const showDetails = () =>
+    setCurrentDetails(
+      [
+        `**Status:** ${state.status} · **Credit analysis:** ${creditAnalysis}`,
+        '',
+        '| KYC item | status |',
+        '|---|---|',
+        ...state.kyc.map((item) => `| ${item.type} | ${item.status} |`),
+      ].join('\n'),
+    );
+  showDetails();
 
   setHandler(stateQuery, () => state);
 
@@ -211,7 +225,8 @@ export async function customerOnboardingWorkflow(input: OnboardingInput): Promis
     }
   }
 
-  await runCreditAnalysis({ tenant, customerId: input.customerId });
+  creditAnalysis = await runCreditAnalysis({ tenant, customerId: input.customerId });
+  showDetails();
 
   while (!final()) {
     const wakeAt = nextWake(submittedAt, input.sandboxReviewDelayMs, biometrics);

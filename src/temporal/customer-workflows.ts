@@ -37,6 +37,9 @@ const onboardingSearchAttributes = (customer: Customer) => ({
   CustomerId: customer.id,
 });
 
+const onboardingSummary = (customer: Customer) =>
+  `Onboarding of ${customer.id} (partner ${customer.partnerId}, ${customer.environment})`;
+
 /** The outbox entry that starts a new customer's onboarding after the registration commits. */
 export function onboardingStart(
   customer: Customer,
@@ -49,6 +52,7 @@ export function onboardingStart(
     taskQueue,
     args: [onboardingInput(customer, sandboxReviewDelayMs)],
     searchAttributes: onboardingSearchAttributes(customer),
+    summary: onboardingSummary(customer),
   };
 }
 
@@ -70,6 +74,7 @@ export async function changeCustomer<Args extends unknown[]>(
     args: [onboardingInput(customer, deps.sandboxReviewDelayMs)],
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    staticSummary: onboardingSummary(customer),
     typedSearchAttributes: new TypedSearchAttributes(
       Object.entries(onboardingSearchAttributes(customer)).map(([name, value]) => ({
         key: searchAttributes[name as keyof typeof searchAttributes],

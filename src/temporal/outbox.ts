@@ -12,6 +12,8 @@ export interface WorkflowStart {
   taskQueue: string;
   args: unknown[];
   searchAttributes?: Partial<Record<SearchAttributeName, string>>;
+  /** One line shown for the workflow in the Temporal UI; ids only, never personal data. */
+  summary?: string;
 }
 
 type OutboxRow = typeof workflowOutbox.$inferSelect;
@@ -33,6 +35,7 @@ export async function enqueueWorkflowStart(tx: DbOrTx, start: WorkflowStart): Pr
       taskQueue: start.taskQueue,
       args: start.args,
       searchAttributes: start.searchAttributes ?? {},
+      summary: start.summary ?? null,
       nextAttemptAt: sql`now() + make_interval(secs => ${SWEEP_GRACE_SECONDS})`,
     })
     .returning();
@@ -58,6 +61,7 @@ export async function dispatchWorkflowStart(
         args: row.args,
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         typedSearchAttributes: toTypedSearchAttributes(row.searchAttributes),
+        ...(row.summary ? { staticSummary: row.summary } : {}),
       }),
     );
   } catch (error) {

@@ -63,6 +63,10 @@ describe('a sandbox customer, from registration to active', () => {
         .getAll()
         .map((pair) => `${pair.key.name}=${String(pair.value)}`),
     ).toEqual(expect.arrayContaining([`CustomerId=${registered.id}`, 'Environment=sandbox']));
+    // …and summarised for ops by ids only, with no personal data.
+    const summary = await workflow.staticSummary();
+    expect(summary).toContain(registered.id);
+    expect(summary).not.toContain(registered.cpf);
 
     // 2. Documents: each upload answers 201 and moves its item to submitted.
     for (const [type, file] of [
@@ -156,6 +160,13 @@ describe('a sandbox customer, from registration to active', () => {
     // One event by id, too.
     const one = await api(`/v3/events/${events[0]!.id}`);
     expect(((await one.json()) as EventBody).type).toBe('customer.created');
+
+    // Ops read the current state in the workflow's details in the Temporal UI.
+    const metadata = (await stack.temporal.workflow
+      .getHandle(`customer-onboarding/${registered.id}`)
+      .query('__temporal_workflow_metadata')) as { currentDetails?: string };
+    expect(metadata.currentDetails).toContain('**Status:** active');
+    expect(metadata.currentDetails).toContain('| biometrics | approved |');
 
     // The session is spent: its page says so and changes nothing.
     const again = await fetch(`${stack.baseUrl}${hostedPath}`);

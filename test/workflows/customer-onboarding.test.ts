@@ -33,7 +33,10 @@ function recordingActivities(facts: { customerName: string; fileNames: Record<st
     | 'openBiometricsSession'
     | 'expireBiometricsSession'
   > = {
-    runCreditAnalysis: async (input) => void calls.push({ name: 'runCreditAnalysis', input }),
+    runCreditAnalysis: async (input) => {
+      calls.push({ name: 'runCreditAnalysis', input });
+      return 'approved' as const;
+    },
     persistCustomerChange: async (input) => {
       calls.push({ name: 'persistCustomerChange', input });
       persisted.push(input);

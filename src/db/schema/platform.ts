@@ -15,6 +15,8 @@ export const workflowOutbox = pgTable(
     taskQueue: text('task_queue').notNull(),
     args: jsonb('args').$type<unknown[]>().notNull(),
     searchAttributes: jsonb('search_attributes').$type<Record<string, string>>().notNull(),
+    /** One line for the Temporal UI; ids only, never personal data. */
+    summary: text('summary'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
     nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, precision: 3 }).notNull(),
     attempts: integer('attempts').notNull().default(0),

@@ -1,0 +1,111 @@
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { customers } from '../../src/db/schema/index.js';
+import { files, registerCustomer, upload, type CustomerBody } from '../helpers/customers.js';
+import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
+import { eventually, OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
+
+let stack: TestStack;
+let production: Client;
+
+beforeAll(async () => {
+  stack = await startStack();
+  production = client(
+    stack,
+    await tokenFor(stack, (await createPartner(stack)).credentials.production),
+  );
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const ops = (path: string, body: unknown, token = OPS_TOKEN) =>
+  fetch(`${stack.baseUrl}/ops/v1${path}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+
+async function submittedCustomer(): Promise<CustomerBody> {
+  const customer = await registerCustomer(production);
+  for (const type of ['identity_card_front', 'identity_card_back', 'selfie']) {
+    expect(
+      (await upload(production, customer.id, type, { bytes: files.pdf(), name: `${type}.pdf` }))
+        .status,
+    ).toBe(201);
+  }
+  const session = (await (
+    await production(`/v3/customers/${customer.id}/biometrics`, { method: 'POST' })
+  ).json()) as {
+    session_url: string;
+  };
+  await fetch(`${stack.baseUrl}${new URL(session.session_url).pathname}`, { method: 'POST' });
+  return (await (await production(`/v3/customers/${customer.id}`)).json()) as CustomerBody;
+}
+
+describe('ops review of production customers', () => {
+  it('waits for ops in production, then approves to active', async () => {
+    const customer = await submittedCustomer();
+    expect(customer.status).toBe('under_review');
+    const all = ['identity_card_front', 'identity_card_back', 'selfie', 'biometrics'];
+
+    const reviewed = await ops(`/customers/${customer.id}/review`, {
+      items: all.map((type) => ({ type, decision: 'approve' })),
+    });
+    expect(reviewed.status).toBe(200);
+    expect(await reviewed.json()).toMatchObject({ id: customer.id, status: 'active' });
+    const seen = (await (await production(`/v3/customers/${customer.id}`)).json()) as CustomerBody;
+    expect(seen.status).toBe('active');
+
+    // Production's credit analysis waits for a person: no bureau is integrated.
+    const row = await eventually(
+      async () =>
+        (
+          await stack.database.db.query.customers.findFirst({
+            where: eq(customers.id, customer.id),
+          })
+        )?.creditAnalysis ?? undefined,
+      'the credit analysis',
+    );
+    expect(row.status).toBe('manual_review_required');
+  });
+
+  it('refuses decisions on items not submitted (409) and on items the customer does not owe (422)', async () => {
+    const customer = await registerCustomer(production);
+    const notSubmitted = await ops(`/customers/${customer.id}/review`, {
+      items: [{ type: 'selfie', decision: 'approve' }],
+    });
+    expect(notSubmitted.status).toBe(409);
+    expect(await notSubmitted.json()).toMatchObject({ code: 'invalid_state' });
+    const unknown = await ops(`/customers/${customer.id}/review`, {
+      items: [{ type: 'passport', decision: 'approve' }],
+    });
+    expect(unknown.status).toBe(422);
+    const badBody = await ops(`/customers/${customer.id}/review`, {
+      items: [{ type: 'selfie', decision: 'maybe' }],
+    });
+    expect(badBody.status).toBe(422);
+  });
+
+  it('denies from any status, finally, and answers unknown customers and missing tokens', async () => {
+    const customer = await submittedCustomer();
+    const denied = await ops(`/customers/${customer.id}/deny`, { reason: 'Document fraud.' });
+    expect(denied.status).toBe(200);
+    expect(await denied.json()).toMatchObject({ status: 'denied' });
+    const events = (await (await production('/v3/events?type=customer.denied')).json()) as {
+      data: { data: Record<string, unknown> }[];
+    };
+    expect(events.data.map((e) => e.data)).toContainEqual({
+      id: customer.id,
+      status: 'denied',
+      external_id: null,
+      reason: 'Document fraud.',
+    });
+    expect((await ops(`/customers/${customer.id}/deny`, { reason: 'Again.' })).status).toBe(409);
+    expect((await ops(`/customers/cust_${'0'.repeat(32)}/deny`, { reason: 'x' })).status).toBe(404);
+    expect(
+      (await ops(`/customers/${customer.id}/deny`, { reason: 'x' }, 'wrong-token-0123456789'))
+        .status,
+    ).toBe(401);
+  });
+});
