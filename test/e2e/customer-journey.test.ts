@@ -162,9 +162,9 @@ describe('a sandbox customer, from registration to active', () => {
     expect(((await one.json()) as EventBody).type).toBe('customer.created');
 
     // Ops read the current state in the workflow's details in the Temporal UI.
-    const metadata = (await stack.temporal.workflow
+    const metadata = await stack.temporal.workflow
       .getHandle(`customer-onboarding/${registered.id}`)
-      .query('__temporal_workflow_metadata')) as { currentDetails?: string };
+      .query<{ currentDetails?: string }>('__temporal_workflow_metadata');
     expect(metadata.currentDetails).toContain('**Status:** active');
     expect(metadata.currentDetails).toContain('| biometrics | approved |');
 
