@@ -28,6 +28,7 @@ export function createLogger(
   const options: LoggerOptions = {
     name,
     level,
+    serializers: { err: serializeError },
     base: { service: name },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: {
@@ -43,4 +44,22 @@ export function createLogger(
     },
   };
   return destination ? pino(options, destination) : pino(options);
+}
+
+/**
+ * Errors as plain data — name, message, code, stack and the cause chain — so that errors from
+ * drivers, which can be circular, always log.
+ */
+export function serializeError(error: unknown, depth = 0): unknown {
+  if (!(error instanceof Error)) return error;
+  const code = (error as { code?: unknown }).code;
+  return {
+    type: error.name,
+    message: error.message,
+    ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}),
+    stack: error.stack,
+    ...(error.cause !== undefined && depth < 5
+      ? { cause: serializeError(error.cause, depth + 1) }
+      : {}),
+  };
 }

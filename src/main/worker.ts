@@ -1,7 +1,8 @@
 import { loadConfig } from '../config.js';
 import { createDatabase } from '../db/client.js';
 import { runMigrations } from '../db/migrate.js';
-import { Runtime } from '../worker/create-worker.js';
+import { existsSync } from 'node:fs';
+import { prebuiltWorkflowBundle, Runtime } from '../worker/create-worker.js';
 import { startWorker } from '../worker/start-worker.js';
 import { runMain } from './run-main.js';
 
@@ -18,6 +19,8 @@ await runMain('worker', async (logger) => {
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
       maintenanceIntervalMs: config.outboxSweepIntervalMs,
+      // Production runs the bundle `npm run build` made; elsewhere the sources, never a stale build.
+      ...(config.nodeEnv === 'production' ? { workflowBundlePath: requirePrebuiltBundle() } : {}),
     },
     { db: database.db, logger },
   );
@@ -30,3 +33,12 @@ await runMain('worker', async (logger) => {
     await database.close();
   };
 });
+
+function requirePrebuiltBundle(): string {
+  if (!existsSync(prebuiltWorkflowBundle)) {
+    throw new Error(
+      `${prebuiltWorkflowBundle} is missing: run \`npm run build\` before starting a production worker.`,
+    );
+  }
+  return prebuiltWorkflowBundle;
+}

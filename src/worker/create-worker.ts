@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
@@ -7,7 +6,7 @@ import type { Db } from '../db/client.js';
 import type { Logger } from '../logger.js';
 import { projectRoot } from '../project-root.js';
 
-/** Prebuilt by `npm run build`; without it the worker bundles the TypeScript sources at start. */
+/** Prebuilt by `npm run build` for production workers; development and tests bundle the sources. */
 export const prebuiltWorkflowBundle = join(projectRoot, 'dist', 'workflow-bundle.js');
 export const workflowsSource = join(projectRoot, 'workflows', 'index.ts');
 
@@ -17,7 +16,10 @@ export interface WorkerDeps {
   taskQueue: string;
   db: Db;
   logger: Logger;
-  /** Path of a bundle made by `bundleWorkflowCode`; tests make one per run and share it. */
+  /**
+   * Path of a bundle made by `bundleWorkflowCode` (production: the prebuilt one; tests: one per
+   * run). Without it the worker bundles the workflow sources, so it can never run stale code.
+   */
   workflowBundlePath?: string;
   identity?: string;
 }
@@ -25,11 +27,8 @@ export interface WorkerDeps {
 /** The one way a worker is built, in production, in development and in tests. */
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   const identity = deps.identity ?? `${process.pid}@${hostname()}`;
-  const bundlePath =
-    deps.workflowBundlePath ??
-    (existsSync(prebuiltWorkflowBundle) ? prebuiltWorkflowBundle : undefined);
-  const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = bundlePath
-    ? { workflowBundle: { codePath: bundlePath } }
+  const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = deps.workflowBundlePath
+    ? { workflowBundle: { codePath: deps.workflowBundlePath } }
     : { workflowsPath: workflowsSource };
   return Worker.create({
     connection: deps.connection,
