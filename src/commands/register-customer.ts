@@ -4,9 +4,21 @@ import { initialKyc } from '../domain/customers/kyc.js';
 import { newId } from '../domain/ids.js';
 import { ProblemError } from '../errors.js';
 import type { Tenant } from '../http/context.js';
+import { presentCustomer } from '../http/routes/customers/presenter.js';
 import { onboardingStart } from '../temporal/customer-workflows.js';
 import { dispatchWorkflowStart, enqueueWorkflowStart } from '../temporal/outbox.js';
 import type { CustomerDeps } from './customer-deps.js';
+
+/** `customer.created` carries the customer as the API shows it, without `kyc` and timestamps. */
+function createdEventData(customer: Customer): Record<string, unknown> {
+  const {
+    kyc: _kyc,
+    created_at: _created,
+    updated_at: _updated,
+    ...data
+  } = presentCustomer(customer);
+  return data;
+}
 
 export interface Registration {
   cpf: string;
@@ -60,17 +72,7 @@ export async function registerCustomer(
         id: newId('evt'),
         type: 'customer.created',
         createdAt: customer.createdAt,
-        data: {
-          id: customer.id,
-          status: customer.status,
-          cpf: customer.cpf,
-          cnpj: customer.cnpj,
-          name: customer.name,
-          email: customer.email,
-          phone: customer.phone,
-          trading_name: customer.tradingName,
-          external_id: customer.externalId,
-        },
+        data: createdEventData(customer),
       },
     ]);
     const outbox = await enqueueWorkflowStart(

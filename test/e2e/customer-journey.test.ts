@@ -51,7 +51,19 @@ describe('a sandbox customer, from registration to active', () => {
       biometrics: 'pending',
       ccmei: 'pending',
     });
-    expect((await eventsOf(registered.id)).map((e) => e.type)).toEqual(['customer.created']);
+    const [created] = await eventsOf(registered.id);
+    expect(created).toMatchObject({ type: 'customer.created' });
+    expect(created!.data).toEqual({
+      id: registered.id,
+      status: 'pending_kyc',
+      cpf: registered.cpf,
+      cnpj: '12ABC34501DE35',
+      name: 'Maria Silva',
+      email: 'maria@example.com',
+      phone: '+5511987654321',
+      trading_name: null,
+      external_id: 'partner-ref-1',
+    });
 
     // The onboarding workflow exists, findable by the customer's id.
     const workflow = await stack.temporal.workflow
