@@ -26,6 +26,7 @@ import { customerRoutes } from './http/routes/customers/router.js';
 import { eventRoutes } from './http/routes/events/router.js';
 import { hostedRoutes } from './http/routes/hosted/router.js';
 import { reviewRoutes } from './http/routes/reviews/router.js';
+import { webhookEndpointRoutes } from './http/routes/webhooks/router.js';
 import { createLocalFileStore, type FileStore } from './storage/file-store.js';
 
 export interface AppDeps {
@@ -72,9 +73,10 @@ export function createApp(deps: AppDeps): App {
     perClient: new TokenBuckets(limit / (windowMs / 1000), limit, now),
     perIp: new TokenBuckets((5 * limit) / (windowMs / 1000), 5 * limit, now),
   };
+  const sealedBox = createSealedBox(config.dataEncryptionKey);
   const idempotencyGuard = idempotency({
     db,
-    sealedBox: createSealedBox(config.dataEncryptionKey),
+    sealedBox,
     clock,
     publicBaseUrl: config.publicBaseUrl,
   });
@@ -99,6 +101,12 @@ export function createApp(deps: AppDeps): App {
   authRoutes(partnerApi, { db, tokens, tokenFailures, clock });
   customerRoutes(partnerApi, customerDeps);
   eventRoutes(partnerApi, { db });
+  webhookEndpointRoutes(partnerApi, {
+    db,
+    sealedBox,
+    allowPrivateTargets: config.webhookAllowPrivateTargets,
+    clock,
+  });
   reviewRoutes(partnerApi, customerDeps, 'sandbox');
 
   const opsApi = new ApiRouter('/ops/v1', guards, idempotencyGuard);

@@ -107,6 +107,11 @@ export const errorCatalogue = {
     title: 'Not Found',
     meaning: 'No document with the id for this customer.',
   },
+  webhook_endpoint_not_found: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'No webhook endpoint with the id.',
+  },
   event_not_found: { status: 404, title: 'Not Found', meaning: 'No event with the id.' },
   unsupported_file_type: {
     status: 415,

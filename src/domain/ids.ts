@@ -10,6 +10,8 @@ export const idPrefixes = {
   document: 'doc',
   biometricSession: 'bio',
   event: 'evt',
+  webhookEndpoint: 'we',
+  webhookDelivery: 'whd',
 } as const;
 
 export type IdPrefix = (typeof idPrefixes)[keyof typeof idPrefixes];

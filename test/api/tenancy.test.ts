@@ -44,6 +44,18 @@ const matrix: Record<string, { requests: Partial<Record<Method, () => Request>>;
     code: 'customer_not_found',
   },
   '/v3/events/{event_id}': { requests: { GET: () => ({}) }, code: 'event_not_found' },
+  '/v3/webhooks/endpoints/{id}': {
+    requests: {
+      GET: () => ({}),
+      PATCH: () => ({ body: { status: 'disabled' } }),
+      DELETE: () => ({}),
+    },
+    code: 'webhook_endpoint_not_found',
+  },
+  '/v3/webhooks/endpoints/{id}/secret/rotate': {
+    requests: { POST: () => ({ body: { expire_current_in: 0 } }) },
+    code: 'webhook_endpoint_not_found',
+  },
   '/v3/sandbox/customers/{customer_id}/review': {
     requests: { POST: () => ({ body: { items: [{ type: 'selfie', decision: 'approve' }] } }) },
     code: 'customer_not_found',
@@ -77,6 +89,14 @@ beforeAll(async () => {
     client_id: string;
   };
   owned.client_id = credential.client_id;
+  owned.id = (
+    (await (
+      await owner('/v3/webhooks/endpoints', {
+        method: 'POST',
+        body: { url: 'https://hooks.owner.example/x' },
+      })
+    ).json()) as { id: string }
+  ).id;
   const customer = await registerCustomer(owner);
   owned.customer_id = customer.id;
   const form = new FormData();
@@ -147,12 +167,16 @@ describe('the tenancy matrix', () => {
       (await owner(pathFor('/v3/customers/{customer_id}/documents/{document_id}'))).status,
     ).toBe(200);
     expect((await owner(pathFor('/v3/events/{event_id}'))).status).toBe(200);
+    expect(await (await owner(pathFor('/v3/webhooks/endpoints/{id}'))).json()).toMatchObject({
+      status: 'enabled',
+    });
   });
 
   for (const [list, ownedId] of [
     ['/v3/auth/credentials', 'client_id'],
     ['/v3/customers', 'customer_id'],
     ['/v3/events', 'event_id'],
+    ['/v3/webhooks/endpoints', 'id'],
   ] as const) {
     it(`${list} shows outsiders none of the owner’s records, and takes none as a cursor`, async () => {
       for (const api of Object.values(outsiders)) {

@@ -2,3 +2,4 @@ export * from './partners.js';
 export * from './platform.js';
 export * from './idempotency.js';
 export * from './customers.js';
+export * from './webhooks.js';

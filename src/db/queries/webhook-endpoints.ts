@@ -1,0 +1,78 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { Tenant } from '../../http/context.js';
+import type { DbOrTx } from '../client.js';
+import { paginate, type ListParams, type Page } from '../pagination.js';
+import { webhookEndpoints } from '../schema/index.js';
+
+export type WebhookEndpoint = typeof webhookEndpoints.$inferSelect;
+export type NewWebhookEndpoint = typeof webhookEndpoints.$inferInsert;
+
+const ofTenant = (tenant: Tenant) =>
+  and(
+    eq(webhookEndpoints.partnerId, tenant.partnerId),
+    eq(webhookEndpoints.environment, tenant.environment),
+  );
+
+export async function insertEndpoint(
+  db: DbOrTx,
+  values: NewWebhookEndpoint,
+): Promise<WebhookEndpoint> {
+  const [row] = await db.insert(webhookEndpoints).values(values).returning();
+  if (!row) throw new Error('endpoint insert returned no row');
+  return row;
+}
+
+export async function findEndpoint(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+): Promise<WebhookEndpoint | undefined> {
+  return db.query.webhookEndpoints.findFirst({
+    where: and(ofTenant(tenant), eq(webhookEndpoints.id, id)),
+  });
+}
+
+export async function updateEndpoint(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+  values: Partial<Omit<NewWebhookEndpoint, 'id' | 'partnerId' | 'environment' | 'createdAt'>>,
+): Promise<WebhookEndpoint | undefined> {
+  const [row] = await db
+    .update(webhookEndpoints)
+    .set({ ...values, updatedAt: sql`now()` })
+    .where(and(ofTenant(tenant), eq(webhookEndpoints.id, id)))
+    .returning();
+  return row;
+}
+
+export async function deleteEndpoint(db: DbOrTx, tenant: Tenant, id: string): Promise<boolean> {
+  const deleted = await db
+    .delete(webhookEndpoints)
+    .where(and(ofTenant(tenant), eq(webhookEndpoints.id, id)))
+    .returning({ id: webhookEndpoints.id });
+  return deleted.length > 0;
+}
+
+/** The endpoints an event of this tenant goes to: the enabled ones (filters are applied by the caller). */
+export async function enabledEndpoints(db: DbOrTx, tenant: Tenant): Promise<WebhookEndpoint[]> {
+  return db.query.webhookEndpoints.findMany({
+    where: and(ofTenant(tenant), eq(webhookEndpoints.status, 'enabled')),
+  });
+}
+
+export const endpointSorts = { created_at: webhookEndpoints.createdAt } as const;
+
+export async function listEndpoints(
+  db: DbOrTx,
+  tenant: Tenant,
+  params: ListParams<keyof typeof endpointSorts>,
+): Promise<Page<WebhookEndpoint>> {
+  return paginate<WebhookEndpoint>(db, {
+    table: webhookEndpoints,
+    idColumn: webhookEndpoints.id,
+    sortColumn: endpointSorts[params.sort],
+    tenant: ofTenant(tenant),
+    params,
+  });
+}

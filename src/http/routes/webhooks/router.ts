@@ -1,0 +1,214 @@
+import type { Db } from '../../../db/client.js';
+import {
+  deleteEndpoint,
+  findEndpoint,
+  insertEndpoint,
+  listEndpoints,
+  updateEndpoint,
+} from '../../../db/queries/webhook-endpoints.js';
+import { newId } from '../../../domain/ids.js';
+import type { SealedBox } from '../../../domain/sealed-box.js';
+import { problems } from '../../../errors.js';
+import { checkUrlTarget } from '../../../webhooks/address-policy.js';
+import { newEndpointSecret } from '../../../webhooks/signature.js';
+import type { ApiRouter } from '../../api-router.js';
+import { tenantOf } from '../../context.js';
+import { presentPage } from '../../list.js';
+import { presentEndpoint } from './presenter.js';
+import {
+  createdEndpointSchema,
+  createEndpointBody,
+  endpointList,
+  endpointListQuery,
+  endpointParams,
+  endpointSchema,
+  rotateBody,
+  secretSchema,
+  updateEndpointBody,
+} from './schema.js';
+
+export interface WebhookRouteDeps {
+  db: Db;
+  sealedBox: SealedBox;
+  allowPrivateTargets: boolean;
+  clock: () => Date;
+}
+
+const tag = 'Webhooks';
+const notFound = (id: string) =>
+  problems.notFound('webhook_endpoint_not_found', `No webhook endpoint ${id}.`);
+
+export function webhookEndpointRoutes(api: ApiRouter, deps: WebhookRouteDeps): void {
+  /** Where the URL itself shows its target (an address literal, localhost), it is checked now. */
+  const assertTarget = (url: string) => {
+    const refused = checkUrlTarget(new URL(url), { allowPrivate: deps.allowPrivateTargets });
+    if (refused) {
+      throw problems.validation([
+        {
+          path: 'body.url',
+          code: 'forbidden_target',
+          message: `Webhooks cannot target ${refused}.`,
+        },
+      ]);
+    }
+  };
+
+  api.add(
+    {
+      method: 'post',
+      path: '/webhooks/endpoints',
+      operationId: 'createWebhookEndpoint',
+      summary: 'Create a webhook endpoint',
+      description:
+        'HTTPS only. The response carries the signing `secret`, shown only here and on rotation.',
+      tag,
+      security: 'partner',
+      idempotent: true,
+      body: createEndpointBody,
+      responses: {
+        201: {
+          description: 'The endpoint, with its secret.',
+          schema: createdEndpointSchema,
+          headers: { Location: 'Path of the endpoint.' },
+        },
+      },
+    },
+    async (ctx, { body }) => {
+      assertTarget(body.url);
+      const tenant = tenantOf(ctx);
+      const secret = newEndpointSecret();
+      const endpoint = await insertEndpoint(deps.db, {
+        id: newId('we'),
+        partnerId: tenant.partnerId,
+        environment: tenant.environment,
+        url: body.url,
+        events: [...new Set(body.events ?? [])],
+        description: body.description ?? null,
+        status: 'enabled',
+        secretSealed: deps.sealedBox.seal(secret),
+      });
+      ctx.status = 201;
+      ctx.set('Location', `/v3/webhooks/endpoints/${endpoint.id}`);
+      ctx.body = { ...presentEndpoint(endpoint), secret };
+    },
+  );
+
+  api.add(
+    {
+      method: 'get',
+      path: '/webhooks/endpoints',
+      operationId: 'listWebhookEndpoints',
+      summary: 'List webhook endpoints',
+      tag,
+      security: 'partner',
+      query: endpointListQuery,
+      responses: { 200: { description: 'A page of endpoints.', schema: endpointList } },
+      errors: [400],
+    },
+    async (ctx, { query }) => {
+      ctx.body = presentPage(await listEndpoints(deps.db, tenantOf(ctx), query), presentEndpoint);
+    },
+  );
+
+  api.add(
+    {
+      method: 'get',
+      path: '/webhooks/endpoints/{id}',
+      operationId: 'getWebhookEndpoint',
+      summary: 'Retrieve a webhook endpoint',
+      tag,
+      security: 'partner',
+      params: endpointParams,
+      responses: { 200: { description: 'The endpoint.', schema: endpointSchema } },
+      errors: [404],
+    },
+    async (ctx, { params }) => {
+      const endpoint = await findEndpoint(deps.db, tenantOf(ctx), params.id);
+      if (!endpoint) throw notFound(params.id);
+      ctx.body = presentEndpoint(endpoint);
+    },
+  );
+
+  api.add(
+    {
+      method: 'patch',
+      path: '/webhooks/endpoints/{id}',
+      operationId: 'updateWebhookEndpoint',
+      summary: 'Update a webhook endpoint',
+      description: '`status: disabled` stops deliveries without deleting; `enabled` resumes them.',
+      tag,
+      security: 'partner',
+      params: endpointParams,
+      body: updateEndpointBody,
+      responses: { 200: { description: 'The endpoint after the change.', schema: endpointSchema } },
+      errors: [404],
+    },
+    async (ctx, { params, body }) => {
+      if (body.url !== undefined) assertTarget(body.url);
+      const status =
+        body.status === 'disabled'
+          ? { status: 'disabled' as const, disabledReason: 'manual' as const }
+          : body.status === 'enabled'
+            ? { status: 'enabled' as const, disabledReason: null, consecutiveFailedEvents: 0 }
+            : {};
+      const endpoint = await updateEndpoint(deps.db, tenantOf(ctx), params.id, {
+        ...(body.url !== undefined ? { url: body.url } : {}),
+        ...(body.events !== undefined ? { events: [...new Set(body.events)] } : {}),
+        ...(body.description !== undefined ? { description: body.description } : {}),
+        ...status,
+      });
+      if (!endpoint) throw notFound(params.id);
+      ctx.body = presentEndpoint(endpoint);
+    },
+  );
+
+  api.add(
+    {
+      method: 'delete',
+      path: '/webhooks/endpoints/{id}',
+      operationId: 'deleteWebhookEndpoint',
+      summary: 'Delete a webhook endpoint',
+      tag,
+      security: 'partner',
+      params: endpointParams,
+      responses: { 204: { description: 'Deleted.' } },
+      errors: [404],
+    },
+    async (ctx, { params }) => {
+      if (!(await deleteEndpoint(deps.db, tenantOf(ctx), params.id))) throw notFound(params.id);
+      ctx.status = 204;
+    },
+  );
+
+  api.add(
+    {
+      method: 'post',
+      path: '/webhooks/endpoints/{id}/secret/rotate',
+      operationId: 'rotateWebhookSecret',
+      summary: 'Rotate the signing secret',
+      description:
+        'Answers the new secret. The current one keeps signing beside it for `expire_current_in` seconds (default 3600, at most 86400), then stops.',
+      tag,
+      security: 'partner',
+      idempotent: true,
+      params: endpointParams,
+      body: rotateBody,
+      responses: { 200: { description: 'The new secret.', schema: secretSchema } },
+      errors: [404],
+    },
+    async (ctx, { params, body }) => {
+      const tenant = tenantOf(ctx);
+      const endpoint = await findEndpoint(deps.db, tenant, params.id);
+      if (!endpoint) throw notFound(params.id);
+      const secret = newEndpointSecret();
+      const overlap = body.expire_current_in;
+      await updateEndpoint(deps.db, tenant, endpoint.id, {
+        secretSealed: deps.sealedBox.seal(secret),
+        previousSecretSealed: overlap > 0 ? endpoint.secretSealed : null,
+        previousSecretExpiresAt:
+          overlap > 0 ? new Date(deps.clock().getTime() + overlap * 1000) : null,
+      });
+      ctx.body = { secret };
+    },
+  );
+}

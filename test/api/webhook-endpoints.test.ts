@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
+import { startStack, type TestStack } from '../helpers/stack.js';
+
+let stack: TestStack;
+let api: Client;
+
+beforeAll(async () => {
+  stack = await startStack({ worker: false });
+  api = client(stack, await tokenFor(stack, (await createPartner(stack)).credentials.sandbox));
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+interface EndpointBody {
+  id: string;
+  url: string;
+  events: string[];
+  status: string;
+  disabled_reason: string | null;
+  secret?: string;
+}
+
+const create = (body: unknown) => api('/v3/webhooks/endpoints', { method: 'POST', body });
+
+describe('webhook endpoints', () => {
+  it('are created with a whsec_ secret shown once, and read back without it', async () => {
+    const response = await create({
+      url: 'https://hooks.partner.example/a',
+      events: ['customer.active', 'loan.*'],
+      description: 'CRM',
+    });
+    expect(response.status).toBe(201);
+    const endpoint = (await response.json()) as EndpointBody;
+    expect(endpoint).toMatchObject({
+      status: 'enabled',
+      disabled_reason: null,
+      events: ['customer.active', 'loan.*'],
+    });
+    expect(endpoint.id).toMatch(/^we_[0-9a-f]{32}$/);
+    expect(endpoint.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(response.headers.get('location')).toBe(`/v3/webhooks/endpoints/${endpoint.id}`);
+
+    const fetched = (await (
+      await api(`/v3/webhooks/endpoints/${endpoint.id}`)
+    ).json()) as EndpointBody;
+    expect(fetched.secret).toBeUndefined();
+    const listed = (await (await api('/v3/webhooks/endpoints')).json()) as { data: EndpointBody[] };
+    expect(listed.data.find((e) => e.id === endpoint.id)?.secret).toBeUndefined();
+  });
+
+  it('take no filter as every event', async () => {
+    const endpoint = (await (
+      await create({ url: 'https://hooks.partner.example/all' })
+    ).json()) as EndpointBody;
+    expect(endpoint.events).toEqual([]);
+  });
+
+  it('refuse plain HTTP, filters outside the catalogue, and targets the URL shows to be internal', async () => {
+    const cases: [unknown, string, string][] = [
+      [{ url: 'http://hooks.partner.example/a' }, 'body.url', 'invalid_format'],
+      [
+        { url: 'https://hooks.partner.example/a', events: ['loan.exploded'] },
+        'body.events.0',
+        'invalid',
+      ],
+      [
+        { url: 'https://hooks.partner.example/a', events: ['accounts.*'] },
+        'body.events.0',
+        'invalid',
+      ],
+      [{ url: 'https://127.0.0.1/hook' }, 'body.url', 'forbidden_target'],
+      [{ url: 'https://2130706433/hook' }, 'body.url', 'forbidden_target'],
+      [{ url: 'https://169.254.169.254/latest' }, 'body.url', 'forbidden_target'],
+      [{ url: 'https://[fd00::1]/hook' }, 'body.url', 'forbidden_target'],
+      [{ url: 'https://localhost/hook' }, 'body.url', 'forbidden_target'],
+    ];
+    for (const [body, path, code] of cases) {
+      const response = await create(body);
+      expect({ body, status: response.status }).toEqual({ body, status: 422 });
+      expect(await response.json()).toMatchObject({ errors: [{ path, code }] });
+    }
+  });
+
+  it('are disabled and re-enabled by PATCH, and changed', async () => {
+    const { id } = (await (
+      await create({ url: 'https://hooks.partner.example/b' })
+    ).json()) as EndpointBody;
+    const disabled = (await (
+      await api(`/v3/webhooks/endpoints/${id}`, { method: 'PATCH', body: { status: 'disabled' } })
+    ).json()) as EndpointBody;
+    expect(disabled).toMatchObject({ status: 'disabled', disabled_reason: 'manual' });
+    const enabled = (await (
+      await api(`/v3/webhooks/endpoints/${id}`, {
+        method: 'PATCH',
+        body: { status: 'enabled', events: ['customer.*'] },
+      })
+    ).json()) as EndpointBody;
+    expect(enabled).toMatchObject({
+      status: 'enabled',
+      disabled_reason: null,
+      events: ['customer.*'],
+    });
+    expect(
+      (
+        await api(`/v3/webhooks/endpoints/${id}`, {
+          method: 'PATCH',
+          body: { url: 'https://10.0.0.1/x' },
+        })
+      ).status,
+    ).toBe(422);
+    expect((await api(`/v3/webhooks/endpoints/${id}`, { method: 'PATCH', body: {} })).status).toBe(
+      422,
+    );
+  });
+
+  it('rotate to a new secret, with an overlap from 0 to 86400 seconds', async () => {
+    const created = (await (
+      await create({ url: 'https://hooks.partner.example/c' })
+    ).json()) as EndpointBody;
+    const rotate = (body: unknown) =>
+      api(`/v3/webhooks/endpoints/${created.id}/secret/rotate`, { method: 'POST', body });
+    const rotated = await rotate({});
+    expect(rotated.status).toBe(200);
+    const { secret } = (await rotated.json()) as { secret: string };
+    expect(secret).toMatch(/^whsec_/);
+    expect(secret).not.toBe(created.secret);
+    expect((await rotate({ expire_current_in: 0 })).status).toBe(200);
+    expect((await rotate({ expire_current_in: 86_401 })).status).toBe(422);
+    expect((await rotate({ expire_current_in: -1 })).status).toBe(422);
+  });
+
+  it('are deleted, then not found', async () => {
+    const { id } = (await (
+      await create({ url: 'https://hooks.partner.example/d' })
+    ).json()) as EndpointBody;
+    expect((await api(`/v3/webhooks/endpoints/${id}`, { method: 'DELETE' })).status).toBe(204);
+    const gone = await api(`/v3/webhooks/endpoints/${id}`);
+    expect(gone.status).toBe(404);
+    expect(await gone.json()).toMatchObject({ code: 'webhook_endpoint_not_found' });
+  });
+});
