@@ -7,7 +7,7 @@ import {
   settleSubmittedDocuments,
   submittedFileNames,
 } from '../src/db/queries/documents.js';
-import { recordEvents } from '../src/db/queries/events.js';
+import { recordAndFanOut, startDeliveries } from '../src/webhooks/fan-out.js';
 import { creditAnalysisFor } from '../src/domain/customers/credit-analysis.js';
 import type { CreditAnalysis, KycState } from '../src/domain/customers/kyc.js';
 import type { CustomerFieldChanges, SubmittedDocument } from '../workflows/customer-onboarding.js';
@@ -66,7 +66,7 @@ export function createCustomerActivities(deps: ActivityDeps) {
     }): Promise<void> {
       const { tenant, customerId } = input;
       try {
-        await deps.db.transaction(async (tx) => {
+        const deliveries = await deps.db.transaction(async (tx) => {
           await updateCustomer(tx, tenant, customerId, {
             status: input.state.status,
             kyc: input.state.kyc,
@@ -100,12 +100,14 @@ export function createCustomerActivities(deps: ActivityDeps) {
           if (input.completedSessionId)
             await closeSession(tx, tenant, input.completedSessionId, 'completed');
           const now = new Date();
-          await recordEvents(
+          return recordAndFanOut(
             tx,
             tenant,
             input.events.map((event) => ({ ...event, createdAt: now })),
+            deps.taskQueue,
           );
         });
+        await startDeliveries(deps, deliveries);
       } catch (error) {
         if (typeof error === 'object' && error !== null && 'cause' in error) {
           const cause = error.cause as { code?: unknown } | undefined;

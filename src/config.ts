@@ -58,6 +58,7 @@ const schema = z.object({
   TOKEN_FAILURE_LIMIT: z.coerce.number().int().min(1).default(10),
   TOKEN_FAILURE_WINDOW: duration('5m'),
   UPLOADS_DIR: z.string().min(1).optional(),
+  WEBHOOK_CA_FILE: z.string().min(1).optional(),
 });
 
 export interface Config {
@@ -90,6 +91,8 @@ export interface Config {
   readonly tokenFailures: { readonly limit: number; readonly windowMs: number };
   /** Where the local file store keeps uploaded documents. */
   readonly uploadsDir: string;
+  /** A PEM file of extra CAs trusted for webhook deliveries (receivers on a private PKI). */
+  readonly webhookCaFile: string | undefined;
 }
 
 /** Rules across variables, checked on the raw environment so they are reported with the rest. */
@@ -147,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     outboxSweepIntervalMs: e.OUTBOX_SWEEP_INTERVAL,
     uploadsDir: e.UPLOADS_DIR ?? join(projectRoot, '.data', 'uploads'),
+    webhookCaFile: e.WEBHOOK_CA_FILE,
     tokenSigningKey: e.TOKEN_SIGNING_KEY ?? DEVELOPMENT_TOKEN_SIGNING_KEY,
     dataEncryptionKey: e.DATA_ENCRYPTION_KEY ?? DEVELOPMENT_DATA_ENCRYPTION_KEY,
     rateLimit: Object.freeze({ perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST }),

@@ -1,2 +1,3 @@
 export { smokeCheckWorkflow } from './smoke-check.js';
 export { customerOnboardingWorkflow } from './customer-onboarding.js';
+export { webhookDeliveryWorkflow } from './webhook-delivery.js';

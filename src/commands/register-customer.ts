@@ -1,5 +1,4 @@
 import { findCustomerByIdentity, insertCustomer, type Customer } from '../db/queries/customers.js';
-import { recordEvents } from '../db/queries/events.js';
 import { initialKyc } from '../domain/customers/kyc.js';
 import { newId } from '../domain/ids.js';
 import { ProblemError } from '../errors.js';
@@ -7,6 +6,7 @@ import type { Tenant } from '../http/context.js';
 import { presentCustomer } from '../http/routes/customers/presenter.js';
 import { onboardingStart } from '../temporal/customer-workflows.js';
 import { dispatchWorkflowStart, enqueueWorkflowStart } from '../temporal/outbox.js';
+import { recordAndFanOut, startDeliveries } from '../webhooks/fan-out.js';
 import type { CustomerDeps } from './customer-deps.js';
 
 /** `customer.created` carries the customer as the API shows it, without `kyc` and timestamps. */
@@ -65,22 +65,28 @@ export async function registerCustomer(
           `A customer with this cpf/cnpj exists (${existing.id}) with a different external_id.`,
         );
       }
-      return { customer: existing, created: false, outbox: undefined };
+      return { customer: existing, created: false, outbox: undefined, deliveries: [] };
     }
-    await recordEvents(tx, tenant, [
-      {
-        id: newId('evt'),
-        type: 'customer.created',
-        createdAt: customer.createdAt,
-        data: createdEventData(customer),
-      },
-    ]);
+    const deliveries = await recordAndFanOut(
+      tx,
+      tenant,
+      [
+        {
+          id: newId('evt'),
+          type: 'customer.created',
+          createdAt: customer.createdAt,
+          data: createdEventData(customer),
+        },
+      ],
+      deps.taskQueue,
+    );
     const outbox = await enqueueWorkflowStart(
       tx,
       onboardingStart(customer, deps.taskQueue, deps.sandboxReviewDelayMs),
     );
-    return { customer, created: true, outbox };
+    return { customer, created: true, outbox, deliveries };
   });
   if (outcome.outbox) await dispatchWorkflowStart(deps, outcome.outbox);
+  await startDeliveries(deps, outcome.deliveries);
   return { customer: outcome.customer, created: outcome.created };
 }

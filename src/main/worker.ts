@@ -2,6 +2,8 @@ import { loadConfig } from '../config.js';
 import { createDatabase } from '../db/client.js';
 import { runMigrations } from '../db/migrate.js';
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createSealedBox } from '../domain/sealed-box.js';
 import { prebuiltWorkflowBundle, Runtime } from '../worker/create-worker.js';
 import { startWorker } from '../worker/start-worker.js';
 import { runMain } from './run-main.js';
@@ -22,7 +24,15 @@ await runMain('worker', async (logger) => {
       // Production runs the bundle `npm run build` made; elsewhere the sources, never a stale build.
       ...(config.nodeEnv === 'production' ? { workflowBundlePath: requirePrebuiltBundle() } : {}),
     },
-    { db: database.db, logger },
+    {
+      db: database.db,
+      logger,
+      webhooks: {
+        sealedBox: createSealedBox(config.dataEncryptionKey),
+        allowPrivateTargets: config.webhookAllowPrivateTargets,
+        ...(config.webhookCaFile ? { ca: await readFile(config.webhookCaFile, 'utf8') } : {}),
+      },
+    },
   );
   logger.info(
     { taskQueue: config.temporal.taskQueue, namespace: config.temporal.namespace },

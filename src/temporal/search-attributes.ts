@@ -10,6 +10,8 @@ export const searchAttributes = {
   Environment: defineSearchAttributeKey('Environment', 'KEYWORD'),
   CustomerId: defineSearchAttributeKey('CustomerId', 'KEYWORD'),
   LoanId: defineSearchAttributeKey('LoanId', 'KEYWORD'),
+  EndpointId: defineSearchAttributeKey('EndpointId', 'KEYWORD'),
+  EventId: defineSearchAttributeKey('EventId', 'KEYWORD'),
 } as const;
 
 export type SearchAttributeName = keyof typeof searchAttributes;

@@ -2,4 +2,5 @@
 export const workflowIds = {
   smokeCheck: (smokeCheckId: string) => `smoke-check/${smokeCheckId}`,
   customerOnboarding: (customerId: string) => `customer-onboarding/${customerId}`,
+  webhookDelivery: (deliveryId: string) => `webhook-delivery/${deliveryId}`,
 };

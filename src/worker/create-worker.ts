@@ -1,7 +1,8 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import type { Client } from '@temporalio/client';
 import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createActivities } from '../../activities/index.js';
+import { createActivities, type ActivityDeps } from '../../activities/index.js';
 import type { Db } from '../db/client.js';
 import type { Logger } from '../logger.js';
 import { projectRoot } from '../project-root.js';
@@ -15,6 +16,9 @@ export interface WorkerDeps {
   namespace: string;
   taskQueue: string;
   db: Db;
+  /** For activities that start workflows after their writes (webhook deliveries). */
+  temporal: Client;
+  webhooks: ActivityDeps['webhooks'];
   logger: Logger;
   /**
    * Path of a bundle made by `bundleWorkflowCode` (production: the prebuilt one; tests: one per
@@ -35,7 +39,14 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     identity,
-    activities: createActivities({ db: deps.db, logger: deps.logger, identity }),
+    activities: createActivities({
+      db: deps.db,
+      logger: deps.logger,
+      identity,
+      temporal: deps.temporal,
+      taskQueue: deps.taskQueue,
+      webhooks: deps.webhooks,
+    }),
     ...workflows,
   });
 }

@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import type { ActivityDeps } from '../../activities/index.js';
 import type { Db } from '../db/client.js';
 import type { Logger } from '../logger.js';
 import { createWorker, NativeConnection } from './create-worker.js';
@@ -17,7 +18,10 @@ export interface WorkerSettings {
  * together and stopped in order (housekeeping, then the worker draining its tasks, then the
  * connections). The worker process and the tests both start workers this way.
  */
-export async function startWorker(settings: WorkerSettings, deps: { db: Db; logger: Logger }) {
+export async function startWorker(
+  settings: WorkerSettings,
+  deps: { db: Db; logger: Logger; webhooks: ActivityDeps['webhooks'] },
+) {
   const connection = await NativeConnection.connect({ address: settings.address });
   const client = new Client({
     connection: await Connection.connect({ address: settings.address }),
@@ -29,6 +33,8 @@ export async function startWorker(settings: WorkerSettings, deps: { db: Db; logg
     taskQueue: settings.taskQueue,
     db: deps.db,
     logger: deps.logger,
+    temporal: client,
+    webhooks: deps.webhooks,
     ...(settings.workflowBundlePath ? { workflowBundlePath: settings.workflowBundlePath } : {}),
   });
   const maintenance = startMaintenance({

@@ -35,7 +35,7 @@ const startStackWorker = () =>
       maintenanceIntervalMs: 200,
       workflowBundlePath: inject('workflowBundlePath'),
     },
-    { db: stack.database.db, logger: createLogger('silent') },
+    { db: stack.database.db, logger: createLogger('silent'), webhooks: stack.webhooks },
   );
 
 describe('crash safety of onboarding', () => {
@@ -96,6 +96,9 @@ describe('crash safety of onboarding', () => {
       db: stack.database.db,
       logger: createLogger('silent'),
       identity: 'test',
+      temporal: stack.temporal,
+      taskQueue: stack.config.temporal.taskQueue,
+      webhooks: stack.webhooks,
     });
     const change = {
       tenant: { partnerId, environment: 'sandbox' as const },

@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { inject } from 'vitest';
+import type { ActivityDeps } from '../../activities/index.js';
 import { createApp } from '../../src/app.js';
+import { createSealedBox } from '../../src/domain/sealed-box.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createDatabase, type Database } from '../../src/db/client.js';
 import { createHttpMetrics } from '../../src/http/metrics.js';
@@ -16,6 +18,8 @@ export const OPS_TOKEN = 'test-ops-token-0123456789';
 
 export interface TestStack {
   baseUrl: string;
+  /** What a worker of this stack is given for webhook deliveries. */
+  webhooks: ActivityDeps['webhooks'];
   /** The local file store's folder. */
   uploadsDir: string;
   config: Config;
@@ -37,6 +41,8 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** The API's clock; see {@link TestClock}. */
   clock?: TestClock;
+  /** A CA (PEM) the worker trusts for webhook deliveries: the test receiver's. */
+  webhookCa?: string;
 }
 
 /** Real time plus an offset the test moves forward: tokens expire, idempotency keys age. */
@@ -84,6 +90,11 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     namespace: config.temporal.namespace,
   });
 
+  const webhooks: ActivityDeps['webhooks'] = {
+    sealedBox: createSealedBox(config.dataEncryptionKey),
+    allowPrivateTargets: config.webhookAllowPrivateTargets,
+    ...(options.webhookCa ? { ca: options.webhookCa } : {}),
+  };
   const stops: (() => Promise<void>)[] = [];
   if (options.worker ?? true) {
     const workerDatabase = createDatabase(config.databaseUrl, { max: 5 });
@@ -95,7 +106,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         maintenanceIntervalMs: config.outboxSweepIntervalMs,
         workflowBundlePath: inject('workflowBundlePath'),
       },
-      { db: workerDatabase.db, logger },
+      { db: workerDatabase.db, logger, webhooks },
     );
     stops.push(async () => {
       await worker.stop();
@@ -116,6 +127,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
 
   return {
     baseUrl: `http://127.0.0.1:${port}`,
+    webhooks,
     uploadsDir,
     config,
     database,

@@ -28,3 +28,42 @@ export const webhookEndpoints = pgTable(
   },
   (t) => [index('webhook_endpoints_tenant_idx').on(t.partnerId, t.environment, t.createdAt, t.id)],
 );
+
+export interface DeliveryAttempt {
+  number: number;
+  started_at: string;
+  response_status: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
+/**
+ * One delivery of one event to one endpoint. The first delivery of an (event, endpoint) pair has
+ * an id derived from both, so fanning out twice makes it once; a resend is a new delivery.
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    partnerId: text('partner_id').notNull(),
+    environment: text('environment', { enum: environments }).notNull(),
+    eventId: text('event_id').notNull(),
+    endpointId: text('endpoint_id').notNull(),
+    status: text('status', { enum: ['pending', 'succeeded', 'failed', 'cancelled'] }).notNull(),
+    attempts: jsonb('attempts').$type<DeliveryAttempt[]>().notNull().default([]),
+    nextAttemptAt: ts('next_attempt_at'),
+    resendOf: text('resend_of'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('webhook_deliveries_endpoint_idx').on(
+      t.partnerId,
+      t.environment,
+      t.endpointId,
+      t.createdAt,
+      t.id,
+    ),
+    index('webhook_deliveries_pending_idx').on(t.endpointId, t.status),
+  ],
+);

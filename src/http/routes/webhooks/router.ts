@@ -6,6 +6,7 @@ import {
   listEndpoints,
   updateEndpoint,
 } from '../../../db/queries/webhook-endpoints.js';
+import { cancelPendingDeliveries } from '../../../db/queries/webhook-deliveries.js';
 import { newId } from '../../../domain/ids.js';
 import type { SealedBox } from '../../../domain/sealed-box.js';
 import { problems } from '../../../errors.js';
@@ -151,11 +152,18 @@ export function webhookEndpointRoutes(api: ApiRouter, deps: WebhookRouteDeps): v
           : body.status === 'enabled'
             ? { status: 'enabled' as const, disabledReason: null, consecutiveFailedEvents: 0 }
             : {};
-      const endpoint = await updateEndpoint(deps.db, tenantOf(ctx), params.id, {
-        ...(body.url !== undefined ? { url: body.url } : {}),
-        ...(body.events !== undefined ? { events: [...new Set(body.events)] } : {}),
-        ...(body.description !== undefined ? { description: body.description } : {}),
-        ...status,
+      const tenant = tenantOf(ctx);
+      const endpoint = await deps.db.transaction(async (tx) => {
+        const updated = await updateEndpoint(tx, tenant, params.id, {
+          ...(body.url !== undefined ? { url: body.url } : {}),
+          ...(body.events !== undefined ? { events: [...new Set(body.events)] } : {}),
+          ...(body.description !== undefined ? { description: body.description } : {}),
+          ...status,
+        });
+        // Disabling stops deliveries: the pending ones end now, not at their next attempt.
+        if (updated && body.status === 'disabled')
+          await cancelPendingDeliveries(tx, tenant, params.id);
+        return updated;
       });
       if (!endpoint) throw notFound(params.id);
       ctx.body = presentEndpoint(endpoint);
@@ -168,6 +176,7 @@ export function webhookEndpointRoutes(api: ApiRouter, deps: WebhookRouteDeps): v
       path: '/webhooks/endpoints/{id}',
       operationId: 'deleteWebhookEndpoint',
       summary: 'Delete a webhook endpoint',
+      description: 'Its pending deliveries are cancelled.',
       tag,
       security: 'partner',
       params: endpointParams,
@@ -175,7 +184,12 @@ export function webhookEndpointRoutes(api: ApiRouter, deps: WebhookRouteDeps): v
       errors: [404],
     },
     async (ctx, { params }) => {
-      if (!(await deleteEndpoint(deps.db, tenantOf(ctx), params.id))) throw notFound(params.id);
+      const tenant = tenantOf(ctx);
+      const deleted = await deps.db.transaction(async (tx) => {
+        await cancelPendingDeliveries(tx, tenant, params.id);
+        return deleteEndpoint(tx, tenant, params.id);
+      });
+      if (!deleted) throw notFound(params.id);
       ctx.status = 204;
     },
   );

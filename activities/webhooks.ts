@@ -1,0 +1,165 @@
+import { findEvent } from '../src/db/queries/events.js';
+import { findEndpoint } from '../src/db/queries/webhook-endpoints.js';
+import {
+  cancelPendingDeliveries,
+  endDelivery,
+  findDelivery,
+  recordAttempt,
+  settleEndpointStreak,
+} from '../src/db/queries/webhook-deliveries.js';
+import { updateEndpoint } from '../src/db/queries/webhook-endpoints.js';
+import {
+  classifyResponse,
+  delayBeforeAttempt,
+  MAX_ATTEMPTS,
+  type AttemptOutcome,
+} from '../src/domain/webhooks/schedule.js';
+import type { Environment } from '../src/domain/environments.js';
+import { postWebhook } from '../src/webhooks/sender.js';
+import { signatureHeader } from '../src/webhooks/signature.js';
+import type { ActivityDeps } from './index.js';
+
+interface DeliveryRef {
+  deliveryId: string;
+  eventId: string;
+  endpointId: string;
+  partnerId: string;
+  environment: Environment;
+}
+
+/** Five events in a row ending `failed`, with no success between, disable the endpoint. */
+export const FAILED_EVENTS_BEFORE_DISABLE = 5;
+
+export interface AttemptResult {
+  outcome: AttemptOutcome;
+  /** When another attempt follows: how long to wait, counted from now (the end of this one). */
+  nextDelayMs: number | null;
+  /** One line for the workflow's details in the Temporal UI. */
+  summary: string;
+}
+
+export function createWebhookActivities(deps: ActivityDeps) {
+  const tenantOf = (ref: DeliveryRef) => ({
+    partnerId: ref.partnerId,
+    environment: ref.environment,
+  });
+
+  return {
+    /**
+     * One HTTP attempt (never retried by Temporal: the schedule is the workflow's). Signs with
+     * every secret valid now, sends the event's stored bytes, records the attempt, and says what
+     * comes next. `random` is the workflow's jitter draw for the next delay.
+     */
+    async attemptDelivery(
+      input: DeliveryRef & { attempt: number; random: number },
+    ): Promise<AttemptResult> {
+      const tenant = tenantOf(input);
+      const cancelled = (why: string): AttemptResult => ({
+        outcome: { kind: 'cancelled' },
+        nextDelayMs: null,
+        summary: why,
+      });
+      const delivery = await findDelivery(deps.db, tenant, input.deliveryId);
+      if (!delivery || delivery.status !== 'pending')
+        return cancelled(`delivery is ${delivery?.status ?? 'gone'}`);
+      const endpoint = await findEndpoint(deps.db, tenant, input.endpointId);
+      if (!endpoint || endpoint.status !== 'enabled') {
+        await endDelivery(deps.db, tenant, input.deliveryId, 'cancelled');
+        return cancelled(
+          endpoint
+            ? `endpoint disabled (${endpoint.disabledReason ?? 'manual'})`
+            : 'endpoint deleted',
+        );
+      }
+      const event = await findEvent(deps.db, tenant, input.eventId);
+      if (!event) return cancelled('event not found');
+
+      const now = new Date();
+      const secrets = [deps.webhooks.sealedBox.open(endpoint.secretSealed)];
+      if (
+        endpoint.previousSecretSealed &&
+        endpoint.previousSecretExpiresAt &&
+        endpoint.previousSecretExpiresAt > now
+      ) {
+        secrets.push(deps.webhooks.sealedBox.open(endpoint.previousSecretSealed));
+      }
+      // The stored event, serialized the same way every time: every attempt sends the same bytes.
+      const body = JSON.stringify({
+        id: event.id,
+        type: event.type,
+        timestamp: event.createdAt.toISOString(),
+        data: event.data,
+      });
+      const timestamp = Math.floor(now.getTime() / 1000);
+      const sent = await postWebhook({
+        url: endpoint.url,
+        body,
+        headers: {
+          'webhook-id': event.id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signatureHeader({ id: event.id, timestamp, body, secrets }),
+        },
+        allowPrivate: deps.webhooks.allowPrivateTargets,
+        ...(deps.webhooks.ca ? { ca: deps.webhooks.ca } : {}),
+      });
+
+      const outcome: AttemptOutcome =
+        sent.status === null
+          ? { kind: 'retry' }
+          : classifyResponse(sent.status, sent.retryAfter, Date.now());
+      const nextDelayMs =
+        outcome.kind === 'retry' && input.attempt < MAX_ATTEMPTS
+          ? delayBeforeAttempt(input.attempt + 1, input.random, outcome.retryAfterMs)
+          : null;
+      await recordAttempt(
+        deps.db,
+        tenant,
+        input.deliveryId,
+        {
+          number: input.attempt,
+          started_at: now.toISOString(),
+          response_status: sent.status,
+          error: sent.error,
+          duration_ms: sent.durationMs,
+        },
+        nextDelayMs === null ? null : new Date(Date.now() + nextDelayMs),
+      );
+      const answer = sent.status === null ? sent.error : `HTTP ${sent.status}`;
+      return {
+        outcome,
+        nextDelayMs,
+        summary: `attempt ${input.attempt}: ${answer} in ${sent.durationMs} ms`,
+      };
+    },
+
+    /**
+     * Ends a delivery and applies what follows, once: success resets the endpoint's failure
+     * streak; failure lengthens it (five disable the endpoint); 410 disables it as gone and
+     * cancels its pending deliveries.
+     */
+    async finishDelivery(
+      input: DeliveryRef & { outcome: 'succeeded' | 'failed' | 'gone' },
+    ): Promise<void> {
+      const tenant = tenantOf(input);
+      await deps.db.transaction(async (tx) => {
+        if (input.outcome === 'gone') {
+          await updateEndpoint(tx, tenant, input.endpointId, {
+            status: 'disabled',
+            disabledReason: 'gone',
+          });
+          await cancelPendingDeliveries(tx, tenant, input.endpointId);
+          return;
+        }
+        if (!(await endDelivery(tx, tenant, input.deliveryId, input.outcome))) return;
+        const { disabled } = await settleEndpointStreak(
+          tx,
+          tenant,
+          input.endpointId,
+          input.outcome,
+          FAILED_EVENTS_BEFORE_DISABLE,
+        );
+        if (disabled) await cancelPendingDeliveries(tx, tenant, input.endpointId);
+      });
+    },
+  };
+}

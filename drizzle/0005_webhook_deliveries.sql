@@ -1,0 +1,16 @@
+CREATE TABLE "webhook_deliveries" (
+	"id" text PRIMARY KEY NOT NULL,
+	"partner_id" text NOT NULL,
+	"environment" text NOT NULL,
+	"event_id" text NOT NULL,
+	"endpoint_id" text NOT NULL,
+	"status" text NOT NULL,
+	"attempts" jsonb DEFAULT '[]'::jsonb NOT NULL,
+	"next_attempt_at" timestamp (3) with time zone,
+	"resend_of" text,
+	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp (3) with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_endpoint_idx" ON "webhook_deliveries" USING btree ("partner_id","environment","endpoint_id","created_at","id");--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_pending_idx" ON "webhook_deliveries" USING btree ("endpoint_id","status");

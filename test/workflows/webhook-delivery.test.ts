@@ -1,0 +1,119 @@
+import { randomUUID } from 'node:crypto';
+import { activityInfo, ApplicationFailure } from '@temporalio/activity';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Activities } from '../../activities/index.js';
+import type { AttemptResult } from '../../activities/webhooks.js';
+import { delayBeforeAttempt, RETRY_DELAYS_MS } from '../../src/domain/webhooks/schedule.js';
+import { webhookDeliveryWorkflow } from '../../workflows/index.js';
+
+let env: TestWorkflowEnvironment;
+beforeAll(async () => {
+  env = await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: inject('testServerExecutable') },
+  });
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+
+/** A receiver scripted attempt by attempt; records when each attempt was scheduled (server time). */
+async function deliver(answers: (AttemptResult['outcome'] | 'lost')[]) {
+  const attempts: { number: number; at: number }[] = [];
+  const finished: string[] = [];
+  const activities: Pick<Activities, 'attemptDelivery' | 'finishDelivery'> = {
+    async attemptDelivery(input) {
+      attempts.push({ number: input.attempt, at: activityInfo().scheduledTimestampMs });
+      const outcome = answers[input.attempt - 1] ?? { kind: 'retry' };
+      if (outcome === 'lost') throw ApplicationFailure.nonRetryable('worker lost', 'lost');
+      const nextDelayMs =
+        outcome.kind === 'retry' && input.attempt < 10
+          ? delayBeforeAttempt(input.attempt + 1, input.random, outcome.retryAfterMs)
+          : null;
+      return { outcome, nextDelayMs, summary: `attempt ${input.attempt}` };
+    },
+    async finishDelivery(input) {
+      finished.push(input.outcome);
+    },
+  };
+  const taskQueue = `delivery-${randomUUID()}`;
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+    activities,
+  });
+  const result = await worker.runUntil(
+    env.client.workflow.execute(webhookDeliveryWorkflow, {
+      workflowId: `webhook-delivery/whd_${randomUUID().replaceAll('-', '')}`,
+      taskQueue,
+      args: [
+        {
+          deliveryId: 'whd_1',
+          eventId: 'evt_1',
+          endpointId: 'we_1',
+          partnerId: 'ptn_1',
+          environment: 'sandbox',
+        },
+      ],
+    }),
+  );
+  return { result, attempts, finished };
+}
+
+describe('webhookDeliveryWorkflow (time-skipping)', () => {
+  it('makes 10 attempts on the schedule, each gap within its jitter window, then fails', async () => {
+    const { result, attempts, finished } = await deliver([]);
+    expect(result).toBe('failed');
+    expect(finished).toEqual(['failed']);
+    expect(attempts.map((a) => a.number)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    for (let i = 1; i < attempts.length; i++) {
+      const gap = attempts[i]!.at - attempts[i - 1]!.at;
+      const base = RETRY_DELAYS_MS[i]!;
+      expect({ attempt: i + 1, early: gap < base }).toEqual({ attempt: i + 1, early: false });
+      // An attempt takes a moment itself; the delay is counted from its end.
+      expect(gap).toBeLessThanOrEqual(Math.round(base * 1.1) + 2_000);
+    }
+    const total = attempts.at(-1)!.at - attempts[0]!.at;
+    expect(total / 3_600_000).toBeGreaterThan(72); // about three days
+  });
+
+  it('stops at the first success', async () => {
+    const { result, attempts, finished } = await deliver([
+      { kind: 'retry' },
+      { kind: 'retry' },
+      { kind: 'succeeded' },
+    ]);
+    expect(result).toBe('succeeded');
+    expect(attempts).toHaveLength(3);
+    expect(finished).toEqual(['succeeded']);
+  });
+
+  it('stops at 410 and reports the endpoint gone', async () => {
+    const { result, finished, attempts } = await deliver([{ kind: 'gone' }]);
+    expect(result).toBe('gone');
+    expect(finished).toEqual(['gone']);
+    expect(attempts).toHaveLength(1);
+  });
+
+  it('waits at least Retry-After before the next attempt', async () => {
+    const { attempts } = await deliver([
+      { kind: 'retry', retryAfterMs: 120_000 },
+      { kind: 'succeeded' },
+    ]);
+    expect(attempts[1]!.at - attempts[0]!.at).toBeGreaterThanOrEqual(120_000);
+  });
+
+  it('counts an attempt lost with its worker as failed, and retries it on the schedule', async () => {
+    const { result, attempts } = await deliver(['lost', { kind: 'succeeded' }]);
+    expect(result).toBe('succeeded');
+    expect(attempts[1]!.at - attempts[0]!.at).toBeGreaterThanOrEqual(5_000);
+  });
+
+  it('ends quietly when the delivery was cancelled', async () => {
+    const { result, finished } = await deliver([{ kind: 'cancelled' }]);
+    expect(result).toBe('cancelled');
+    expect(finished).toEqual([]);
+  });
+});
