@@ -26,6 +26,7 @@ import { customerRoutes } from './http/routes/customers/router.js';
 import { eventRoutes } from './http/routes/events/router.js';
 import { hostedRoutes } from './http/routes/hosted/router.js';
 import { reviewRoutes } from './http/routes/reviews/router.js';
+import { webhookDeliveryRoutes } from './http/routes/webhooks/deliveries.js';
 import { webhookEndpointRoutes } from './http/routes/webhooks/router.js';
 import { createLocalFileStore, type FileStore } from './storage/file-store.js';
 
@@ -107,6 +108,7 @@ export function createApp(deps: AppDeps): App {
     allowPrivateTargets: config.webhookAllowPrivateTargets,
     clock,
   });
+  webhookDeliveryRoutes(partnerApi, { db, taskQueue: config.temporal.taskQueue });
   reviewRoutes(partnerApi, customerDeps, 'sandbox');
 
   const opsApi = new ApiRouter('/ops/v1', guards, idempotencyGuard);

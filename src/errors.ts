@@ -112,6 +112,11 @@ export const errorCatalogue = {
     title: 'Not Found',
     meaning: 'No webhook endpoint with the id.',
   },
+  delivery_not_found: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'No delivery with the id for this endpoint.',
+  },
   event_not_found: { status: 404, title: 'Not Found', meaning: 'No event with the id.' },
   unsupported_file_type: {
     status: 415,

@@ -57,6 +57,9 @@ describe('the partner OpenAPI document', () => {
         'PATCH /v3/webhooks/endpoints/{id} updateWebhookEndpoint',
         'DELETE /v3/webhooks/endpoints/{id} deleteWebhookEndpoint',
         'POST /v3/webhooks/endpoints/{id}/secret/rotate rotateWebhookSecret',
+        'GET /v3/webhooks/endpoints/{id}/deliveries listWebhookDeliveries',
+        'POST /v3/webhooks/endpoints/{id}/deliveries/{delivery_id}/resend resendWebhookDelivery',
+        'POST /v3/webhooks/endpoints/{id}/recover recoverWebhookDeliveries',
       ].sort(),
     );
     // Every operation documents its success response's schema, and its body where it takes one.
@@ -75,7 +78,9 @@ describe('the partner OpenAPI document', () => {
           method,
           documented: true,
         });
-        if (method === 'patch' || (method === 'post' && !path.endsWith('/biometrics'))) {
+        // Two actions take no input: opening a biometrics session and resending a delivery.
+        const bodiless = path.endsWith('/biometrics') || path.endsWith('/resend');
+        if (method === 'patch' || (method === 'post' && !bodiless)) {
           expect({ path, method, body: op.requestBody !== undefined }).toEqual({
             path,
             method,

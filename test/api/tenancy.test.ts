@@ -52,6 +52,18 @@ const matrix: Record<string, { requests: Partial<Record<Method, () => Request>>;
     },
     code: 'webhook_endpoint_not_found',
   },
+  '/v3/webhooks/endpoints/{id}/deliveries': {
+    requests: { GET: () => ({}) },
+    code: 'webhook_endpoint_not_found',
+  },
+  '/v3/webhooks/endpoints/{id}/deliveries/{delivery_id}/resend': {
+    requests: { POST: () => ({}) },
+    code: 'webhook_endpoint_not_found',
+  },
+  '/v3/webhooks/endpoints/{id}/recover': {
+    requests: { POST: () => ({ body: { since: '2026-01-01T00:00:00Z' } }) },
+    code: 'webhook_endpoint_not_found',
+  },
   '/v3/webhooks/endpoints/{id}/secret/rotate': {
     requests: { POST: () => ({ body: { expire_current_in: 0 } }) },
     code: 'webhook_endpoint_not_found',
@@ -99,6 +111,7 @@ beforeAll(async () => {
   ).id;
   const customer = await registerCustomer(owner);
   owned.customer_id = customer.id;
+  owned.delivery_id = `whd_${'0'.repeat(32)}`; // the endpoint is the outsider's first wall
   const form = new FormData();
   form.set('type', 'selfie');
   form.set('file', new Blob([files.png()]), 'selfie.png');

@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Tenant } from '../../http/context.js';
 import type { DbOrTx } from '../client.js';
 import { paginate, type ListParams, type Page } from '../pagination.js';
@@ -132,5 +132,46 @@ export async function listDeliveries(
     tenant: and(ofTenant(tenant), eq(webhookDeliveries.endpointId, endpointId)),
     filters: params.status !== undefined ? eq(webhookDeliveries.status, params.status) : undefined,
     params,
+  });
+}
+
+/**
+ * New deliveries for failed ones (a resend keeps the event, so the `webhook-id`), each with the
+ * outbox entry that starts it — set-wise, so recovering any number of failures is two statements.
+ */
+export async function resendDeliveries(
+  db: DbOrTx,
+  tenant: Tenant,
+  params: { endpointId: string; deliveryIds?: string[]; failedSince?: Date; taskQueue: string },
+): Promise<WebhookDelivery[]> {
+  const list = (ids: string[]) =>
+    sql.join(
+      ids.map((id) => sql`${id}`),
+      sql`, `,
+    );
+  const selection = params.deliveryIds
+    ? sql`d.id in (${list(params.deliveryIds)})`
+    : sql`d.status = 'failed' and d.created_at >= ${params.failedSince?.toISOString() ?? '-infinity'}::timestamptz`;
+  const created = await db.execute<{ id: string }>(sql`
+    insert into webhook_deliveries (id, partner_id, environment, event_id, endpoint_id, status, resend_of)
+    select 'whd_' || replace(gen_random_uuid()::text, '-', ''), d.partner_id, d.environment, d.event_id,
+           d.endpoint_id, 'pending', d.id
+      from webhook_deliveries d
+     where d.partner_id = ${tenant.partnerId} and d.environment = ${tenant.environment}
+       and d.endpoint_id = ${params.endpointId} and ${selection}
+    returning id`);
+  const ids = created.map((row) => row.id);
+  if (ids.length === 0) return [];
+  await db.execute(sql`
+    insert into workflow_outbox (workflow_id, workflow_type, task_queue, args, search_attributes, summary, next_attempt_at)
+    select 'webhook-delivery/' || d.id, 'webhookDeliveryWorkflow', ${params.taskQueue},
+           jsonb_build_array(jsonb_build_object('deliveryId', d.id, 'eventId', d.event_id, 'endpointId', d.endpoint_id,
+                                                'partnerId', d.partner_id, 'environment', d.environment)),
+           jsonb_build_object('PartnerId', d.partner_id, 'Environment', d.environment,
+                              'EndpointId', d.endpoint_id, 'EventId', d.event_id),
+           'Resend of ' || d.event_id || ' to ' || d.endpoint_id, now()
+      from webhook_deliveries d where d.id in (${list(ids)})`);
+  return db.query.webhookDeliveries.findMany({
+    where: and(ofTenant(tenant), inArray(webhookDeliveries.id, ids)),
   });
 }

@@ -1,0 +1,164 @@
+import { z } from 'zod';
+import type { Db } from '../../../db/client.js';
+import {
+  findDelivery,
+  listDeliveries,
+  resendDeliveries,
+  type WebhookDelivery,
+} from '../../../db/queries/webhook-deliveries.js';
+import { findEndpoint } from '../../../db/queries/webhook-endpoints.js';
+import { ProblemError, problems } from '../../../errors.js';
+import type { ApiRouter } from '../../api-router.js';
+import { tenantOf, type Tenant } from '../../context.js';
+import { listEnvelope, listQuery, presentPage } from '../../list.js';
+
+const deliverySchema = z
+  .object({
+    id: z.string().meta({ example: 'whd_0a1b2c3d4e5f60718293a4b5c6d7e8f9' }),
+    event_id: z.string(),
+    endpoint_id: z.string(),
+    status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']),
+    attempts: z.array(
+      z.object({
+        number: z.int(),
+        started_at: z.iso.datetime(),
+        response_status: z.int().nullable(),
+        error: z.string().nullable(),
+        duration_ms: z.int(),
+      }),
+    ),
+    next_attempt_at: z.iso.datetime().nullable(),
+    resend_of: z.string().nullable(),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+  })
+  .meta({ id: 'WebhookDelivery' });
+
+export function presentDelivery(delivery: WebhookDelivery): z.infer<typeof deliverySchema> {
+  return {
+    id: delivery.id,
+    event_id: delivery.eventId,
+    endpoint_id: delivery.endpointId,
+    status: delivery.status,
+    attempts: delivery.attempts,
+    next_attempt_at: delivery.nextAttemptAt?.toISOString() ?? null,
+    resend_of: delivery.resendOf,
+    created_at: delivery.createdAt.toISOString(),
+    updated_at: delivery.updatedAt.toISOString(),
+  };
+}
+
+const params = z.object({ id: z.string() });
+const deliveryParams = params.extend({ delivery_id: z.string() });
+const tag = 'Webhooks';
+
+/** Deliveries of an endpoint: what happened on each attempt, and sending failed ones again. */
+export function webhookDeliveryRoutes(api: ApiRouter, deps: { db: Db; taskQueue: string }): void {
+  const enabledEndpoint = async (tenant: Tenant, id: string) => {
+    const endpoint = await findEndpoint(deps.db, tenant, id);
+    if (!endpoint)
+      throw problems.notFound('webhook_endpoint_not_found', `No webhook endpoint ${id}.`);
+    return endpoint;
+  };
+  const assertEnabled = (status: string) => {
+    if (status !== 'enabled')
+      throw new ProblemError('invalid_state', 'The endpoint is disabled; enable it first.');
+  };
+
+  api.add(
+    {
+      method: 'get',
+      path: '/webhooks/endpoints/{id}/deliveries',
+      operationId: 'listWebhookDeliveries',
+      summary: "List an endpoint's deliveries",
+      description: 'Each with its attempts: when, the status code or error, and how long it took.',
+      tag,
+      security: 'partner',
+      params,
+      query: listQuery(['created_at'], {
+        status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']).optional(),
+      }),
+      responses: {
+        200: {
+          description: 'A page of deliveries.',
+          schema: listEnvelope(deliverySchema, 'WebhookDeliveryList'),
+        },
+      },
+      errors: [400, 404],
+    },
+    async (ctx, { params: { id }, query }) => {
+      const tenant = tenantOf(ctx);
+      await enabledEndpoint(tenant, id);
+      ctx.body = presentPage(await listDeliveries(deps.db, tenant, id, query), presentDelivery);
+    },
+  );
+
+  api.add(
+    {
+      method: 'post',
+      path: '/webhooks/endpoints/{id}/deliveries/{delivery_id}/resend',
+      operationId: 'resendWebhookDelivery',
+      summary: 'Resend a delivery',
+      description:
+        'A new delivery of the same event, with the same `webhook-id`, on a fresh schedule.',
+      tag,
+      security: 'partner',
+      idempotent: true,
+      params: deliveryParams,
+      responses: { 202: { description: 'The new delivery.', schema: deliverySchema } },
+      errors: [404, 409],
+    },
+    async (ctx, { params: { id, delivery_id } }) => {
+      const tenant = tenantOf(ctx);
+      assertEnabled((await enabledEndpoint(tenant, id)).status);
+      const original = await findDelivery(deps.db, tenant, delivery_id);
+      if (!original || original.endpointId !== id) {
+        throw problems.notFound(
+          'delivery_not_found',
+          `No delivery ${delivery_id} for this endpoint.`,
+        );
+      }
+      const [created] = await resendDeliveries(deps.db, tenant, {
+        endpointId: id,
+        deliveryIds: [delivery_id],
+        taskQueue: deps.taskQueue,
+      });
+      ctx.status = 202;
+      ctx.body = presentDelivery(created!);
+    },
+  );
+
+  api.add(
+    {
+      method: 'post',
+      path: '/webhooks/endpoints/{id}/recover',
+      operationId: 'recoverWebhookDeliveries',
+      summary: 'Resend every failed delivery since a time',
+      tag,
+      security: 'partner',
+      idempotent: true,
+      params,
+      body: z
+        .strictObject({ since: z.iso.datetime({ offset: true }) })
+        .meta({ id: 'RecoverWebhookDeliveriesRequest' }),
+      responses: {
+        202: {
+          description: 'How many deliveries were started again.',
+          schema: z.object({ recovered: z.int() }),
+        },
+      },
+      errors: [404, 409],
+    },
+    async (ctx, { params: { id }, body }) => {
+      const tenant = tenantOf(ctx);
+      assertEnabled((await enabledEndpoint(tenant, id)).status);
+      const created = await resendDeliveries(deps.db, tenant, {
+        endpointId: id,
+        failedSince: new Date(body.since),
+        taskQueue: deps.taskQueue,
+      });
+      ctx.status = 202;
+      ctx.body = { recovered: created.length };
+    },
+  );
+}
