@@ -1,5 +1,4 @@
 import { findEvent } from '../src/db/queries/events.js';
-import { findEndpoint } from '../src/db/queries/webhook-endpoints.js';
 import {
   cancelPendingDeliveries,
   endDelivery,
@@ -7,11 +6,17 @@ import {
   recordAttempt,
   settleEndpointStreak,
 } from '../src/db/queries/webhook-deliveries.js';
-import { updateEndpoint } from '../src/db/queries/webhook-endpoints.js';
+import {
+  adjustSendRate,
+  findEndpoint,
+  reserveSendSlot,
+  updateEndpoint,
+} from '../src/db/queries/webhook-endpoints.js';
 import {
   classifyResponse,
   delayBeforeAttempt,
   MAX_ATTEMPTS,
+  slowDownStatuses,
   type AttemptOutcome,
 } from '../src/domain/webhooks/schedule.js';
 import type { Environment } from '../src/domain/environments.js';
@@ -45,6 +50,11 @@ export function createWebhookActivities(deps: ActivityDeps) {
   });
 
   return {
+    /** Takes the endpoint's next send slot; the workflow waits this long (a durable timer) first. */
+    async reserveDeliverySlot(input: DeliveryRef): Promise<number> {
+      return reserveSendSlot(deps.db, tenantOf(input), input.endpointId);
+    },
+
     /**
      * One HTTP attempt (never retried by Temporal: the schedule is the workflow's). Signs with
      * every secret valid now, sends the event's stored bytes, records the attempt, and says what
@@ -107,6 +117,11 @@ export function createWebhookActivities(deps: ActivityDeps) {
         sent.status === null
           ? { kind: 'retry' }
           : classifyResponse(sent.status, sent.retryAfter, Date.now());
+      if (sent.status !== null && slowDownStatuses.has(sent.status)) {
+        await adjustSendRate(deps.db, tenant, input.endpointId, 'slow_down');
+      } else if (outcome.kind === 'succeeded') {
+        await adjustSendRate(deps.db, tenant, input.endpointId, 'success');
+      }
       const nextDelayMs =
         outcome.kind === 'retry' && input.attempt < MAX_ATTEMPTS
           ? delayBeforeAttempt(input.attempt + 1, input.random, outcome.retryAfterMs)

@@ -8,7 +8,7 @@ const { attemptDelivery } = proxyActivities<Activities>({
   startToCloseTimeout: '45 seconds',
   retry: { maximumAttempts: 1 },
 });
-const { finishDelivery } = proxyActivities<Activities>({
+const { finishDelivery, reserveDeliverySlot } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
@@ -30,6 +30,9 @@ export interface DeliveryWorkflowInput {
 export async function webhookDeliveryWorkflow(input: DeliveryWorkflowInput): Promise<string> {
   const history: string[] = [];
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    // The endpoint's send rate (halved by 429/502/504) decides when this attempt may go.
+    const waitMs = await reserveDeliverySlot(input);
+    if (waitMs > 0) await sleep(waitMs);
     // Drawn in the workflow: replay-safe, so the jitter is the same on every replay.
     const random = Math.random();
     let nextDelayMs: number | null;

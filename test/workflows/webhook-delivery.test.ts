@@ -22,21 +22,25 @@ afterAll(async () => {
 async function deliver(answers: (AttemptResult['outcome'] | 'lost')[]) {
   const attempts: { number: number; at: number }[] = [];
   const finished: string[] = [];
-  const activities: Pick<Activities, 'attemptDelivery' | 'finishDelivery'> = {
-    async attemptDelivery(input) {
-      attempts.push({ number: input.attempt, at: activityInfo().scheduledTimestampMs });
-      const outcome = answers[input.attempt - 1] ?? { kind: 'retry' };
-      if (outcome === 'lost') throw ApplicationFailure.nonRetryable('worker lost', 'lost');
-      const nextDelayMs =
-        outcome.kind === 'retry' && input.attempt < 10
-          ? delayBeforeAttempt(input.attempt + 1, input.random, outcome.retryAfterMs)
-          : null;
-      return { outcome, nextDelayMs, summary: `attempt ${input.attempt}` };
-    },
-    async finishDelivery(input) {
-      finished.push(input.outcome);
-    },
-  };
+  const activities: Pick<Activities, 'attemptDelivery' | 'finishDelivery' | 'reserveDeliverySlot'> =
+    {
+      async reserveDeliverySlot() {
+        return 0;
+      },
+      async attemptDelivery(input) {
+        attempts.push({ number: input.attempt, at: activityInfo().scheduledTimestampMs });
+        const outcome = answers[input.attempt - 1] ?? { kind: 'retry' };
+        if (outcome === 'lost') throw ApplicationFailure.nonRetryable('worker lost', 'lost');
+        const nextDelayMs =
+          outcome.kind === 'retry' && input.attempt < 10
+            ? delayBeforeAttempt(input.attempt + 1, input.random, outcome.retryAfterMs)
+            : null;
+        return { outcome, nextDelayMs, summary: `attempt ${input.attempt}` };
+      },
+      async finishDelivery(input) {
+        finished.push(input.outcome);
+      },
+    };
   const taskQueue = `delivery-${randomUUID()}`;
   const worker = await Worker.create({
     connection: env.nativeConnection,

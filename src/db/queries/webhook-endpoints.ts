@@ -76,3 +76,40 @@ export async function listEndpoints(
     params,
   });
 }
+
+export const MAX_SEND_RATE = 50;
+export const MIN_SEND_RATE = 0.1;
+
+/**
+ * Reserves the endpoint's next send slot at its current rate, in one statement (so concurrent
+ * deliveries queue up instead of bursting). Answers how long to wait before sending.
+ */
+export async function reserveSendSlot(db: DbOrTx, tenant: Tenant, id: string): Promise<number> {
+  const [row] = await db
+    .update(webhookEndpoints)
+    .set({
+      nextSendAt: sql`greatest(${webhookEndpoints.nextSendAt}, now()) + make_interval(secs => 1.0 / ${webhookEndpoints.sendRate})`,
+    })
+    .where(and(ofTenant(tenant), eq(webhookEndpoints.id, id)))
+    .returning({
+      waitMs: sql<number>`greatest(0, extract(epoch from (${webhookEndpoints.nextSendAt} - make_interval(secs => 1.0 / ${webhookEndpoints.sendRate}) - now())) * 1000)`,
+    });
+  return row ? Math.ceil(Number(row.waitMs)) : 0;
+}
+
+/** 429, 502 and 504 halve the endpoint's send rate; each success wins back a tenth, up to the cap. */
+export async function adjustSendRate(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+  signal: 'slow_down' | 'success',
+): Promise<void> {
+  const rate =
+    signal === 'slow_down'
+      ? sql`greatest(${webhookEndpoints.sendRate} / 2, ${MIN_SEND_RATE})`
+      : sql`least(${webhookEndpoints.sendRate} * 1.1, ${MAX_SEND_RATE})`;
+  await db
+    .update(webhookEndpoints)
+    .set({ sendRate: rate })
+    .where(and(ofTenant(tenant), eq(webhookEndpoints.id, id)));
+}

@@ -1,4 +1,12 @@
-import { index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import {
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core';
 import { environments } from '../../domain/environments.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, precision: 3 });
@@ -23,6 +31,10 @@ export const webhookEndpoints = pgTable(
     previousSecretExpiresAt: ts('previous_secret_expires_at'),
     /** Events in a row whose delivery ended `failed`; five disable the endpoint. */
     consecutiveFailedEvents: integer('consecutive_failed_events').notNull().default(0),
+    /** Deliveries per second this endpoint is sent; halved on 429/502/504, regained by successes. */
+    sendRate: doublePrecision('send_rate').notNull().default(50),
+    /** The earliest moment the next attempt to this endpoint may start. */
+    nextSendAt: ts('next_send_at').notNull().defaultNow(),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },

@@ -41,6 +41,9 @@ export type AttemptOutcome =
   /** The endpoint was deleted or disabled, or the delivery cancelled, before this attempt. */
   | { kind: 'cancelled' };
 
+/** Answers that ask us to send to this endpoint more slowly (the spec's table). */
+export const slowDownStatuses = new Set([429, 502, 504]);
+
 /** What a receiver's answer means (the spec's table). Redirects are never followed. */
 export function classifyResponse(
   status: number,
