@@ -5,7 +5,7 @@ import { delayBeforeAttempt, MAX_ATTEMPTS } from '../src/domain/webhooks/schedul
 
 // One HTTP attempt per activity execution: Temporal must not retry it, the schedule below does.
 const { attemptDelivery } = proxyActivities<Activities>({
-  startToCloseTimeout: '45 seconds',
+  startToCloseTimeout: '20 seconds', // the 15 s receiver budget, plus the database around it
   retry: { maximumAttempts: 1 },
 });
 const { finishDelivery, reserveDeliverySlot } = proxyActivities<Activities>({

@@ -301,15 +301,13 @@ describe('endpoint health', () => {
     });
     const delivery = async (outcome: 'failed' | 'succeeded') => {
       const id = `whd_${randomUUID().replaceAll('-', '')}`;
-      await stack.database.db
-        .insert(webhookDeliveries)
-        .values({
-          id,
-          ...tenant,
-          eventId: `evt_${id.slice(4)}`,
-          endpointId: endpoint.id,
-          status: 'pending',
-        });
+      await stack.database.db.insert(webhookDeliveries).values({
+        id,
+        ...tenant,
+        eventId: `evt_${id.slice(4)}`,
+        endpointId: endpoint.id,
+        status: 'pending',
+      });
       await activities.finishDelivery({
         deliveryId: id,
         eventId: `evt_${id.slice(4)}`,
@@ -342,17 +340,15 @@ describe('endpoint health', () => {
       .where(eq(webhookEndpoints.id, endpoint.id));
     const tenant = { partnerId: row!.partnerId, environment: row!.environment };
     const events = (await (await api('/v3/events?limit=3')).json()) as { data: { id: string }[] };
-    await stack.database.db
-      .insert(webhookDeliveries)
-      .values(
-        events.data.map((event) => ({
-          id: `whd_${randomUUID().replaceAll('-', '')}`,
-          ...tenant,
-          eventId: event.id,
-          endpointId: endpoint.id,
-          status: 'failed' as const,
-        })),
-      );
+    await stack.database.db.insert(webhookDeliveries).values(
+      events.data.map((event) => ({
+        id: `whd_${randomUUID().replaceAll('-', '')}`,
+        ...tenant,
+        eventId: event.id,
+        endpointId: endpoint.id,
+        status: 'failed' as const,
+      })),
+    );
     const before = receiver.requests.length;
     const recovered = await api(`/v3/webhooks/endpoints/${endpoint.id}/recover`, {
       method: 'POST',

@@ -1,0 +1,127 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { inject } from 'vitest';
+import { projectRoot } from '../../src/project-root.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logger.js';
+import { startWorker } from '../../src/worker/start-worker.js';
+import { registerCustomer } from '../helpers/customers.js';
+import { startReceiver, type Receiver } from '../helpers/https-receiver.js';
+import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
+import { eventually, startStack, type TestStack } from '../helpers/stack.js';
+
+let stack: TestStack;
+let receiver: Receiver;
+let api: Client;
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  // No worker of the stack's own: this test kills and replaces them.
+  stack = await startStack({
+    worker: false,
+    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', SANDBOX_REVIEW_DELAY: '1h' },
+    webhookCa: receiver.ca,
+  });
+  api = client(stack, await tokenFor(stack, (await createPartner(stack)).credentials.sandbox));
+});
+afterAll(async () => {
+  await stack?.stop();
+  await receiver?.close();
+});
+
+const startStackWorker = () =>
+  startWorker(
+    {
+      address: stack.config.temporal.address,
+      namespace: stack.config.temporal.namespace,
+      taskQueue: stack.config.temporal.taskQueue,
+      maintenanceIntervalMs: 200,
+      workflowBundlePath: inject('workflowBundlePath'),
+    },
+    { db: stack.database.db, logger: createLogger('silent'), webhooks: stack.webhooks },
+  );
+
+/** A worker in a process of its own, as production runs it, so the test can SIGKILL it. */
+async function spawnWorkerProcess(): Promise<ChildProcess> {
+  const caFile = join(await mkdtemp(join(tmpdir(), 'ca-')), 'ca.pem');
+  await writeFile(caFile, receiver.ca);
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(projectRoot, 'src/main/worker.ts')],
+    {
+      cwd: projectRoot,
+      env: {
+        ...process.env,
+        NODE_ENV: 'test',
+        DATABASE_URL: stack.config.databaseUrl,
+        TEMPORAL_ADDRESS: stack.config.temporal.address,
+        TEMPORAL_TASK_QUEUE: stack.config.temporal.taskQueue,
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+        WEBHOOK_CA_FILE: caFile,
+        LOG_LEVEL: 'silent',
+      },
+      stdio: 'ignore',
+    },
+  );
+  return child;
+}
+
+describe('crash safety of webhook delivery', () => {
+  it('loses no delivery when the worker is killed mid-attempt; the retry carries the same webhook-id', async () => {
+    const endpoint = (await (
+      await api('/v3/webhooks/endpoints', {
+        method: 'POST',
+        body: { url: receiver.url('/crash'), events: ['customer.created'] },
+      })
+    ).json()) as { id: string };
+    // The first attempt gets no answer: its worker is killed while it waits.
+    receiver.answer((request) =>
+      receiver.requests.filter((r) => r.path === request.path).length === 1
+        ? 'hang'
+        : { status: 200 },
+    );
+
+    const doomed = await spawnWorkerProcess();
+    const customer = await registerCustomer(api);
+    await eventually(
+      async () => receiver.requests.find((r) => r.path === '/crash'),
+      'the first attempt to arrive',
+      60_000,
+    );
+    doomed.kill('SIGKILL');
+
+    // A new worker takes over; the lost attempt times out on the server and is retried on schedule.
+    const worker = await startStackWorker();
+    try {
+      const [first, second] = await eventually(
+        async () => {
+          const arrived = receiver.requests.filter(
+            (r) => r.path === '/crash' && r.body.includes(customer.id),
+          );
+          return arrived.length >= 2 ? arrived : undefined;
+        },
+        'the retry after the crash',
+        90_000,
+      );
+      expect(second!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
+      expect(second!.body).toBe(first!.body);
+      const delivered = await eventually(
+        async () => {
+          const page = (await (
+            await api(`/v3/webhooks/endpoints/${endpoint.id}/deliveries`)
+          ).json()) as {
+            data: { status: string; attempts: { number: number }[] }[];
+          };
+          return page.data[0]?.status === 'succeeded' ? page.data : undefined;
+        },
+        'the delivery to succeed',
+        30_000,
+      );
+      expect(delivered).toHaveLength(1);
+    } finally {
+      await worker.stop();
+    }
+  }, 150_000);
+});
