@@ -93,6 +93,19 @@ describe('webhook delivery to a local HTTPS receiver', () => {
       event_id: payload.id,
       attempts: [{ number: 1, response_status: 200, error: null }],
     });
+
+    // Ops find the delivery's workflow by endpoint or event, and read each attempt's answer.
+    const handle = stack.temporal.workflow.getHandle(`webhook-delivery/${delivery!.id}`);
+    const description = await handle.describe();
+    expect(
+      description.typedSearchAttributes
+        .getAll()
+        .map((pair) => `${pair.key.name}=${String(pair.value)}`),
+    ).toEqual(expect.arrayContaining([`EndpointId=${endpoint.id}`, `EventId=${payload.id}`]));
+    const metadata = await handle.query<{ currentDetails?: string }>(
+      '__temporal_workflow_metadata',
+    );
+    expect(metadata.currentDetails).toMatch(/^attempt 1: HTTP 200 in \d+ ms$/);
   });
 
   it('retries a failed attempt on the schedule with the same id and the same bytes', async () => {
