@@ -55,7 +55,10 @@ describe('a smoke check through the real API, worker, PostgreSQL and Temporal', 
       Date.parse(row!.createdAt.toISOString()),
     );
 
-    const description = await stack.temporal.workflow.getHandle(check.workflow_id).describe();
+    // The row is written by the workflow's last activity; the workflow closes a moment later.
+    const handle = stack.temporal.workflow.getHandle(check.workflow_id);
+    await handle.result();
+    const description = await handle.describe();
     expect(description.status.name).toBe('COMPLETED');
     expect(description.type).toBe('smokeCheckWorkflow');
   });
