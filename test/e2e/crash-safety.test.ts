@@ -1,12 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { inject } from 'vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createActivities } from '../../activities/index.js';
 import { events as eventsTable } from '../../src/db/schema/index.js';
 import type { KycItem } from '../../src/domain/customers/kyc.js';
-import { createLogger } from '../../src/logger.js';
-import { startWorker } from '../../src/worker/start-worker.js';
 import { files, registerCustomer, upload, type CustomerBody } from '../helpers/customers.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { eventually, startStack, type TestStack } from '../helpers/stack.js';
@@ -26,21 +22,9 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const startStackWorker = () =>
-  startWorker(
-    {
-      address: stack.config.temporal.address,
-      namespace: stack.config.temporal.namespace,
-      taskQueue: stack.config.temporal.taskQueue,
-      maintenanceIntervalMs: 200,
-      workflowBundlePath: inject('workflowBundlePath'),
-    },
-    { db: stack.database.db, logger: createLogger('silent'), webhooks: stack.webhooks },
-  );
-
 describe('crash safety of onboarding', () => {
   it('finishes after the worker is stopped mid-onboarding and a new one starts, writing each event once', async () => {
-    let worker = await startStackWorker();
+    let worker = await stack.startWorker();
     const customer = await registerCustomer(api);
     for (const type of ['identity_card_front', 'identity_card_back', 'selfie']) {
       expect(
@@ -64,7 +48,7 @@ describe('crash safety of onboarding', () => {
       ((await (await api(`/v3/customers/${customer.id}`)).json()) as CustomerBody).status,
     ).toBe('under_review');
 
-    worker = await startStackWorker();
+    worker = await stack.startWorker();
     try {
       await eventually(async () => {
         const current = (await (await api(`/v3/customers/${customer.id}`)).json()) as CustomerBody;
@@ -92,14 +76,7 @@ describe('crash safety of onboarding', () => {
 
   it('records a change once even when its write is retried after the first one committed', async () => {
     const customer = await registerCustomer(api);
-    const activities = createActivities({
-      db: stack.database.db,
-      logger: createLogger('silent'),
-      identity: 'test',
-      temporal: stack.temporal,
-      taskQueue: stack.config.temporal.taskQueue,
-      webhooks: stack.webhooks,
-    });
+    const activities = stack.activities();
     const change = {
       tenant: { partnerId, environment: 'sandbox' as const },
       customerId: customer.id,

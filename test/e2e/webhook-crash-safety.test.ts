@@ -2,11 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inject } from 'vitest';
 import { projectRoot } from '../../src/project-root.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.js';
-import { startWorker } from '../../src/worker/start-worker.js';
 import { registerCustomer } from '../helpers/customers.js';
 import { startReceiver, type Receiver } from '../helpers/https-receiver.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
@@ -30,18 +27,6 @@ afterAll(async () => {
   await stack?.stop();
   await receiver?.close();
 });
-
-const startStackWorker = () =>
-  startWorker(
-    {
-      address: stack.config.temporal.address,
-      namespace: stack.config.temporal.namespace,
-      taskQueue: stack.config.temporal.taskQueue,
-      maintenanceIntervalMs: 200,
-      workflowBundlePath: inject('workflowBundlePath'),
-    },
-    { db: stack.database.db, logger: createLogger('silent'), webhooks: stack.webhooks },
-  );
 
 /** A worker in a process of its own, as production runs it, so the test can SIGKILL it. */
 async function spawnWorkerProcess(): Promise<ChildProcess> {
@@ -93,7 +78,7 @@ describe('crash safety of webhook delivery', () => {
     doomed.kill('SIGKILL');
 
     // A new worker takes over; the lost attempt times out on the server and is retried on schedule.
-    const worker = await startStackWorker();
+    const worker = await stack.startWorker();
     try {
       const [first, second] = await eventually(
         async () => {

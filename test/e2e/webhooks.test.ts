@@ -2,10 +2,8 @@ import { eq } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { createActivities } from '../../activities/index.js';
 import { adjustSendRate, reserveSendSlot } from '../../src/db/queries/webhook-endpoints.js';
 import { webhookDeliveries, webhookEndpoints } from '../../src/db/schema/index.js';
-import { createLogger } from '../../src/logger.js';
 import { postWebhook } from '../../src/webhooks/sender.js';
 import { registerCustomer } from '../helpers/customers.js';
 import { startReceiver, type Receiver } from '../helpers/https-receiver.js';
@@ -304,14 +302,7 @@ describe('endpoint health', () => {
       .from(webhookEndpoints)
       .where(eq(webhookEndpoints.id, endpoint.id));
     const tenant = { partnerId: row!.partnerId, environment: 'sandbox' as const };
-    const activities = createActivities({
-      db: stack.database.db,
-      logger: createLogger('silent'),
-      identity: 'test',
-      temporal: stack.temporal,
-      taskQueue: stack.config.temporal.taskQueue,
-      webhooks: stack.webhooks,
-    });
+    const activities = stack.activities();
     const delivery = async (outcome: 'failed' | 'succeeded') => {
       const id = `whd_${randomUUID().replaceAll('-', '')}`;
       await stack.database.db.insert(webhookDeliveries).values({

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { inject } from 'vitest';
-import type { ActivityDeps } from '../../activities/index.js';
+import { createActivities, type Activities, type ActivityDeps } from '../../activities/index.js';
 import { createApp } from '../../src/app.js';
 import { createSealedBox } from '../../src/domain/sealed-box.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -18,6 +18,10 @@ export const OPS_TOKEN = 'test-ops-token-0123456789';
 
 export interface TestStack {
   baseUrl: string;
+  /** Starts another worker on this stack's task queue (for tests that stop and replace workers). */
+  startWorker(): ReturnType<typeof startWorker>;
+  /** This stack's activities, called directly (for tests of an activity's own guarantees). */
+  activities(): Activities;
   /** What a worker of this stack is given for webhook deliveries. */
   webhooks: ActivityDeps['webhooks'];
   /** The local file store's folder. */
@@ -127,6 +131,26 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
 
   return {
     baseUrl: `http://127.0.0.1:${port}`,
+    startWorker: () =>
+      startWorker(
+        {
+          address: config.temporal.address,
+          namespace: config.temporal.namespace,
+          taskQueue,
+          maintenanceIntervalMs: config.outboxSweepIntervalMs,
+          workflowBundlePath: inject('workflowBundlePath'),
+        },
+        { db: database.db, logger, webhooks },
+      ),
+    activities: () =>
+      createActivities({
+        db: database.db,
+        logger,
+        identity: 'test',
+        temporal,
+        taskQueue,
+        webhooks,
+      }),
     webhooks,
     uploadsDir,
     config,

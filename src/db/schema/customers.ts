@@ -1,18 +1,10 @@
 import { sql } from 'drizzle-orm';
-import {
-  bigserial,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  text,
-  timestamp,
-  uniqueIndex,
-} from 'drizzle-orm/pg-core';
+import { bigserial, index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { timestampColumn } from './columns.js';
 import type { CreditAnalysis, CustomerStatus, KycItem } from '../../domain/customers/kyc.js';
 import { environments } from './partners.js';
 
-const ts = (name: string) => timestamp(name, { withTimezone: true, precision: 3 });
+const ts = timestampColumn;
 
 /**
  * A borrower. Written by the API at registration and afterwards only by the customer's onboarding

@@ -1,15 +1,8 @@
-import {
-  doublePrecision,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  text,
-  timestamp,
-} from 'drizzle-orm/pg-core';
+import { doublePrecision, index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import { timestampColumn } from './columns.js';
 import { environments } from '../../domain/environments.js';
 
-const ts = (name: string) => timestamp(name, { withTimezone: true, precision: 3 });
+const ts = timestampColumn;
 
 /**
  * A partner's webhook endpoint. Secrets are sealed (AES-256-GCM): the service must read them to
