@@ -19,6 +19,9 @@ COPY --from=runtime-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY drizzle ./drizzle
+# Uploaded KYC documents (the local file store); docker-compose mounts a volume here.
+RUN mkdir -p /var/lib/embedded-credit/uploads && chown -R node:node /var/lib/embedded-credit
+ENV UPLOADS_DIR=/var/lib/embedded-credit/uploads
 USER node
 EXPOSE 3000
 CMD ["node", "dist/src/main/api.js"]
