@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { findSessionByTokenHash } from '../db/queries/biometric-sessions.js';
+import { findSessionByTokenHash, type BiometricSession } from '../db/queries/biometric-sessions.js';
 import { findCustomer } from '../db/queries/customers.js';
 import { newId } from '../domain/ids.js';
 import { ProblemError, problems } from '../errors.js';
@@ -36,24 +36,33 @@ export async function openBiometrics(
 }
 
 export type SessionView = 'open' | 'completed' | 'expired' | 'superseded' | 'unknown';
+/** What completing a session can end in: never still open. */
+export type CompletionOutcome = Exclude<SessionView, 'open'>;
+
+/** An open session past its deadline is expired, whether or not its timer has fired yet. */
+function viewOf(session: BiometricSession | undefined, now: Date): SessionView {
+  if (!session) return 'unknown';
+  if (session.status === 'open' && session.expiresAt.getTime() <= now.getTime()) return 'expired';
+  return session.status;
+}
 
 /** What the hosted page shows for a token, without changing anything. */
 export async function viewBiometricsSession(
   deps: CustomerDeps,
   token: string,
 ): Promise<SessionView> {
-  const session = await findSessionByTokenHash(deps.db, hashToken(token));
-  if (!session) return 'unknown';
-  if (session.status === 'open' && session.expiresAt.getTime() <= deps.clock().getTime())
-    return 'expired';
-  return session.status;
+  return viewOf(await findSessionByTokenHash(deps.db, hashToken(token)), deps.clock());
 }
 
 /** The customer finished the capture on the hosted page: the biometrics item becomes submitted. */
-export async function completeBiometrics(deps: CustomerDeps, token: string): Promise<SessionView> {
+export async function completeBiometrics(
+  deps: CustomerDeps,
+  token: string,
+): Promise<CompletionOutcome> {
   const session = await findSessionByTokenHash(deps.db, hashToken(token));
-  const view = await viewBiometricsSession(deps, token);
-  if (!session || view !== 'open') return view;
+  if (!session) return 'unknown';
+  const view = viewOf(session, deps.clock());
+  if (view !== 'open') return view;
   const tenant = { partnerId: session.partnerId, environment: session.environment };
   const customer = await findCustomer(deps.db, tenant, session.customerId);
   if (!customer) return 'unknown';

@@ -62,8 +62,7 @@ export function hostedRoutes(deps: CustomerDeps): Router<AppState> {
   });
 
   router.post('/hosted/biometrics/:token', async (ctx) => {
-    const outcome = await completeBiometrics(deps, ctx.params.token ?? '');
-    const shown = outcome === 'open' ? 'completed' : outcome;
+    const shown = await completeBiometrics(deps, ctx.params.token ?? '');
     ctx.type = 'text/html; charset=utf-8';
     ctx.set('Cache-Control', 'no-store');
     ctx.status = shown === 'completed' ? 200 : shown === 'unknown' ? 404 : 410;
