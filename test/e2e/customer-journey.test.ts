@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { files, registerCustomer, upload, type CustomerBody } from '../helpers/customers.js';
+import { recordHistory } from '../helpers/histories.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { eventually, startStack, type TestStack } from '../helpers/stack.js';
 
@@ -172,6 +173,11 @@ describe('a sandbox customer, from registration to active', () => {
     // One event by id, too.
     const one = await api(`/v3/events/${events[0]!.id}`);
     expect(((await one.json()) as EventBody).type).toBe('customer.created');
+
+    await recordHistory(
+      stack.temporal.workflow.getHandle(`customer-onboarding/${registered.id}`),
+      'customer-onboarding',
+    );
 
     // Ops read the current state in the workflow's details in the Temporal UI.
     const metadata = await stack.temporal.workflow

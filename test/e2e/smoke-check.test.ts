@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { smokeChecks, workflowOutbox } from '../../src/db/schema/index.js';
+import { recordHistory } from '../helpers/histories.js';
 import { eventually, OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 
 const headers = { Authorization: `Bearer ${OPS_TOKEN}`, 'Content-Type': 'application/json' };
@@ -58,6 +59,7 @@ describe('a smoke check through the real API, worker, PostgreSQL and Temporal', 
     // The row is written by the workflow's last activity; the workflow closes a moment later.
     const handle = stack.temporal.workflow.getHandle(check.workflow_id);
     await handle.result();
+    await recordHistory(handle, 'smoke-check');
     const description = await handle.describe();
     expect(description.status.name).toBe('COMPLETED');
     expect(description.type).toBe('smokeCheckWorkflow');

@@ -6,6 +6,7 @@ import { adjustSendRate, reserveSendSlot } from '../../src/db/queries/webhook-en
 import { webhookDeliveries, webhookEndpoints } from '../../src/db/schema/index.js';
 import { postWebhook } from '../../src/webhooks/sender.js';
 import { registerCustomer } from '../helpers/customers.js';
+import { recordHistory } from '../helpers/histories.js';
 import { startReceiver, type Receiver } from '../helpers/https-receiver.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { eventually, startStack, type TestStack } from '../helpers/stack.js';
@@ -100,6 +101,8 @@ describe('webhook delivery to a local HTTPS receiver', () => {
         .getAll()
         .map((pair) => `${pair.key.name}=${String(pair.value)}`),
     ).toEqual(expect.arrayContaining([`EndpointId=${endpoint.id}`, `EventId=${payload.id}`]));
+    await handle.result();
+    await recordHistory(handle, 'webhook-delivery');
     const metadata = await handle.query<{ currentDetails?: string }>(
       '__temporal_workflow_metadata',
     );

@@ -1,0 +1,33 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Worker } from '@temporalio/worker';
+import { describe, expect, inject, it } from 'vitest';
+import { historiesDir } from '../helpers/histories.js';
+
+/**
+ * Histories saved from real runs (`RECORD_HISTORIES=1` on the e2e tests) replayed against today's
+ * workflow code. A workflow change that is not replay-compatible — a reordered activity, a new
+ * timer where there was none — fails here rather than in workflows already running.
+ */
+describe('replaying recorded histories', async () => {
+  const files = (await readdir(historiesDir)).filter((file) => file.endsWith('.json'));
+
+  it('has histories for every workflow type', () => {
+    expect(files.map((file) => file.split('.')[0]).sort()).toEqual([
+      'customer-onboarding',
+      'smoke-check',
+      'webhook-delivery',
+    ]);
+  });
+
+  for (const file of files) {
+    it(`replays ${file} deterministically`, async () => {
+      const history = JSON.parse(await readFile(join(historiesDir, file), 'utf8')) as unknown;
+      await Worker.runReplayHistory(
+        { workflowBundle: { codePath: inject('workflowBundlePath') } },
+        history,
+        file,
+      );
+    });
+  }
+});
