@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import type { Environment } from '../src/domain/environments.js';
+import type { Tenant } from '../src/domain/tenant.js';
 import { closeSession, openSession } from '../src/db/queries/biometric-sessions.js';
 import { findCustomer, updateCustomer } from '../src/db/queries/customers.js';
 import {
@@ -12,11 +12,6 @@ import { creditAnalysisFor } from '../src/domain/customers/credit-analysis.js';
 import type { CreditAnalysis, KycState } from '../src/domain/customers/kyc.js';
 import type { CustomerFieldChanges, SubmittedDocument } from '../workflows/customer-onboarding.js';
 import type { ActivityDeps } from './index.js';
-
-interface Tenant {
-  partnerId: string;
-  environment: Environment;
-}
 
 const UNIQUE_VIOLATION = '23505';
 

@@ -19,18 +19,10 @@ import {
   slowDownStatuses,
   type AttemptOutcome,
 } from '../src/domain/webhooks/schedule.js';
-import type { Environment } from '../src/domain/environments.js';
 import { postWebhook } from '../src/webhooks/sender.js';
 import { signatureHeader } from '../src/webhooks/signature.js';
+import type { DeliveryWorkflowInput } from '../workflows/webhook-delivery.js';
 import type { ActivityDeps } from './index.js';
-
-interface DeliveryRef {
-  deliveryId: string;
-  eventId: string;
-  endpointId: string;
-  partnerId: string;
-  environment: Environment;
-}
 
 /** Five events in a row ending `failed`, with no success between, disable the endpoint. */
 export const FAILED_EVENTS_BEFORE_DISABLE = 5;
@@ -44,14 +36,14 @@ export interface AttemptResult {
 }
 
 export function createWebhookActivities(deps: ActivityDeps) {
-  const tenantOf = (ref: DeliveryRef) => ({
+  const tenantOf = (ref: DeliveryWorkflowInput) => ({
     partnerId: ref.partnerId,
     environment: ref.environment,
   });
 
   return {
     /** Takes the endpoint's next send slot; the workflow waits this long (a durable timer) first. */
-    async reserveDeliverySlot(input: DeliveryRef): Promise<number> {
+    async reserveDeliverySlot(input: DeliveryWorkflowInput): Promise<number> {
       return reserveSendSlot(deps.db, tenantOf(input), input.endpointId);
     },
 
@@ -61,7 +53,7 @@ export function createWebhookActivities(deps: ActivityDeps) {
      * comes next. `random` is the workflow's jitter draw for the next delay.
      */
     async attemptDelivery(
-      input: DeliveryRef & { attempt: number; random: number },
+      input: DeliveryWorkflowInput & { attempt: number; random: number },
     ): Promise<AttemptResult> {
       const tenant = tenantOf(input);
       const cancelled = (why: string): AttemptResult => ({
@@ -153,7 +145,7 @@ export function createWebhookActivities(deps: ActivityDeps) {
      * cancels its pending deliveries.
      */
     async finishDelivery(
-      input: DeliveryRef & { outcome: 'succeeded' | 'failed' | 'gone' },
+      input: DeliveryWorkflowInput & { outcome: 'succeeded' | 'failed' | 'gone' },
     ): Promise<void> {
       const tenant = tenantOf(input);
       await deps.db.transaction(async (tx) => {

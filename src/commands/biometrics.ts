@@ -3,7 +3,7 @@ import { findSessionByTokenHash, type BiometricSession } from '../db/queries/bio
 import { findCustomer } from '../db/queries/customers.js';
 import { newId } from '../domain/ids.js';
 import { ProblemError, problems } from '../errors.js';
-import type { Tenant } from '../http/context.js';
+import type { Tenant } from '../domain/tenant.js';
 import { changeCustomer } from '../temporal/customer-workflows.js';
 import {
   completeBiometricsUpdate,

@@ -1,7 +1,7 @@
 import { findCustomer, findCustomerByIdentity, type Customer } from '../db/queries/customers.js';
 import type { ReviewItem } from '../domain/customers/kyc.js';
 import { ProblemError, problems } from '../errors.js';
-import type { Tenant } from '../http/context.js';
+import type { Tenant } from '../domain/tenant.js';
 import { changeCustomer } from '../temporal/customer-workflows.js';
 import {
   correctDataUpdate,

@@ -2,7 +2,7 @@ import type { DbOrTx } from '../db/client.js';
 import { insertCredential, type Credential } from '../db/queries/credentials.js';
 import { newId } from '../domain/ids.js';
 import { hashSecret, newClientSecret } from '../domain/secrets.js';
-import type { Tenant } from '../http/context.js';
+import type { Tenant } from '../domain/tenant.js';
 
 /** A new credential in the caller's environment. The secret is returned once and stored hashed. */
 export async function createCredential(

@@ -2,7 +2,7 @@ import { findCustomerByIdentity, insertCustomer, type Customer } from '../db/que
 import { initialKyc } from '../domain/customers/kyc.js';
 import { newId } from '../domain/ids.js';
 import { ProblemError } from '../errors.js';
-import type { Tenant } from '../http/context.js';
+import type { Tenant } from '../domain/tenant.js';
 import { presentCustomer } from '../http/routes/customers/presenter.js';
 import { onboardingStart } from '../temporal/customer-workflows.js';
 import { dispatchWorkflowStart, enqueueWorkflowStart } from '../temporal/outbox.js';

@@ -4,7 +4,7 @@ import { findDocument, type Document } from '../db/queries/documents.js';
 import { sniffFileType } from '../domain/file-types.js';
 import { newId } from '../domain/ids.js';
 import { ProblemError, problems } from '../errors.js';
-import type { Tenant } from '../http/context.js';
+import type { Tenant } from '../domain/tenant.js';
 import { changeCustomer } from '../temporal/customer-workflows.js';
 import { submitDocumentUpdate } from '../../workflows/customer-onboarding.js';
 import type { CustomerDeps } from './customer-deps.js';

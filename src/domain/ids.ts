@@ -19,7 +19,3 @@ export type IdPrefix = (typeof idPrefixes)[keyof typeof idPrefixes];
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBytes(16).toString('hex')}`;
 }
-
-export function idPattern(prefix: IdPrefix): RegExp {
-  return new RegExp(`^${prefix}_[0-9a-f]{32}$`);
-}

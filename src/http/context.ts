@@ -1,12 +1,8 @@
 import type { RouterContext } from '@koa/router';
-import type { Environment } from '../db/schema/index.js';
 import type { Logger } from '../logger.js';
 
-/** Whose data a request may see: every partner query is filtered by both. */
-export interface Tenant {
-  partnerId: string;
-  environment: Environment;
-}
+export type { Tenant } from '../domain/tenant.js';
+import type { Tenant } from '../domain/tenant.js';
 
 /** What every request carries through the middleware chain. */
 export interface AppState {

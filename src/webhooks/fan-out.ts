@@ -5,7 +5,8 @@ import { recordEvents } from '../db/queries/events.js';
 import { enabledEndpoints } from '../db/queries/webhook-endpoints.js';
 import { webhookDeliveries } from '../db/schema/index.js';
 import { filtersMatch } from '../domain/webhooks/catalogue.js';
-import type { Tenant } from '../http/context.js';
+import type { Tenant } from '../domain/tenant.js';
+import type { DeliveryWorkflowInput } from '../../workflows/webhook-delivery.js';
 import type { Logger } from '../logger.js';
 import { dispatchWorkflowStart, enqueueWorkflowStart } from '../temporal/outbox.js';
 import { workflowIds } from '../temporal/workflow-ids.js';
@@ -22,15 +23,7 @@ export function deliveryIdFor(eventId: string, endpointId: string): string {
   return `whd_${createHash('sha256').update(`${eventId}:${endpointId}`).digest('hex').slice(0, 32)}`;
 }
 
-export interface DeliveryInput {
-  deliveryId: string;
-  eventId: string;
-  endpointId: string;
-  partnerId: string;
-  environment: Tenant['environment'];
-}
-
-export function deliveryStart(input: DeliveryInput, taskQueue: string) {
+export function deliveryStart(input: DeliveryWorkflowInput, taskQueue: string) {
   return {
     workflowId: workflowIds.webhookDelivery(input.deliveryId),
     workflowType: 'webhookDeliveryWorkflow',

@@ -1,5 +1,5 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
-import type { Tenant } from '../../http/context.js';
+import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
 import { biometricSessions } from '../schema/index.js';
 

@@ -1,6 +1,6 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { CustomerStatus } from '../../domain/customers/kyc.js';
-import type { Tenant } from '../../http/context.js';
+import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
 import { paginate, type ListParams, type Page } from '../pagination.js';
 import { customers } from '../schema/index.js';

@@ -1,5 +1,5 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import type { Tenant } from '../../http/context.js';
+import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
 import { paginate, type ListParams, type Page } from '../pagination.js';
 import { webhookDeliveries, webhookEndpoints, type DeliveryAttempt } from '../schema/index.js';
