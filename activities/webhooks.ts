@@ -4,6 +4,7 @@ import {
   endDelivery,
   findDelivery,
   recordAttempt,
+  scheduleNextAttempt,
   settleEndpointStreak,
 } from '../src/db/queries/webhook-deliveries.js';
 import {
@@ -14,14 +15,13 @@ import {
 } from '../src/db/queries/webhook-endpoints.js';
 import {
   classifyResponse,
-  delayBeforeAttempt,
-  MAX_ATTEMPTS,
   slowDownStatuses,
   type AttemptOutcome,
 } from '../src/domain/webhooks/schedule.js';
+import { presentEvent } from '../src/http/routes/events/presenter.js';
 import { postWebhook } from '../src/webhooks/sender.js';
 import { signatureHeader } from '../src/webhooks/signature.js';
-import type { DeliveryWorkflowInput } from '../workflows/webhook-delivery.js';
+import type { DeliveryWorkflowInput } from '../workflows/webhook-delivery/messages.js';
 import type { ActivityDeps } from './index.js';
 
 /** Five events in a row ending `failed`, with no success between, disable the endpoint. */
@@ -29,8 +29,6 @@ export const FAILED_EVENTS_BEFORE_DISABLE = 5;
 
 export interface AttemptResult {
   outcome: AttemptOutcome;
-  /** When another attempt follows: how long to wait, counted from now (the end of this one). */
-  nextDelayMs: number | null;
   /** One line for the workflow's details in the Temporal UI. */
   summary: string;
 }
@@ -47,18 +45,22 @@ export function createWebhookActivities(deps: ActivityDeps) {
       return reserveSendSlot(deps.db, tenantOf(input), input.endpointId);
     },
 
+    /** When the next attempt is due, for partners reading the delivery (the workflow decided it). */
+    async scheduleDeliveryAttempt(input: DeliveryWorkflowInput & { at: string }): Promise<void> {
+      await scheduleNextAttempt(deps.db, tenantOf(input), input.deliveryId, new Date(input.at));
+    },
+
     /**
      * One HTTP attempt (never retried by Temporal: the schedule is the workflow's). Signs with
-     * every secret valid now, sends the event's stored bytes, records the attempt, and says what
-     * comes next. `random` is the workflow's jitter draw for the next delay.
+     * every secret valid now, sends the event's stored bytes, records the attempt, and says how the
+     * receiver answered; the workflow decides what follows.
      */
     async attemptDelivery(
-      input: DeliveryWorkflowInput & { attempt: number; random: number },
+      input: DeliveryWorkflowInput & { attempt: number },
     ): Promise<AttemptResult> {
       const tenant = tenantOf(input);
       const cancelled = (why: string): AttemptResult => ({
         outcome: { kind: 'cancelled' },
-        nextDelayMs: null,
         summary: why,
       });
       const delivery = await findDelivery(deps.db, tenant, input.deliveryId);
@@ -86,12 +88,7 @@ export function createWebhookActivities(deps: ActivityDeps) {
         secrets.push(deps.webhooks.sealedBox.open(endpoint.previousSecretSealed));
       }
       // The stored event, serialized the same way every time: every attempt sends the same bytes.
-      const body = JSON.stringify({
-        id: event.id,
-        type: event.type,
-        timestamp: event.createdAt.toISOString(),
-        data: event.data,
-      });
+      const body = JSON.stringify(presentEvent(event));
       const timestamp = Math.floor(now.getTime() / 1000);
       const sent = await postWebhook({
         url: endpoint.url,
@@ -114,27 +111,16 @@ export function createWebhookActivities(deps: ActivityDeps) {
       } else if (outcome.kind === 'succeeded') {
         await adjustSendRate(deps.db, tenant, input.endpointId, 'success');
       }
-      const nextDelayMs =
-        outcome.kind === 'retry' && input.attempt < MAX_ATTEMPTS
-          ? delayBeforeAttempt(input.attempt + 1, input.random, outcome.retryAfterMs)
-          : null;
-      await recordAttempt(
-        deps.db,
-        tenant,
-        input.deliveryId,
-        {
-          number: input.attempt,
-          started_at: now.toISOString(),
-          response_status: sent.status,
-          error: sent.error,
-          duration_ms: sent.durationMs,
-        },
-        nextDelayMs === null ? null : new Date(Date.now() + nextDelayMs),
-      );
+      await recordAttempt(deps.db, tenant, input.deliveryId, {
+        number: input.attempt,
+        started_at: now.toISOString(),
+        response_status: sent.status,
+        error: sent.error,
+        duration_ms: sent.durationMs,
+      });
       const answer = sent.status === null ? sent.error : `HTTP ${sent.status}`;
       return {
         outcome,
-        nextDelayMs,
         summary: `attempt ${input.attempt}: ${answer} in ${sent.durationMs} ms`,
       };
     },

@@ -8,7 +8,7 @@ import { changeCustomer } from '../temporal/customer-workflows.js';
 import {
   completeBiometricsUpdate,
   openBiometricsUpdate,
-} from '../../workflows/customer-onboarding.js';
+} from '../../workflows/customer-onboarding/messages.js';
 import type { CustomerDeps } from './customer-deps.js';
 
 export const BIOMETRICS_SESSION_MS = 15 * 60 * 1000;

@@ -8,7 +8,7 @@ import {
   denyUpdate,
   reviewUpdate,
   type CustomerFieldChanges,
-} from '../../workflows/customer-onboarding.js';
+} from '../../workflows/customer-onboarding/messages.js';
 import type { CustomerDeps } from './customer-deps.js';
 
 async function load(deps: CustomerDeps, tenant: Tenant, customerId: string): Promise<Customer> {

@@ -4,7 +4,7 @@ import { insertSmokeCheck, type SmokeCheck } from '../db/queries/smoke-checks.js
 import { newId } from '../domain/ids.js';
 import type { Logger } from '../logger.js';
 import { dispatchWorkflowStart, enqueueWorkflowStart } from '../temporal/outbox.js';
-import { workflowIds } from '../temporal/workflow-ids.js';
+import { workflowIds, workflowTypes } from '../temporal/workflow-ids.js';
 
 export interface CommandDeps {
   db: Db;
@@ -27,7 +27,7 @@ export async function requestSmokeCheck(
     const check = await insertSmokeCheck(tx, { id, delayMs: input.delayMs, workflowId });
     const outbox = await enqueueWorkflowStart(tx, {
       workflowId,
-      workflowType: 'smokeCheckWorkflow',
+      workflowType: workflowTypes.smokeCheck,
       taskQueue: deps.taskQueue,
       args: [{ smokeCheckId: id, delayMs: input.delayMs }],
     });

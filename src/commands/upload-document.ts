@@ -6,7 +6,7 @@ import { newId } from '../domain/ids.js';
 import { ProblemError, problems } from '../errors.js';
 import type { Tenant } from '../domain/tenant.js';
 import { changeCustomer } from '../temporal/customer-workflows.js';
-import { submitDocumentUpdate } from '../../workflows/customer-onboarding.js';
+import { submitDocumentUpdate } from '../../workflows/customer-onboarding/messages.js';
 import type { CustomerDeps } from './customer-deps.js';
 
 /**

@@ -1,7 +1,9 @@
 import { and, asc, desc, eq, gt, lt, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { problems } from '../errors.js';
+import type { Tenant } from '../domain/tenant.js';
 import type { DbOrTx } from './client.js';
+import { ofTenant, type TenantTable } from './tenancy.js';
 
 export interface ListParams<S extends string = string> {
   limit: number;
@@ -24,21 +26,25 @@ export interface Page<T> {
 export async function paginate<Row>(
   db: DbOrTx,
   options: {
-    table: PgTable;
+    table: PgTable & TenantTable;
     idColumn: PgColumn;
     sortColumn: PgColumn;
-    tenant: SQL | undefined;
+    /** Whose list this is: required, so an unscoped list cannot be written. */
+    tenant: Tenant;
+    /** A narrower collection within the tenant (one customer's documents), cursor included. */
+    within?: SQL | undefined;
     filters?: SQL | undefined;
     params: ListParams;
   },
 ): Promise<Page<Row>> {
-  const { table, idColumn, sortColumn, tenant, filters, params } = options;
+  const { table, idColumn, sortColumn, filters, params } = options;
+  const scope = and(ofTenant(table, options.tenant), options.within);
   let after: SQL | undefined;
   if (params.starting_after !== undefined) {
     const [cursor] = await db
       .select({ sortValue: sortColumn, id: idColumn })
       .from(table)
-      .where(and(tenant, eq(idColumn, params.starting_after)))
+      .where(and(scope, eq(idColumn, params.starting_after)))
       .limit(1);
     if (!cursor) throw problems.invalidCursor(params.starting_after);
     const beyond = params.order === 'desc' ? lt : gt;
@@ -49,7 +55,7 @@ export async function paginate<Row>(
   const rows = (await db
     .select()
     .from(table)
-    .where(and(tenant, filters, after))
+    .where(and(scope, filters, after))
     .orderBy(direction(sortColumn), direction(idColumn))
     .limit(params.limit + 1)) as Row[];
   return { rows: rows.slice(0, params.limit), hasMore: rows.length > params.limit };

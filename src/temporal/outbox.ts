@@ -27,20 +27,31 @@ const MAX_RETRY_SECONDS = 300;
 
 /** Records, inside the caller's transaction, a workflow start that must follow the commit. */
 export async function enqueueWorkflowStart(tx: DbOrTx, start: WorkflowStart): Promise<OutboxRow> {
-  const [row] = await tx
-    .insert(workflowOutbox)
-    .values({
-      workflowId: start.workflowId,
-      workflowType: start.workflowType,
-      taskQueue: start.taskQueue,
-      args: start.args,
-      searchAttributes: start.searchAttributes ?? {},
-      summary: start.summary ?? null,
-      nextAttemptAt: sql`now() + make_interval(secs => ${SWEEP_GRACE_SECONDS})`,
-    })
-    .returning();
+  const [row] = await enqueueWorkflowStarts(tx, [start]);
   if (!row) throw new Error('outbox insert returned no row');
   return row;
+}
+
+/** Records several starts in one statement (a fan-out, a recovery). */
+export async function enqueueWorkflowStarts(
+  tx: DbOrTx,
+  starts: WorkflowStart[],
+): Promise<OutboxRow[]> {
+  if (starts.length === 0) return [];
+  return tx
+    .insert(workflowOutbox)
+    .values(
+      starts.map((start) => ({
+        workflowId: start.workflowId,
+        workflowType: start.workflowType,
+        taskQueue: start.taskQueue,
+        args: start.args,
+        searchAttributes: start.searchAttributes ?? {},
+        summary: start.summary ?? null,
+        nextAttemptAt: sql`now() + make_interval(secs => ${SWEEP_GRACE_SECONDS})`,
+      })),
+    )
+    .returning();
 }
 
 /**

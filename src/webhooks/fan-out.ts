@@ -6,10 +6,14 @@ import { enabledEndpoints } from '../db/queries/webhook-endpoints.js';
 import { webhookDeliveries } from '../db/schema/index.js';
 import { filtersMatch } from '../domain/webhooks/catalogue.js';
 import type { Tenant } from '../domain/tenant.js';
-import type { DeliveryWorkflowInput } from '../../workflows/webhook-delivery.js';
+import type { DeliveryWorkflowInput } from '../../workflows/webhook-delivery/messages.js';
 import type { Logger } from '../logger.js';
-import { dispatchWorkflowStart, enqueueWorkflowStart } from '../temporal/outbox.js';
-import { workflowIds } from '../temporal/workflow-ids.js';
+import {
+  dispatchWorkflowStart,
+  enqueueWorkflowStarts,
+  type WorkflowStart,
+} from '../temporal/outbox.js';
+import { workflowIds, workflowTypes } from '../temporal/workflow-ids.js';
 
 export interface NewEvent {
   id: string;
@@ -23,10 +27,11 @@ export function deliveryIdFor(eventId: string, endpointId: string): string {
   return `whd_${createHash('sha256').update(`${eventId}:${endpointId}`).digest('hex').slice(0, 32)}`;
 }
 
-export function deliveryStart(input: DeliveryWorkflowInput, taskQueue: string) {
+/** The one definition of a delivery's workflow start: first deliveries, resends and recoveries. */
+export function deliveryStart(input: DeliveryWorkflowInput, taskQueue: string): WorkflowStart {
   return {
     workflowId: workflowIds.webhookDelivery(input.deliveryId),
-    workflowType: 'webhookDeliveryWorkflow',
+    workflowType: workflowTypes.webhookDelivery,
     taskQueue,
     args: [input],
     searchAttributes: {
@@ -80,11 +85,10 @@ export async function recordAndFanOut(
     .onConflictDoNothing()
     .returning({ id: webhookDeliveries.id });
   const fresh = new Set(inserted.map((row) => row.id));
-  const outbox = [];
-  for (const delivery of deliveries.filter((d) => fresh.has(d.deliveryId))) {
-    outbox.push(await enqueueWorkflowStart(tx, deliveryStart(delivery, taskQueue)));
-  }
-  return outbox;
+  return enqueueWorkflowStarts(
+    tx,
+    deliveries.filter((d) => fresh.has(d.deliveryId)).map((d) => deliveryStart(d, taskQueue)),
+  );
 }
 
 /** After the commit: start the deliveries' workflows now rather than at the next sweep. */

@@ -16,7 +16,7 @@ import {
   stateQuery,
   submitDocumentUpdate,
   type OnboardingInput,
-} from '../../workflows/customer-onboarding.js';
+} from '../../workflows/customer-onboarding/messages.js';
 import { customerOnboardingWorkflow } from '../../workflows/index.js';
 
 type Persisted = Parameters<Activities['persistCustomerChange']>[0];
@@ -72,6 +72,7 @@ async function withOnboarding(
     name?: string;
     fileNames?: Record<string, string>;
     cnpj?: boolean;
+    historyLimit?: number;
   },
   body: (ctx: {
     handle: WorkflowHandle<typeof customerOnboardingWorkflow>;
@@ -101,6 +102,7 @@ async function withOnboarding(
     externalId: 'ext-1',
     initial: { status: 'pending_kyc', kyc: initialKyc(options.cnpj ?? false) },
     sandboxReviewDelayMs: options.sandboxReviewDelayMs ?? null,
+    ...(options.historyLimit ? { historyLimit: options.historyLimit } : {}),
   };
   await worker.runUntil(async () => {
     const handle = await env.client.workflow.start(customerOnboardingWorkflow, {
@@ -168,6 +170,29 @@ const itemStatus = (state: KycState, type: string) =>
   state.kyc.find((item) => item.type === type)?.status;
 
 describe('customerOnboardingWorkflow', () => {
+  it('continues as new when its history grows, carrying the state, the analysis and the review clocks', async () => {
+    await withOnboarding(
+      { historyLimit: 25, sandboxReviewDelayMs: 60_000 },
+      async ({ upload, captureBiometrics, state, handle, recorded }) => {
+        const firstRun = (await handle.describe()).runId;
+        for (const type of documents) await upload(type);
+        await captureBiometrics();
+        // Every item is submitted in whichever run holds the state now.
+        const submitted = await state();
+        expect(submitted.status).toBe('under_review');
+        // The sandbox review still comes due a delay after each submission, in the new run.
+        await env.sleep(61_000);
+        const reviewed = await state();
+        expect(reviewed.status).toBe('active');
+        expect((await handle.describe()).runId).not.toBe(firstRun);
+        expect(recorded.calls.filter((c) => c.name === 'runCreditAnalysis')).toHaveLength(1);
+        const types = recorded.eventTypes();
+        expect(types.filter((t) => t === 'customer.active')).toHaveLength(1);
+        expect(types.filter((t) => t === 'customer.under_review')).toHaveLength(1);
+      },
+    );
+  });
+
   it('runs the credit analysis, then moves pending_kyc → under_review → active as items are submitted and approved', async () => {
     await withOnboarding({}, async ({ upload, captureBiometrics, state, handle, recorded }) => {
       for (const type of documents) await upload(type);

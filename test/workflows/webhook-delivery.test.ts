@@ -5,7 +5,7 @@ import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Activities } from '../../activities/index.js';
 import type { AttemptResult } from '../../activities/webhooks.js';
-import { delayBeforeAttempt, RETRY_DELAYS_MS } from '../../src/domain/webhooks/schedule.js';
+import { RETRY_DELAYS_MS } from '../../src/domain/webhooks/schedule.js';
 import { webhookDeliveryWorkflow } from '../../workflows/index.js';
 
 let env: TestWorkflowEnvironment;
@@ -21,26 +21,29 @@ afterAll(async () => {
 /** A receiver scripted attempt by attempt; records when each attempt was scheduled (server time). */
 async function deliver(answers: (AttemptResult['outcome'] | 'lost')[]) {
   const attempts: { number: number; at: number }[] = [];
+  /** When the workflow said each next attempt is due (what partners read as `next_attempt_at`). */
+  const scheduled: number[] = [];
   const finished: string[] = [];
-  const activities: Pick<Activities, 'attemptDelivery' | 'finishDelivery' | 'reserveDeliverySlot'> =
-    {
-      async reserveDeliverySlot() {
-        return 0;
-      },
-      async attemptDelivery(input) {
-        attempts.push({ number: input.attempt, at: activityInfo().scheduledTimestampMs });
-        const outcome = answers[input.attempt - 1] ?? { kind: 'retry' };
-        if (outcome === 'lost') throw ApplicationFailure.nonRetryable('worker lost', 'lost');
-        const nextDelayMs =
-          outcome.kind === 'retry' && input.attempt < 10
-            ? delayBeforeAttempt(input.attempt + 1, input.random, outcome.retryAfterMs)
-            : null;
-        return { outcome, nextDelayMs, summary: `attempt ${input.attempt}` };
-      },
-      async finishDelivery(input) {
-        finished.push(input.outcome);
-      },
-    };
+  const activities: Pick<
+    Activities,
+    'attemptDelivery' | 'finishDelivery' | 'reserveDeliverySlot' | 'scheduleDeliveryAttempt'
+  > = {
+    async reserveDeliverySlot() {
+      return 0;
+    },
+    async attemptDelivery(input) {
+      attempts.push({ number: input.attempt, at: activityInfo().scheduledTimestampMs });
+      const outcome = answers[input.attempt - 1] ?? { kind: 'retry' };
+      if (outcome === 'lost') throw ApplicationFailure.nonRetryable('worker lost', 'lost');
+      return { outcome, summary: `attempt ${input.attempt}` };
+    },
+    async scheduleDeliveryAttempt(input) {
+      scheduled.push(Date.parse(input.at));
+    },
+    async finishDelivery(input) {
+      finished.push(input.outcome);
+    },
+  };
   const taskQueue = `delivery-${randomUUID()}`;
   const worker = await Worker.create({
     connection: env.nativeConnection,
@@ -63,13 +66,16 @@ async function deliver(answers: (AttemptResult['outcome'] | 'lost')[]) {
       ],
     }),
   );
-  return { result, attempts, finished };
+  return { result, attempts, scheduled, finished };
 }
 
 describe('webhookDeliveryWorkflow (time-skipping)', () => {
   it('makes 10 attempts on the schedule, each gap within its jitter window, then fails', async () => {
-    const { result, attempts, finished } = await deliver([]);
+    const { result, attempts, scheduled, finished } = await deliver([]);
     expect(result).toBe('failed');
+    // Each next attempt was announced for when it then happened (to the timer's step).
+    expect(scheduled).toHaveLength(9);
+    scheduled.forEach((at, i) => expect(Math.abs(attempts[i + 1]!.at - at)).toBeLessThan(1_000));
     expect(finished).toEqual(['failed']);
     expect(attempts.map((a) => a.number)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     for (let i = 1; i < attempts.length; i++) {

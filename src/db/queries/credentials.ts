@@ -1,6 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
+import { ofTenant } from '../tenancy.js';
 import { credentials } from '../schema/index.js';
 import { paginate, type ListParams, type Page } from '../pagination.js';
 
@@ -14,16 +15,13 @@ export async function findCredentialForAuthentication(
   return db.query.credentials.findFirst({ where: eq(credentials.clientId, clientId) });
 }
 
-const ofTenant = (tenant: Tenant) =>
-  and(eq(credentials.partnerId, tenant.partnerId), eq(credentials.environment, tenant.environment));
-
 export async function findCredential(
   db: DbOrTx,
   tenant: Tenant,
   clientId: string,
 ): Promise<Credential | undefined> {
   return db.query.credentials.findFirst({
-    where: and(ofTenant(tenant), eq(credentials.clientId, clientId)),
+    where: and(ofTenant(credentials, tenant), eq(credentials.clientId, clientId)),
   });
 }
 
@@ -49,7 +47,7 @@ export async function revokeCredential(
   await db
     .update(credentials)
     .set({ revokedAt: sql`coalesce(${credentials.revokedAt}, now())` })
-    .where(and(ofTenant(tenant), eq(credentials.clientId, clientId)));
+    .where(and(ofTenant(credentials, tenant), eq(credentials.clientId, clientId)));
   return findCredential(db, tenant, clientId);
 }
 
@@ -72,7 +70,7 @@ export async function listCredentials(
     table: credentials,
     idColumn: credentials.id,
     sortColumn: credentialSorts[params.sort],
-    tenant: ofTenant(tenant),
+    tenant,
     params,
   });
 }

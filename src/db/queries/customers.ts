@@ -2,21 +2,21 @@ import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { CustomerStatus } from '../../domain/customers/kyc.js';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
+import { ofTenant } from '../tenancy.js';
 import { paginate, type ListParams, type Page } from '../pagination.js';
 import { customers } from '../schema/index.js';
 
 export type Customer = typeof customers.$inferSelect;
 export type NewCustomer = typeof customers.$inferInsert;
 
-export const ofTenant = (tenant: Tenant) =>
-  and(eq(customers.partnerId, tenant.partnerId), eq(customers.environment, tenant.environment));
-
 export async function findCustomer(
   db: DbOrTx,
   tenant: Tenant,
   id: string,
 ): Promise<Customer | undefined> {
-  return db.query.customers.findFirst({ where: and(ofTenant(tenant), eq(customers.id, id)) });
+  return db.query.customers.findFirst({
+    where: and(ofTenant(customers, tenant), eq(customers.id, id)),
+  });
 }
 
 /** Ops only: the service's staff act on any partner's customer, named by id. */
@@ -31,7 +31,7 @@ export async function findCustomerByIdentity(
 ): Promise<Customer | undefined> {
   return db.query.customers.findFirst({
     where: and(
-      ofTenant(tenant),
+      ofTenant(customers, tenant),
       eq(customers.cpf, identity.cpf),
       sql`coalesce(${customers.cnpj}, '') = ${identity.cnpj ?? ''}`,
     ),
@@ -69,7 +69,7 @@ export async function updateCustomer(
   const [row] = await db
     .update(customers)
     .set({ ...values, updatedAt: sql`now()` })
-    .where(and(ofTenant(tenant), eq(customers.id, id)))
+    .where(and(ofTenant(customers, tenant), eq(customers.id, id)))
     .returning();
   return row;
 }
@@ -97,7 +97,7 @@ export async function listCustomers(
     table: customers,
     idColumn: customers.id,
     sortColumn: customerSorts[params.sort],
-    tenant: ofTenant(tenant),
+    tenant,
     filters: and(...filters),
     params,
   });

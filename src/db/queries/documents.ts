@@ -1,14 +1,12 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
+import { ofTenant } from '../tenancy.js';
 import { paginate, type ListParams, type Page } from '../pagination.js';
 import { documents } from '../schema/index.js';
 
 export type Document = typeof documents.$inferSelect;
 export type NewDocument = typeof documents.$inferInsert;
-
-const ofTenant = (tenant: Tenant) =>
-  and(eq(documents.partnerId, tenant.partnerId), eq(documents.environment, tenant.environment));
 
 export async function findDocument(
   db: DbOrTx,
@@ -17,7 +15,7 @@ export async function findDocument(
 ): Promise<Document | undefined> {
   return db.query.documents.findFirst({
     where: and(
-      ofTenant(tenant),
+      ofTenant(documents, tenant),
       eq(documents.customerId, params.customerId),
       eq(documents.id, params.documentId),
     ),
@@ -41,7 +39,7 @@ export async function settleSubmittedDocuments(
     .set({ status: params.status, updatedAt: sql`now()` })
     .where(
       and(
-        ofTenant(tenant),
+        ofTenant(documents, tenant),
         eq(documents.customerId, params.customerId),
         inArray(documents.type, params.types),
         eq(documents.status, 'submitted'),
@@ -60,7 +58,7 @@ export async function submittedFileNames(
     .from(documents)
     .where(
       and(
-        ofTenant(tenant),
+        ofTenant(documents, tenant),
         eq(documents.customerId, customerId),
         eq(documents.status, 'submitted'),
       ),
@@ -81,7 +79,8 @@ export async function listDocuments(
     table: documents,
     idColumn: documents.id,
     sortColumn: documentSorts[params.sort],
-    tenant: and(ofTenant(tenant), eq(documents.customerId, customerId)),
+    tenant,
+    within: eq(documents.customerId, customerId),
     params,
   });
 }

@@ -1,13 +1,11 @@
 import { and, eq } from 'drizzle-orm';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
+import { ofTenant } from '../tenancy.js';
 import { paginate, type ListParams, type Page } from '../pagination.js';
 import { events } from '../schema/index.js';
 
 export type Event = typeof events.$inferSelect;
-
-const ofTenant = (tenant: Tenant) =>
-  and(eq(events.partnerId, tenant.partnerId), eq(events.environment, tenant.environment));
 
 /**
  * Records events inside the caller's transaction. Ids are chosen by the caller (a workflow derives
@@ -36,7 +34,7 @@ export async function findEvent(
   tenant: Tenant,
   id: string,
 ): Promise<Event | undefined> {
-  return db.query.events.findFirst({ where: and(ofTenant(tenant), eq(events.id, id)) });
+  return db.query.events.findFirst({ where: and(ofTenant(events, tenant), eq(events.id, id)) });
 }
 
 // `created_at` order is insertion order: events written together share a timestamp.
@@ -51,7 +49,7 @@ export async function listEvents(
     table: events,
     idColumn: events.id,
     sortColumn: eventSorts[params.sort],
-    tenant: ofTenant(tenant),
+    tenant,
     filters: params.type !== undefined ? eq(events.type, params.type) : undefined,
     params,
   });

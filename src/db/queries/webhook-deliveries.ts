@@ -1,16 +1,11 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
+import { ofTenant } from '../tenancy.js';
 import { paginate, type ListParams, type Page } from '../pagination.js';
 import { webhookDeliveries, webhookEndpoints, type DeliveryAttempt } from '../schema/index.js';
 
 export type WebhookDelivery = typeof webhookDeliveries.$inferSelect;
-
-const ofTenant = (tenant: Tenant) =>
-  and(
-    eq(webhookDeliveries.partnerId, tenant.partnerId),
-    eq(webhookDeliveries.environment, tenant.environment),
-  );
 
 export async function findDelivery(
   db: DbOrTx,
@@ -18,27 +13,49 @@ export async function findDelivery(
   id: string,
 ): Promise<WebhookDelivery | undefined> {
   return db.query.webhookDeliveries.findFirst({
-    where: and(ofTenant(tenant), eq(webhookDeliveries.id, id)),
+    where: and(ofTenant(webhookDeliveries, tenant), eq(webhookDeliveries.id, id)),
   });
 }
 
-/** Appends an attempt and, when another will follow, when it is due. */
+/** Appends an attempt to a pending delivery; the next one is not scheduled until the workflow says. */
 export async function recordAttempt(
   db: DbOrTx,
   tenant: Tenant,
   id: string,
   attempt: DeliveryAttempt,
-  nextAttemptAt: Date | null,
 ): Promise<void> {
   await db
     .update(webhookDeliveries)
     .set({
       attempts: sql`${webhookDeliveries.attempts} || ${JSON.stringify([attempt])}::jsonb`,
-      nextAttemptAt,
+      nextAttemptAt: null,
       updatedAt: sql`now()`,
     })
     .where(
-      and(ofTenant(tenant), eq(webhookDeliveries.id, id), eq(webhookDeliveries.status, 'pending')),
+      and(
+        ofTenant(webhookDeliveries, tenant),
+        eq(webhookDeliveries.id, id),
+        eq(webhookDeliveries.status, 'pending'),
+      ),
+    );
+}
+
+/** Records when a pending delivery's next attempt is due. */
+export async function scheduleNextAttempt(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+  at: Date,
+): Promise<void> {
+  await db
+    .update(webhookDeliveries)
+    .set({ nextAttemptAt: at, updatedAt: sql`now()` })
+    .where(
+      and(
+        ofTenant(webhookDeliveries, tenant),
+        eq(webhookDeliveries.id, id),
+        eq(webhookDeliveries.status, 'pending'),
+      ),
     );
 }
 
@@ -53,7 +70,11 @@ export async function endDelivery(
     .update(webhookDeliveries)
     .set({ status, nextAttemptAt: null, updatedAt: sql`now()` })
     .where(
-      and(ofTenant(tenant), eq(webhookDeliveries.id, id), eq(webhookDeliveries.status, 'pending')),
+      and(
+        ofTenant(webhookDeliveries, tenant),
+        eq(webhookDeliveries.id, id),
+        eq(webhookDeliveries.status, 'pending'),
+      ),
     )
     .returning({ id: webhookDeliveries.id });
   return ended.length > 0;
@@ -70,7 +91,7 @@ export async function cancelPendingDeliveries(
     .set({ status: 'cancelled', nextAttemptAt: null, updatedAt: sql`now()` })
     .where(
       and(
-        ofTenant(tenant),
+        ofTenant(webhookDeliveries, tenant),
         eq(webhookDeliveries.endpointId, endpointId),
         eq(webhookDeliveries.status, 'pending'),
       ),
@@ -89,9 +110,7 @@ export async function settleEndpointStreak(
     await db
       .update(webhookEndpoints)
       .set({ consecutiveFailedEvents: 0 })
-      .where(
-        and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.partnerId, tenant.partnerId)),
-      );
+      .where(and(ofTenant(webhookEndpoints, tenant), eq(webhookEndpoints.id, endpointId)));
     return { disabled: false };
   }
   const [row] = await db
@@ -100,9 +119,7 @@ export async function settleEndpointStreak(
       consecutiveFailedEvents: sql`${webhookEndpoints.consecutiveFailedEvents} + 1`,
       updatedAt: sql`now()`,
     })
-    .where(
-      and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.partnerId, tenant.partnerId)),
-    )
+    .where(and(ofTenant(webhookEndpoints, tenant), eq(webhookEndpoints.id, endpointId)))
     .returning({
       streak: webhookEndpoints.consecutiveFailedEvents,
       status: webhookEndpoints.status,
@@ -111,7 +128,7 @@ export async function settleEndpointStreak(
   await db
     .update(webhookEndpoints)
     .set({ status: 'disabled', disabledReason: 'failing' })
-    .where(eq(webhookEndpoints.id, endpointId));
+    .where(and(ofTenant(webhookEndpoints, tenant), eq(webhookEndpoints.id, endpointId)));
   return { disabled: true };
 }
 
@@ -129,20 +146,22 @@ export async function listDeliveries(
     table: webhookDeliveries,
     idColumn: webhookDeliveries.id,
     sortColumn: deliverySorts[params.sort],
-    tenant: and(ofTenant(tenant), eq(webhookDeliveries.endpointId, endpointId)),
+    tenant,
+    within: eq(webhookDeliveries.endpointId, endpointId),
     filters: params.status !== undefined ? eq(webhookDeliveries.status, params.status) : undefined,
     params,
   });
 }
 
 /**
- * New deliveries for failed ones (a resend keeps the event, so the `webhook-id`), each with the
- * outbox entry that starts it — set-wise, so recovering any number of failures is two statements.
+ * New pending deliveries for earlier ones (a resend keeps the event, so the `webhook-id`): the
+ * deliveries named, or every one that ended `failed` since a time — set-wise, one statement
+ * however many there are. The caller starts their workflows in the same transaction.
  */
-export async function resendDeliveries(
+export async function insertResends(
   db: DbOrTx,
   tenant: Tenant,
-  params: { endpointId: string; deliveryIds?: string[]; failedSince?: Date; taskQueue: string },
+  params: { endpointId: string; deliveryIds?: string[]; failedSince?: Date },
 ): Promise<WebhookDelivery[]> {
   const list = (ids: string[]) =>
     sql.join(
@@ -162,16 +181,7 @@ export async function resendDeliveries(
     returning id`);
   const ids = created.map((row) => row.id);
   if (ids.length === 0) return [];
-  await db.execute(sql`
-    insert into workflow_outbox (workflow_id, workflow_type, task_queue, args, search_attributes, summary, next_attempt_at)
-    select 'webhook-delivery/' || d.id, 'webhookDeliveryWorkflow', ${params.taskQueue},
-           jsonb_build_array(jsonb_build_object('deliveryId', d.id, 'eventId', d.event_id, 'endpointId', d.endpoint_id,
-                                                'partnerId', d.partner_id, 'environment', d.environment)),
-           jsonb_build_object('PartnerId', d.partner_id, 'Environment', d.environment,
-                              'EndpointId', d.endpoint_id, 'EventId', d.event_id),
-           'Resend of ' || d.event_id || ' to ' || d.endpoint_id, now()
-      from webhook_deliveries d where d.id in (${list(ids)})`);
   return db.query.webhookDeliveries.findMany({
-    where: and(ofTenant(tenant), inArray(webhookDeliveries.id, ids)),
+    where: and(ofTenant(webhookDeliveries, tenant), inArray(webhookDeliveries.id, ids)),
   });
 }

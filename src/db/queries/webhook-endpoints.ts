@@ -1,17 +1,12 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
+import { ofTenant } from '../tenancy.js';
 import { paginate, type ListParams, type Page } from '../pagination.js';
 import { webhookEndpoints } from '../schema/index.js';
 
 export type WebhookEndpoint = typeof webhookEndpoints.$inferSelect;
 export type NewWebhookEndpoint = typeof webhookEndpoints.$inferInsert;
-
-const ofTenant = (tenant: Tenant) =>
-  and(
-    eq(webhookEndpoints.partnerId, tenant.partnerId),
-    eq(webhookEndpoints.environment, tenant.environment),
-  );
 
 export async function insertEndpoint(
   db: DbOrTx,
@@ -28,7 +23,7 @@ export async function findEndpoint(
   id: string,
 ): Promise<WebhookEndpoint | undefined> {
   return db.query.webhookEndpoints.findFirst({
-    where: and(ofTenant(tenant), eq(webhookEndpoints.id, id)),
+    where: and(ofTenant(webhookEndpoints, tenant), eq(webhookEndpoints.id, id)),
   });
 }
 
@@ -41,7 +36,7 @@ export async function updateEndpoint(
   const [row] = await db
     .update(webhookEndpoints)
     .set({ ...values, updatedAt: sql`now()` })
-    .where(and(ofTenant(tenant), eq(webhookEndpoints.id, id)))
+    .where(and(ofTenant(webhookEndpoints, tenant), eq(webhookEndpoints.id, id)))
     .returning();
   return row;
 }
@@ -49,7 +44,7 @@ export async function updateEndpoint(
 export async function deleteEndpoint(db: DbOrTx, tenant: Tenant, id: string): Promise<boolean> {
   const deleted = await db
     .delete(webhookEndpoints)
-    .where(and(ofTenant(tenant), eq(webhookEndpoints.id, id)))
+    .where(and(ofTenant(webhookEndpoints, tenant), eq(webhookEndpoints.id, id)))
     .returning({ id: webhookEndpoints.id });
   return deleted.length > 0;
 }
@@ -57,7 +52,7 @@ export async function deleteEndpoint(db: DbOrTx, tenant: Tenant, id: string): Pr
 /** The endpoints an event of this tenant goes to: the enabled ones (filters are applied by the caller). */
 export async function enabledEndpoints(db: DbOrTx, tenant: Tenant): Promise<WebhookEndpoint[]> {
   return db.query.webhookEndpoints.findMany({
-    where: and(ofTenant(tenant), eq(webhookEndpoints.status, 'enabled')),
+    where: and(ofTenant(webhookEndpoints, tenant), eq(webhookEndpoints.status, 'enabled')),
   });
 }
 
@@ -72,7 +67,7 @@ export async function listEndpoints(
     table: webhookEndpoints,
     idColumn: webhookEndpoints.id,
     sortColumn: endpointSorts[params.sort],
-    tenant: ofTenant(tenant),
+    tenant,
     params,
   });
 }
@@ -90,7 +85,7 @@ export async function reserveSendSlot(db: DbOrTx, tenant: Tenant, id: string): P
     .set({
       nextSendAt: sql`greatest(${webhookEndpoints.nextSendAt}, now()) + make_interval(secs => 1.0 / ${webhookEndpoints.sendRate})`,
     })
-    .where(and(ofTenant(tenant), eq(webhookEndpoints.id, id)))
+    .where(and(ofTenant(webhookEndpoints, tenant), eq(webhookEndpoints.id, id)))
     .returning({
       waitMs: sql<number>`greatest(0, extract(epoch from (${webhookEndpoints.nextSendAt} - make_interval(secs => 1.0 / ${webhookEndpoints.sendRate}) - now())) * 1000)`,
     });
@@ -111,5 +106,30 @@ export async function adjustSendRate(
   await db
     .update(webhookEndpoints)
     .set({ sendRate: rate })
-    .where(and(ofTenant(tenant), eq(webhookEndpoints.id, id)));
+    .where(and(ofTenant(webhookEndpoints, tenant), eq(webhookEndpoints.id, id)));
+}
+
+/**
+ * Replaces the signing secret in one statement: the row's current secret becomes the previous
+ * one (for the overlap) as the row stands under its lock, so concurrent rotations serialize and
+ * none loses a secret. No overlap drops the previous secret at once.
+ */
+export async function rotateSecret(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+  rotation: { secretSealed: string; previousExpiresAt: Date | null },
+): Promise<boolean> {
+  const keepPrevious = rotation.previousExpiresAt !== null;
+  const rows = await db
+    .update(webhookEndpoints)
+    .set({
+      previousSecretSealed: keepPrevious ? sql`${webhookEndpoints.secretSealed}` : null,
+      previousSecretExpiresAt: rotation.previousExpiresAt,
+      secretSealed: rotation.secretSealed,
+      updatedAt: sql`now()`,
+    })
+    .where(and(ofTenant(webhookEndpoints, tenant), eq(webhookEndpoints.id, id)))
+    .returning({ id: webhookEndpoints.id });
+  return rows.length > 0;
 }

@@ -5,29 +5,14 @@ import {
   setCurrentDetails,
   sleep,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
-import type { Environment } from '../src/domain/environments.js';
-import { delayBeforeAttempt, MAX_ATTEMPTS } from '../src/domain/webhooks/schedule.js';
+import type { Activities } from '../../activities/index.js';
+import { delayBeforeAttempt, MAX_ATTEMPTS } from '../../src/domain/webhooks/schedule.js';
+import { localDatabaseWrite, webhookAttempt } from '../presets.js';
+import type { DeliveryWorkflowInput } from './messages.js';
 
-// One HTTP attempt per activity execution: Temporal must not retry it, the schedule below does.
-const { attemptDelivery } = proxyActivities<Activities>({
-  startToCloseTimeout: '20 seconds', // the 15 s receiver budget, plus the database around it
-  retry: { maximumAttempts: 1 },
-});
-// Short database statements: local activities, run within the workflow task, with no round trip
-// through the server's task queues (this is most of a delivery's latency on an idle endpoint).
-const { finishDelivery, reserveDeliverySlot } = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
-});
-
-export interface DeliveryWorkflowInput {
-  deliveryId: string;
-  eventId: string;
-  endpointId: string;
-  partnerId: string;
-  environment: Environment;
-}
+const { attemptDelivery } = proxyActivities<Activities>(webhookAttempt);
+const { finishDelivery, reserveDeliverySlot, scheduleDeliveryAttempt } =
+  proxyLocalActivities<Activities>(localDatabaseWrite);
 
 /**
  * One delivery of one event to one endpoint: attempts on the spec's schedule (immediate, 5 s,
@@ -43,9 +28,9 @@ export async function webhookDeliveryWorkflow(input: DeliveryWorkflowInput): Pro
     if (waitMs > 0) await sleep(waitMs);
     // Drawn in the workflow: replay-safe, so the jitter is the same on every replay.
     const random = Math.random();
-    let nextDelayMs: number | null;
+    let retryAfterMs: number | undefined;
     try {
-      const result = await attemptDelivery({ ...input, attempt, random });
+      const result = await attemptDelivery({ ...input, attempt });
       history.push(result.summary);
       setCurrentDetails(history.join('\n\n'));
       if (result.outcome.kind === 'cancelled') return 'cancelled';
@@ -53,15 +38,18 @@ export async function webhookDeliveryWorkflow(input: DeliveryWorkflowInput): Pro
         await finishDelivery({ ...input, outcome: result.outcome.kind });
         return result.outcome.kind;
       }
-      nextDelayMs = result.nextDelayMs;
+      retryAfterMs = result.outcome.retryAfterMs;
     } catch (error) {
       if (!(error instanceof ActivityFailure)) throw error;
       history.push(`attempt ${attempt}: lost (${error.cause?.message ?? error.message})`);
       setCurrentDetails(history.join('\n\n'));
-      nextDelayMs = attempt < MAX_ATTEMPTS ? delayBeforeAttempt(attempt + 1, random) : null;
     }
-    if (nextDelayMs === null) break;
-    await sleep(nextDelayMs);
+    if (attempt === MAX_ATTEMPTS) break;
+    // The schedule is decided here, once: from the end of this attempt, jittered, never shorter
+    // than the receiver's Retry-After.
+    const delayMs = delayBeforeAttempt(attempt + 1, random, retryAfterMs);
+    await scheduleDeliveryAttempt({ ...input, at: new Date(Date.now() + delayMs).toISOString() });
+    await sleep(delayMs);
   }
   await finishDelivery({ ...input, outcome: 'failed' });
   return 'failed';

@@ -2,16 +2,15 @@ import {
   allHandlersFinished,
   ApplicationFailure,
   condition,
-  defineQuery,
-  defineUpdate,
+  continueAsNew,
   proxyActivities,
   setCurrentDetails,
   setHandler,
   uuid4,
+  workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
-import type { Environment } from '../src/domain/environments.js';
-import { customerEvents } from '../src/domain/customers/events.js';
+import type { Activities } from '../../activities/index.js';
+import { customerEvents } from '../../src/domain/customers/events.js';
 import {
   correctData,
   deny,
@@ -21,8 +20,24 @@ import {
   submitDocument,
   type KycState,
   type ReviewItem,
-} from '../src/domain/customers/kyc.js';
-import { sandboxReview } from '../src/domain/customers/sandbox.js';
+} from '../../src/domain/customers/kyc.js';
+import { sandboxReview } from '../../src/domain/customers/sandbox.js';
+import { databaseWrite } from '../presets.js';
+import {
+  completeBiometricsUpdate,
+  correctDataUpdate,
+  denyUpdate,
+  openBiometricsUpdate,
+  reviewUpdate,
+  stateQuery,
+  submitDocumentUpdate,
+  type CustomerFieldChanges,
+  type OnboardingInput,
+  type SubmittedDocument,
+} from './messages.js';
+
+/** Events after which a run continues as new, unless Temporal suggests it sooner. */
+const HISTORY_LIMIT = 5_000;
 
 const {
   runCreditAnalysis,
@@ -30,55 +45,7 @@ const {
   loadSandboxReviewFacts,
   openBiometricsSession,
   expireBiometricsSession,
-} = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
-});
-
-export interface OnboardingInput {
-  customerId: string;
-  partnerId: string;
-  environment: Environment;
-  externalId: string | null;
-  initial: KycState;
-  /** Sandbox customers are reviewed automatically after this delay. */
-  sandboxReviewDelayMs: number | null;
-}
-
-export interface SubmittedDocument {
-  documentId: string;
-  type: string;
-  fileName: string;
-  contentType: string;
-  sizeBytes: number;
-  sha256: string;
-  storageKey: string;
-  uploadedAt: string;
-}
-
-export interface CustomerFieldChanges {
-  email?: string;
-  phone?: string;
-  name?: string;
-  trading_name?: string | null;
-  cnpj?: string | null;
-}
-
-export const submitDocumentUpdate = defineUpdate<void, [SubmittedDocument]>('submitDocument');
-export const openBiometricsUpdate = defineUpdate<
-  void,
-  [{ sessionId: string; tokenHash: string; expiresAt: string }]
->('openBiometricsSession');
-export const completeBiometricsUpdate = defineUpdate<
-  void,
-  [{ sessionId: string; completedAt: string }]
->('completeBiometrics');
-export const reviewUpdate = defineUpdate<void, [{ items: ReviewItem[] }]>('review');
-export const denyUpdate = defineUpdate<void, [{ reason: string }]>('deny');
-export const correctDataUpdate = defineUpdate<void, [{ fields: CustomerFieldChanges; at: string }]>(
-  'correctData',
-);
-export const stateQuery = defineQuery<KycState>('state');
+} = proxyActivities<Activities>(databaseWrite);
 
 /**
  * One per customer, from registration for as long as the customer is not denied. The only writer of
@@ -91,8 +58,8 @@ export async function customerOnboardingWorkflow(input: OnboardingInput): Promis
   const ref = { id: input.customerId, external_id: input.externalId };
   let state: KycState = input.initial;
   /** Workflow time at which each item became submitted: the sandbox reviews it a delay later. */
-  const submittedAt = new Map<string, number>();
-  let biometrics: { sessionId: string; expiresAt: number } | undefined;
+  const submittedAt = new Map<string, number>(input.carried?.submittedAt);
+  let biometrics: { sessionId: string; expiresAt: number } | undefined = input.carried?.biometrics;
   let changed = false;
   const final = () => state.status === 'denied';
 
@@ -137,7 +104,7 @@ export async function customerOnboardingWorkflow(input: OnboardingInput): Promis
       showDetails();
     });
 
-  let creditAnalysis = 'running';
+  let creditAnalysis = input.carried?.creditAnalysis ?? 'running';
   /** What ops see for this workflow in the Temporal UI: status, analysis and every item. */
   const showDetails = () =>
     setCurrentDetails(
@@ -225,10 +192,26 @@ export async function customerOnboardingWorkflow(input: OnboardingInput): Promis
     }
   }
 
-  creditAnalysis = await runCreditAnalysis({ tenant, customerId: input.customerId });
+  if (!input.carried)
+    creditAnalysis = await runCreditAnalysis({ tenant, customerId: input.customerId });
   showDetails();
 
   while (!final()) {
+    // An active customer's workflow lives for years: start a fresh history before it grows large,
+    // carrying only the state (items, review clocks, the open biometrics session).
+    const { continueAsNewSuggested, historyLength } = workflowInfo();
+    if (continueAsNewSuggested || historyLength > (input.historyLimit ?? HISTORY_LIMIT)) {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof customerOnboardingWorkflow>({
+        ...input,
+        initial: state,
+        carried: {
+          submittedAt: [...submittedAt],
+          creditAnalysis,
+          ...(biometrics ? { biometrics } : {}),
+        },
+      });
+    }
     const wakeAt = nextWake(submittedAt, input.sandboxReviewDelayMs, biometrics);
     changed = false;
     if (wakeAt === undefined) await condition(() => changed || final());

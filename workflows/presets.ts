@@ -1,0 +1,28 @@
+import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
+
+/**
+ * Named activity options. A database write in one transaction: short, idempotent (its keys come
+ * from the workflow), retried with backoff for as long as the database is away.
+ */
+export const databaseWrite = {
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+} as const satisfies ActivityOptions;
+
+/**
+ * A short database statement run as a local activity, within the workflow task: no round trip
+ * through the server's task queues (most of a webhook delivery's latency on an idle endpoint).
+ */
+export const localDatabaseWrite = {
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+} as const satisfies LocalActivityOptions;
+
+/**
+ * One HTTP attempt of a webhook delivery: the 15 s receiver budget plus the database around it,
+ * and never retried by Temporal — the delivery's schedule decides what follows.
+ */
+export const webhookAttempt = {
+  startToCloseTimeout: '20 seconds',
+  retry: { maximumAttempts: 1 },
+} as const satisfies ActivityOptions;
