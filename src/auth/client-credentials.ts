@@ -7,6 +7,8 @@ import {
 } from '../db/queries/credentials.js';
 import { hashSecret } from '../domain/secrets.js';
 
+const clientIdShape = /^cli_[0-9a-f]{32}$/;
+
 // Compared against when the client_id is unknown, so both paths cost one hash and one comparison.
 const UNKNOWN_CLIENT_HASH = hashSecret('unknown-client');
 
@@ -17,7 +19,10 @@ export async function authenticateClient(
   clientSecret: string,
   now: Date,
 ): Promise<Credential | undefined> {
-  const credential = await findCredentialForAuthentication(db, clientId);
+  // A client id of another shape names nothing, and is not worth a query (nor can it break one).
+  const credential = clientIdShape.test(clientId)
+    ? await findCredentialForAuthentication(db, clientId)
+    : undefined;
   const expected = Buffer.from(credential?.secretHash ?? UNKNOWN_CLIENT_HASH, 'hex');
   const presented = Buffer.from(hashSecret(clientSecret), 'hex');
   const secretMatches = timingSafeEqual(expected, presented);

@@ -1,10 +1,12 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { z } from 'zod';
+import { z } from 'zod';
+import { problems } from '../errors.js';
 import type { AppContext, AppState } from './context.js';
 import { formOrJsonBody } from './middleware/form-or-json-body.js';
 import { jsonBody } from './middleware/json-body.js';
 import { multipartBody } from './middleware/multipart-body.js';
+import { notFoundCodeOf } from './ids.js';
 import { validated } from './validate.js';
 
 export type Security = 'partner' | 'ops' | 'none';
@@ -33,16 +35,23 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   security: Security;
   /** Accepts `Idempotency-Key` (creating POSTs). */
   idempotent?: boolean;
-  /** Documents path parameters. Ids are not validated here: a malformed id is simply not found. */
+  /**
+   * Path parameters, ids made by `pathId`: one of another shape is the resource's 404, answered
+   * before the body is read (contract §1: a path parameter is never a 422).
+   */
   params?: P;
   query?: Q;
   body?: B;
   bodyType?: 'json' | 'form-or-json' | 'multipart';
   /** What the OpenAPI document shows as the body, when it differs from what `body` validates. */
   bodyDocumentation?: z.ZodType;
+  /** The multipart `encoding` of the document: the media types a part may carry. */
+  bodyEncoding?: Record<string, { contentType: string }>;
   responses: Record<number, ResponseSpec>;
   /** Problem codes this operation can answer besides the ones every operation can. */
   errors?: number[];
+  /** Problem schemas of statuses whose problems carry more members than the standard ones. */
+  problems?: Record<number, z.ZodType>;
 }
 
 export interface DocumentedOperation {
@@ -80,6 +89,7 @@ export class ApiRouter {
   ): this {
     const chain: Middleware<AppState>[] = [...this.guards[spec.security]];
     if (spec.idempotent) chain.push(this.idempotencyGuard);
+    if (spec.params) chain.push(pathIdsOf(spec.params));
     if (spec.body) chain.push(bodyParsers[spec.bodyType ?? 'json']);
     const schemas = { query: spec.query, body: spec.body };
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
@@ -97,3 +107,31 @@ export class ApiRouter {
     return this;
   }
 }
+
+/** The first path id (in path order) that cannot name a record answers the resource's 404. */
+function pathIdsOf(params: z.ZodType): Middleware<AppState> {
+  const shape = params instanceof z.ZodObject ? (params.shape as Record<string, z.ZodType>) : {};
+  return async (ctx, next) => {
+    const values = (ctx as { params?: Record<string, string> }).params ?? {};
+    for (const [name, schema] of Object.entries(shape)) {
+      if (schema.safeParse(values[name]).success) continue;
+      const code = notFoundCodeOf(schema);
+      if (!code) throw problems.routeNotFound(ctx.method, ctx.path);
+      throw problems.notFound(code, `No ${nouns[code]} with the ${name} in the path.`);
+    }
+    await next();
+  };
+}
+
+const nouns: Record<NonNullable<ReturnType<typeof notFoundCodeOf>>, string> = {
+  credential_not_found: 'credential',
+  customer_not_found: 'customer',
+  document_not_found: 'document',
+  webhook_endpoint_not_found: 'webhook endpoint',
+  delivery_not_found: 'delivery',
+  event_not_found: 'event',
+  credit_offer_not_found: 'credit offer',
+  simulation_not_found: 'simulation',
+  smoke_check_not_found: 'smoke check',
+  route_not_found: 'route',
+};

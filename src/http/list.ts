@@ -1,8 +1,13 @@
 import { z } from 'zod';
 import type { Page } from '../db/pagination.js';
+import { idField } from './ids.js';
 
-/** The query every list takes; `sorts` lists the endpoint's sort fields, the first is the default. */
+/**
+ * The query every list takes. `cursor` is the id prefix of the list's items (`starting_after` is
+ * one of their ids); `sorts` lists the endpoint's sort fields, the first is the default.
+ */
 export function listQuery<S extends string, F extends z.ZodRawShape = Record<never, never>>(
+  cursor: Parameters<typeof idField>[0],
   sorts: readonly [S, ...S[]],
   filters?: F,
 ) {
@@ -14,8 +19,7 @@ export function listQuery<S extends string, F extends z.ZodRawShape = Record<nev
       .max(100)
       .default(25)
       .meta({ description: 'Page size, 1 to 100.' }),
-    starting_after: z
-      .string()
+    starting_after: idField(cursor)
       .optional()
       .meta({ description: 'The `id` of the last item of the previous page.' }),
     sort: z.enum(sorts).default(sorts[0]),

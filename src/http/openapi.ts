@@ -5,25 +5,42 @@ import {
   type ZodOpenApiPathsObject,
   type ZodOpenApiResponseObject,
 } from 'zod-openapi';
-import { errorCatalogue } from '../errors.js';
+import { errorCatalogue, type ErrorCode } from '../errors.js';
 import { API_VERSION } from './middleware/request-context.js';
 import type { DocumentedOperation, Security } from './api-router.js';
+import { TEXT_PATTERN } from './text.js';
 
-const problemSchema = z
-  .object({
-    type: z.url().meta({ description: 'Link to the description of this error code.' }),
-    title: z.string(),
-    status: z.int(),
-    detail: z.string(),
-    code: z.enum(Object.keys(errorCatalogue) as [string, ...string[]]),
-    errors: z
-      .array(z.object({ path: z.string(), code: z.string(), message: z.string() }))
-      .optional()
-      .meta({ description: 'With `validation_error`: one entry per invalid field.' }),
-  })
+const problemMembers = {
+  type: z.url().meta({ description: 'Link to the description of this error code.' }),
+  title: z.string(),
+  status: z.int(),
+  detail: z.string(),
+  code: z.enum(Object.keys(errorCatalogue) as [ErrorCode, ...ErrorCode[]]),
+};
+
+export const problemSchema = z
+  .object(problemMembers)
   .meta({ id: 'Problem', description: 'An RFC 9457 problem.' });
 
-const problemContent = { 'application/problem+json': { schema: problemSchema } };
+export const validationProblemSchema = z
+  .object({
+    ...problemMembers,
+    status: z.literal(422),
+    code: z.literal('validation_error'),
+    errors: z
+      .array(
+        z.object({
+          path: z.string().meta({ description: 'Where: `body.email`, `query.limit`, `header.…`.' }),
+          code: z.string().meta({ description: 'What: `required`, `unknown_field`, `too_big`, …' }),
+          message: z.string(),
+        }),
+      )
+      .min(1)
+      .meta({ description: 'One entry per invalid field.' }),
+  })
+  .meta({ id: 'ValidationProblem', description: 'An RFC 9457 problem naming each invalid field.' });
+
+const problemContent = (schema: z.ZodType) => ({ 'application/problem+json': { schema } });
 
 const standardErrors: Record<Security, number[]> = {
   partner: [401, 429, 500, 503],
@@ -47,8 +64,7 @@ const statusText: Record<number, string> = {
 const idempotencyHeader = z.object({
   'Idempotency-Key': z
     .string()
-    .min(1)
-    .max(255)
+    .regex(/^[\x20-\x7e]{1,255}$/)
     .optional()
     .meta({ description: 'Makes a retry safe: the first response is replayed for 24 hours.' }),
 });
@@ -59,7 +75,12 @@ function requestContent(spec: DocumentedOperation['spec']) {
     case 'form-or-json':
       return { 'application/x-www-form-urlencoded': { schema }, 'application/json': { schema } };
     case 'multipart':
-      return { 'multipart/form-data': { schema } };
+      return {
+        'multipart/form-data': {
+          schema,
+          ...(spec.bodyEncoding ? { encoding: spec.bodyEncoding } : {}),
+        },
+      };
     default:
       return { 'application/json': { schema } };
   }
@@ -109,7 +130,9 @@ export function buildOpenApiDocument(info: DocumentInfo, operations: DocumentedO
     for (const status of [...errorStatuses].sort()) {
       responses[String(status)] ??= {
         description: statusText[status] ?? 'Error.',
-        content: problemContent,
+        content: problemContent(
+          spec.problems?.[status] ?? (status === 422 ? validationProblemSchema : problemSchema),
+        ),
       };
     }
 
@@ -124,27 +147,53 @@ export function buildOpenApiDocument(info: DocumentInfo, operations: DocumentedO
         ...(spec.query ? { query: spec.query as never } : {}),
         ...(spec.idempotent ? { header: idempotencyHeader } : {}),
       },
-      ...(spec.body ? { requestBody: { required: true, content: requestContent(spec) } } : {}),
+      ...(spec.body
+        ? {
+            requestBody: {
+              // Optional when an absent body means something (the empty object is valid), for
+              // the validation and for the document alike.
+              required: ![spec.body, spec.bodyDocumentation].every(
+                (schema) => !schema || schema.safeParse({}).success,
+              ),
+              content: requestContent(spec),
+            },
+          }
+        : {}),
       responses: responses,
     };
     paths[path] = { ...paths[path], [spec.method]: operation };
   }
 
   const tags = [...new Set(operations.map(({ spec }) => spec.tag))].map((name) => ({ name }));
-  return createDocument({
-    openapi: '3.1.0',
-    info: {
-      title: info.title,
-      version: API_VERSION,
-      description: info.description,
-      contact: { name: 'Embedded credit API support', url: `${info.serverUrl}/docs` },
-      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+  return createDocument(
+    {
+      openapi: '3.1.0',
+      info: {
+        title: info.title,
+        version: API_VERSION,
+        description: info.description,
+        contact: { name: 'Embedded credit API support', url: `${info.serverUrl}/docs` },
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+      },
+      servers: [{ url: info.serverUrl }],
+      tags,
+      components: {
+        securitySchemes: Object.fromEntries(Object.entries(info.securitySchemes)),
+      },
+      paths,
     },
-    servers: [{ url: info.serverUrl }],
-    tags,
-    components: {
-      securitySchemes: Object.fromEntries(Object.entries(info.securitySchemes)),
+    {
+      override: ({ jsonSchema, io }) => {
+        // Every free text a request carries: no NUL (see src/http/text.ts).
+        const free =
+          io === 'input' &&
+          jsonSchema.type === 'string' &&
+          jsonSchema.pattern === undefined &&
+          jsonSchema.format === undefined &&
+          jsonSchema.enum === undefined &&
+          jsonSchema.const === undefined;
+        if (free) jsonSchema.pattern = TEXT_PATTERN;
+      },
     },
-    paths,
-  });
+  );
 }

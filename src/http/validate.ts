@@ -2,6 +2,7 @@ import type { RouterMiddleware } from '@koa/router';
 import type { z } from 'zod';
 import { problems, type FieldError } from '../errors.js';
 import type { AppContext, AppState } from './context.js';
+import { isValidText } from './text.js';
 
 export interface InputSchemas {
   params?: z.ZodType;
@@ -33,13 +34,43 @@ export function validated<S extends InputSchemas>(
     for (const location of ['params', 'query', 'body'] as const) {
       const schema = schemas[location];
       if (!schema) continue;
+      // Text PostgreSQL would refuse never reaches a schema, a handler or a query.
+      const badText = invalidTextPaths(sources[location], location);
+      errors.push(
+        ...badText.map((path) => ({
+          path,
+          code: 'invalid_text',
+          message: 'Text must not contain NUL characters or unpaired UTF-16 surrogates.',
+        })),
+      );
       const result = schema.safeParse(sources[location]);
       if (result.success) input[location] = result.data;
-      else errors.push(...result.error.issues.flatMap((issue) => toFieldErrors(location, issue)));
+      else
+        errors.push(
+          ...result.error.issues
+            .flatMap((issue) => toFieldErrors(location, issue))
+            .filter(
+              (error) =>
+                isValidText(error.path) &&
+                !badText.some((bad) => error.path === bad || error.path.startsWith(`${bad}.`)),
+            ),
+        );
     }
     if (errors.length > 0) throw problems.validation(errors);
     await handler(ctx, input as Infer<S>);
   };
+}
+
+/** Paths of every string within a parsed query or body that is not valid text; Buffers are files. */
+function invalidTextPaths(value: unknown, path: string): string[] {
+  if (typeof value === 'string') return isValidText(value) ? [] : [path];
+  if (typeof value !== 'object' || value === null || Buffer.isBuffer(value)) return [];
+  return Object.entries(value).flatMap(([key, item]) =>
+    // A key is text too: report it under its own (printable) path.
+    isValidText(key)
+      ? invalidTextPaths(item, `${path}.${key}`)
+      : [`${path}.${JSON.stringify(key).slice(1, -1)}`],
+  );
 }
 
 function toFieldErrors(location: string, issue: z.core.$ZodIssue): FieldError[] {
@@ -54,5 +85,10 @@ function toFieldErrors(location: string, issue: z.core.$ZodIssue): FieldError[] 
   if (issue.code === 'invalid_type' && issue.message.endsWith('received undefined')) {
     return [{ path, code: 'required', message: 'This field is required.' }];
   }
-  return [{ path, code: issue.code === 'custom' ? 'invalid' : issue.code, message: issue.message }];
+  // A custom check may name its own code (`params: { code }`), e.g. `forbidden_target`.
+  const code =
+    issue.code === 'custom'
+      ? ((issue.params as { code?: string } | undefined)?.code ?? 'invalid')
+      : issue.code;
+  return [{ path, code, message: issue.message }];
 }

@@ -2,6 +2,7 @@ import {
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
   type Client,
 } from '@temporalio/client';
 import {
@@ -12,10 +13,10 @@ import {
 } from '@temporalio/common';
 import type { Customer } from '../db/queries/customers.js';
 import { ProblemError, problems } from '../errors.js';
-import type { OnboardingInput } from '../../workflows/customer-onboarding.js';
+import type { OnboardingInput } from '../../workflows/customer-onboarding/messages.js';
 import type { WorkflowStart } from './outbox.js';
 import { searchAttributes } from './search-attributes.js';
-import { workflowIds } from './workflow-ids.js';
+import { workflowIds, workflowTypes } from './workflow-ids.js';
 
 /** How long a request waits for the workflow to take a change before answering 503. */
 const UPDATE_DEADLINE_MS = 10_000;
@@ -48,7 +49,7 @@ export function onboardingStart(
 ): WorkflowStart {
   return {
     workflowId: workflowIds.customerOnboarding(customer.id),
-    workflowType: 'customerOnboardingWorkflow',
+    workflowType: workflowTypes.customerOnboarding,
     taskQueue,
     args: [onboardingInput(customer, sandboxReviewDelayMs)],
     searchAttributes: onboardingSearchAttributes(customer),
@@ -59,8 +60,8 @@ export function onboardingStart(
 /**
  * Hands a change to the customer's onboarding workflow and waits until it is written. Starts the
  * workflow if its outbox start has not happened yet (update-with-start), so a change never waits on
- * the sweeper. Rule violations come back as the matching problem: 422 for an item the customer
- * does not owe, 409 for a state that forbids it.
+ * the sweeper. Rule violations come back as the matching problem: 409 `invalid_state` both for an
+ * item the customer does not owe and for one whose state forbids the change.
  */
 export async function changeCustomer<Args extends unknown[]>(
   deps: { temporal: Client; taskQueue: string; sandboxReviewDelayMs: number },
@@ -68,7 +69,7 @@ export async function changeCustomer<Args extends unknown[]>(
   update: UpdateDefinition<void, Args>,
   args: Args,
 ): Promise<void> {
-  const start = new WithStartWorkflowOperation('customerOnboardingWorkflow', {
+  const start = new WithStartWorkflowOperation(workflowTypes.customerOnboarding, {
     workflowId: workflowIds.customerOnboarding(customer.id),
     taskQueue: deps.taskQueue,
     args: [onboardingInput(customer, deps.sandboxReviewDelayMs)],
@@ -99,11 +100,17 @@ function toProblem(error: unknown, customer: Customer): unknown {
     // Only a closed workflow refuses: the customer is denied, which is final.
     return invalidState(`The customer is ${customer.status === 'denied' ? 'denied' : 'closed'}.`);
   }
+  // The workflow did not take the change in time (no worker, or none free): retry later.
+  if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) {
+    return problems.serviceUnavailable(
+      'The customer’s workflow did not take the change in time; retry shortly.',
+    );
+  }
   if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
     const { type, message } = error.cause;
-    if (type === 'unknown_type')
-      return problems.validation([{ path: 'body.type', code: 'invalid', message }]);
-    if (type === 'invalid_state') return invalidState(message);
+    // The schema admits only real item types, so one this customer does not owe (or no longer
+    // owes) is refused for its state, like an item that is not open.
+    if (type === 'unknown_type' || type === 'invalid_state') return invalidState(message);
     if (type === 'customer_already_exists')
       return new ProblemError('customer_already_exists', message);
   }

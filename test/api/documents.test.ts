@@ -96,14 +96,26 @@ describe('document uploads', () => {
     await expectRefused(response, 415, 'unsupported_file_type', customer.id);
   });
 
-  it('refuses a type the customer does not owe with 422, and reports a missing file too', async () => {
+  it('refuses a document type the customer does not owe with 409, one that is no document type with 422, and reports a missing file too', async () => {
     const customer = await registerCustomer(api);
+    // A real document type (the schema's enum admits it) that is not among this customer's items:
+    // refused for the customer's state, like an item that is not open (contract §5).
     await expectRefused(
       await upload(api, customer.id, 'ccmei', { bytes: files.pdf(), name: 'ccmei.pdf' }),
-      422,
-      'validation_error',
+      409,
+      'invalid_state',
       customer.id,
     );
+    const passport = await upload(api, customer.id, 'passport', {
+      bytes: files.pdf(),
+      name: 'passport.pdf',
+    });
+    expect(passport.status).toBe(422);
+    expect(await passport.json()).toMatchObject({
+      code: 'validation_error',
+      errors: [{ path: 'body.type', code: 'invalid_value' }],
+    });
+    expect(await leftBehind(customer.id)).toEqual({ stored: [], rows: 0 });
     const both = await upload(api, customer.id, undefined, undefined);
     expect(both.status).toBe(422);
     const problem = (await both.json()) as { errors: { path: string }[] };

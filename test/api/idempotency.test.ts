@@ -142,9 +142,10 @@ describe('Idempotency-Key', () => {
       });
     expect((await ops('/partners', { name: 'Keyed Partner' })).status).toBe(201);
     const reused = await ops('/smoke-checks', {});
-    expect(reused.status).toBe(422);
+    expect(reused.status).toBe(409);
     expect(await reused.json()).toMatchObject({
-      errors: [{ path: 'header.Idempotency-Key', code: 'reused' }],
+      code: 'invalid_state',
+      detail: expect.stringContaining('POST /ops/v1/partners') as unknown,
     });
     // The partner key space is another scope: the same key is a first use there.
     expect((await create('ops-once', 'partner scope')).status).toBe(201);

@@ -70,17 +70,30 @@ describe('ops review of production customers', () => {
     expect(row.status).toBe('manual_review_required');
   });
 
-  it('refuses decisions on items not submitted (409) and on items the customer does not owe (422)', async () => {
+  it('refuses decisions on items not submitted or not owed (409) and on no item type at all (422)', async () => {
     const customer = await registerCustomer(production);
     const notSubmitted = await ops(`/customers/${customer.id}/review`, {
       items: [{ type: 'selfie', decision: 'approve' }],
     });
     expect(notSubmitted.status).toBe(409);
     expect(await notSubmitted.json()).toMatchObject({ code: 'invalid_state' });
+    // A real item type this customer does not owe (it has no cnh, nor an e-mail correction).
+    for (const type of ['cnh', 'email']) {
+      const notOwed = await ops(`/customers/${customer.id}/review`, {
+        items: [{ type, decision: 'approve' }],
+      });
+      expect({ type, status: notOwed.status }).toEqual({ type, status: 409 });
+      expect(await notOwed.json()).toMatchObject({ code: 'invalid_state' });
+    }
     const unknown = await ops(`/customers/${customer.id}/review`, {
       items: [{ type: 'passport', decision: 'approve' }],
     });
     expect(unknown.status).toBe(422);
+    // Only a field can be corrected: the schema says so per decision.
+    const notAField = await ops(`/customers/${customer.id}/review`, {
+      items: [{ type: 'selfie', decision: 'request_correction' }],
+    });
+    expect(notAField.status).toBe(422);
     const badBody = await ops(`/customers/${customer.id}/review`, {
       items: [{ type: 'selfie', decision: 'maybe' }],
     });

@@ -63,13 +63,14 @@ describe('webhook endpoints', () => {
       [
         { url: 'https://hooks.partner.example/a', events: ['loan.exploded'] },
         'body.events.0',
-        'invalid',
+        'invalid_value',
       ],
       [
         { url: 'https://hooks.partner.example/a', events: ['accounts.*'] },
         'body.events.0',
-        'invalid',
+        'invalid_value',
       ],
+      [{ url: 'https://hooks.partner.example/a', events: [''] }, 'body.events.0', 'invalid_value'],
       [{ url: 'https://127.0.0.1/hook' }, 'body.url', 'forbidden_target'],
       [{ url: 'https://2130706433/hook' }, 'body.url', 'forbidden_target'],
       [{ url: 'https://169.254.169.254/latest' }, 'body.url', 'forbidden_target'],
@@ -129,6 +130,33 @@ describe('webhook endpoints', () => {
     expect((await rotate({ expire_current_in: 0 })).status).toBe(200);
     expect((await rotate({ expire_current_in: 86_401 })).status).toBe(422);
     expect((await rotate({ expire_current_in: -1 })).status).toBe(422);
+  });
+
+  it('concurrent rotations lose no secret: the last two issued are the ones that sign', async () => {
+    const created = (await (
+      await create({ url: 'https://hooks.partner.example/race' })
+    ).json()) as EndpointBody;
+    const rotate = async () => {
+      const response = await api(`/v3/webhooks/endpoints/${created.id}/secret/rotate`, {
+        method: 'POST',
+        body: { expire_current_in: 3600 },
+      });
+      return ((await response.json()) as { secret: string }).secret;
+    };
+    const issued = await Promise.all([rotate(), rotate(), rotate(), rotate()]);
+    const row = await stack.database.db.query.webhookEndpoints.findFirst({
+      where: (endpoints, { eq }) => eq(endpoints.id, created.id),
+    });
+    const open = (sealed: string | null | undefined) =>
+      sealed ? stack.webhooks.sealedBox.open(sealed) : undefined;
+    const current = open(row?.secretSealed);
+    const previous = open(row?.previousSecretSealed);
+    // Rotations apply one after another: the current secret is one of those issued, and the
+    // previous one is the secret issued just before it — never the original, never a lost one.
+    expect(issued).toContain(current);
+    expect(issued).toContain(previous);
+    expect(previous).not.toBe(current);
+    expect(previous).not.toBe(created.secret);
   });
 
   it('are deleted, then not found', async () => {

@@ -6,7 +6,7 @@ import {
   releaseIdempotencyKey,
 } from '../../db/queries/idempotency.js';
 import type { SealedBox } from '../../domain/sealed-box.js';
-import { problems } from '../../errors.js';
+import { ProblemError, problems } from '../../errors.js';
 import type { AppState } from '../context.js';
 import { writeProblem } from './problem-handler.js';
 
@@ -55,14 +55,12 @@ export function idempotency(deps: {
     if (claim.kind === 'running') throw problems.idempotencyKeyInUse();
     if (claim.kind === 'completed') {
       const { record } = claim;
+      // A well-formed key refused for what it already holds: a state, so 409 (not a 422).
       if (record.requestMethod !== ctx.method || record.requestPath !== ctx.path) {
-        throw problems.validation([
-          {
-            path: 'header.Idempotency-Key',
-            code: 'reused',
-            message: `This key was used for ${record.requestMethod} ${record.requestPath}; use a new key for another operation.`,
-          },
-        ]);
+        throw new ProblemError(
+          'invalid_state',
+          `This Idempotency-Key was used for ${record.requestMethod} ${record.requestPath}; use a new key for another operation.`,
+        );
       }
       ctx.status = record.responseStatus ?? 200;
       ctx.body = JSON.parse(deps.sealedBox.open(record.responseBody ?? '')) as unknown;

@@ -20,7 +20,9 @@ import {
   credentialListQuery,
   credentialParams,
   credentialSchema,
+  tokenProblemSchema,
   tokenRequest,
+  tokenRequestDocumentation,
   tokenResponse,
 } from './schema.js';
 
@@ -51,8 +53,10 @@ export function authRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
       security: 'none',
       body: tokenRequest,
       bodyType: 'form-or-json',
+      bodyDocumentation: tokenRequestDocumentation,
       responses: { 200: { description: 'A bearer token.', schema: tokenResponse } },
       errors: [400, 401, 429],
+      problems: { 400: tokenProblemSchema, 401: tokenProblemSchema },
     },
     async (ctx, { body }) => {
       const basic = parseBasicCredentials(ctx.get('Authorization'));

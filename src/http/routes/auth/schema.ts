@@ -1,19 +1,51 @@
 import { z } from 'zod';
 import { environments } from '../../../db/schema/index.js';
+import { idField, idPattern, pathId } from '../../ids.js';
 import { listEnvelope, listQuery } from '../../list.js';
+import { problemSchema } from '../../openapi.js';
+import { trimmedText } from '../../text.js';
 
-export const tokenRequest = z
+const tokenFields = {
+  client_id: z
+    .string()
+    .max(255)
+    .optional()
+    .meta({ description: 'Or send HTTP Basic credentials.' }),
+  client_secret: z.string().max(255).optional(),
+  scope: z.string().max(1000).optional().meta({ description: 'Accepted and ignored.' }),
+};
+
+/**
+ * What the token endpoint reads. A missing or other `grant_type` is OAuth's 400
+ * `unsupported_grant_type`, and bad client credentials of any shape its 401 `invalid_client`
+ * (RFC 6749 §5.2), so neither is a 422 here.
+ */
+export const tokenRequest = z.strictObject({
+  grant_type: z.string().optional(),
+  ...tokenFields,
+});
+
+/** What the document shows: the same, with the grant type and the shape of a client id. */
+export const tokenRequestDocumentation = z
   .strictObject({
-    grant_type: z.string().optional().meta({ description: 'Must be `client_credentials`.' }),
-    client_id: z
-      .string()
-      .max(255)
-      .optional()
-      .meta({ description: 'Or send HTTP Basic credentials.' }),
-    client_secret: z.string().max(255).optional(),
-    scope: z.string().max(1000).optional().meta({ description: 'Accepted and ignored.' }),
+    grant_type: z.literal('client_credentials'),
+    ...tokenFields,
+    client_id: z.string().regex(idPattern('cli')).optional().meta({
+      description: 'Or send HTTP Basic credentials.',
+      example: 'cli_0a1b2c3d4e5f60718293a4b5c6d7e8f9',
+    }),
   })
   .meta({ id: 'TokenRequest' });
+
+/** The token endpoint's problems also carry OAuth's `error` (RFC 6749 §5.2). */
+export const tokenProblemSchema = problemSchema
+  .extend({
+    error: z
+      .enum(['invalid_request', 'invalid_client', 'unsupported_grant_type'])
+      .optional()
+      .meta({ description: 'The OAuth 2.0 error code, beside `code`.' }),
+  })
+  .meta({ id: 'TokenProblem', description: 'An RFC 9457 problem with the OAuth 2.0 `error`.' });
 
 export const tokenResponse = z
   .object({
@@ -25,8 +57,8 @@ export const tokenResponse = z
 
 export const credentialSchema = z
   .object({
-    id: z.string().meta({ example: 'cred_3f1c0e6a9d2b4c7e8f0a1b2c3d4e5f60' }),
-    client_id: z.string().meta({ example: 'cli_0a1b2c3d4e5f60718293a4b5c6d7e8f9' }),
+    id: idField('cred'),
+    client_id: idField('cli'),
     name: z.string().nullable(),
     environment: z.enum(environments),
     created_at: z.iso.datetime(),
@@ -43,12 +75,12 @@ export const createdCredentialSchema = credentialSchema
   .meta({ id: 'CreatedCredential' });
 
 export const createCredentialBody = z
-  .strictObject({ name: z.string().trim().min(1).max(100).optional() })
+  .strictObject({ name: trimmedText(100).optional() })
   .meta({ id: 'CreateCredentialRequest' });
 
 export const credentialParams = z.object({
-  client_id: z.string().meta({ example: 'cli_0a1b2c3d4e5f60718293a4b5c6d7e8f9' }),
+  client_id: pathId('cli', 'credential_not_found'),
 });
 
-export const credentialListQuery = listQuery(['created_at']);
+export const credentialListQuery = listQuery('cred', ['created_at']);
 export const credentialList = listEnvelope(credentialSchema, 'CredentialList');

@@ -14,7 +14,8 @@ export function presentCustomer(customer: Customer): z.infer<typeof customerSche
     phone: customer.phone,
     trading_name: customer.tradingName,
     external_id: customer.externalId,
-    kyc: customer.kyc,
+    // Item and document types are the domain's keys by construction (the workflow writes them).
+    kyc: customer.kyc as z.infer<typeof customerSchema>['kyc'],
     created_at: customer.createdAt.toISOString(),
     updated_at: customer.updatedAt.toISOString(),
   };
@@ -23,7 +24,7 @@ export function presentCustomer(customer: Customer): z.infer<typeof customerSche
 export function presentDocument(document: Document): z.infer<typeof documentSchema> {
   return {
     id: document.id,
-    type: document.type,
+    type: document.type as z.infer<typeof documentSchema>['type'],
     status: document.status,
     file_name: document.fileName,
     content_type: document.contentType as z.infer<typeof documentSchema>['content_type'],

@@ -22,6 +22,7 @@ import {
   documentParams,
   documentSchema,
   patchCustomerBody,
+  patchCustomerDocumentation,
   uploadDocumentation,
   uploadFields,
 } from './schema.js';
@@ -121,6 +122,7 @@ export function customerRoutes(api: ApiRouter, deps: CustomerDeps): void {
       security: 'partner',
       params: customerParams,
       body: patchCustomerBody,
+      bodyDocumentation: patchCustomerDocumentation,
       responses: { 200: { description: 'The customer after the change.', schema: customerSchema } },
       errors: [404, 409],
     },
@@ -166,7 +168,7 @@ export function customerRoutes(api: ApiRouter, deps: CustomerDeps): void {
         operationId,
         summary,
         description:
-          '`multipart/form-data` with `type` (an open document item of the customer) and `file` (PDF, JPEG or PNG by content, at most 10 MiB). Review is asynchronous: watch `customer.kyc_updated`.',
+          '`multipart/form-data` with `type` (a document item of the customer that is `pending` or `pending_resubmission`; another document type is 409 `invalid_state`) and `file` (PDF, JPEG or PNG by content, else 415; at most 10 MiB). Review is asynchronous: watch `customer.kyc_updated`.',
         tag,
         security: 'partner',
         idempotent: true,
@@ -174,6 +176,7 @@ export function customerRoutes(api: ApiRouter, deps: CustomerDeps): void {
         body: uploadFields,
         bodyType: 'multipart',
         bodyDocumentation: uploadDocumentation,
+        bodyEncoding: { file: { contentType: 'application/pdf, image/jpeg, image/png' } },
         responses: {
           201: {
             description: 'The document, submitted.',

@@ -1,16 +1,34 @@
 import { isValidPhoneNumber } from 'libphonenumber-js';
 import { z } from 'zod';
+import type { ZodOpenApiOverrideMeta } from 'zod-openapi';
 import {
+  correctableFields,
   customerStatuses,
+  documentTypes,
   kycItemStatuses,
+  type CorrectableField,
+  type DocumentType,
   type ReviewDecision,
 } from '../../../domain/customers/kyc.js';
 import { normalizeCnpj, normalizeCpf } from '../../../domain/customers/tax-ids.js';
+import { idField, pathId } from '../../ids.js';
 import { listEnvelope, listQuery } from '../../list.js';
-import type { Upload } from '../../middleware/multipart-body.js';
+import { UPLOAD_LIMIT_BYTES, type Upload } from '../../middleware/multipart-body.js';
+import { trimmedText } from '../../text.js';
+
+const documentTypeKeys = Object.keys(documentTypes) as [DocumentType, ...DocumentType[]];
+const correctableFieldKeys = Object.keys(correctableFields) as [
+  CorrectableField,
+  ...CorrectableField[],
+];
+const kycItemTypes = [...documentTypeKeys, ...correctableFieldKeys] as [
+  DocumentType | CorrectableField,
+  ...(DocumentType | CorrectableField)[],
+];
 
 const cpf = z
   .string()
+  .regex(/^\d{3}\.?\d{3}\.?\d{3}-?\d{2}$/, 'Not a CPF: 11 digits, optionally as 529.982.247-25.')
   .transform(
     (value, ctx) =>
       normalizeCpf(value) ??
@@ -21,12 +39,17 @@ const cpf = z
       z.NEVER),
   )
   .meta({
-    description: 'CPF, punctuation accepted; answered as 11 digits.',
+    description: 'CPF, digits or punctuated; its check digits must match. Answered as 11 digits.',
+    format: 'cpf',
     example: '529.982.247-25',
   });
 
 const cnpj = z
   .string()
+  .regex(
+    /^[0-9A-Za-z]{2}\.?[0-9A-Za-z]{3}\.?[0-9A-Za-z]{3}\/?[0-9A-Za-z]{4}-?\d{2}$/,
+    'Not a CNPJ: 14 characters, optionally as 12.ABC.345/01DE-35.',
+  )
   .transform(
     (value, ctx) =>
       normalizeCnpj(value) ??
@@ -39,20 +62,37 @@ const cnpj = z
   )
   .meta({
     description:
-      'CNPJ, numeric or alphanumeric, punctuation accepted; answered uppercase without punctuation.',
+      'CNPJ, numeric or alphanumeric, plain or punctuated; its check digits must match (ASCII − 48 rule). Answered uppercase without punctuation.',
+    format: 'cnpj',
     example: '12.ABC.345/01DE-35',
   });
 
 const phone = z
   .string()
-  .refine(
-    (value) => /^\+[1-9]\d{7,14}$/.test(value) && isValidPhoneNumber(value),
-    'Not a valid E.164 phone number, e.g. +5511987654321.',
-  )
-  .meta({ example: '+5511987654321' });
+  .regex(/^\+[1-9]\d{7,14}$/, {
+    message: 'Not an E.164 phone number, e.g. +5511987654321.',
+    abort: true,
+  })
+  .refine(isValidPhoneNumber, 'Not a phone number in use in its country’s numbering plan.')
+  .meta({
+    description: 'E.164, and a number of its country’s numbering plan (as libphonenumber judges).',
+    format: 'e164',
+    example: '+5511987654321',
+  });
 
-const name = z.string().trim().min(1).max(200);
-const email = z.email().max(254);
+const name = trimmedText(200);
+const tradingName = trimmedText(200);
+// The document shows zod's pattern, which is the whole check: no `format: email`, whose readers
+// each apply their own rules (RFC 5321 lengths, quoted parts…).
+const email = z
+  .email()
+  .max(254)
+  .meta({
+    override: (({ jsonSchema }) => {
+      delete jsonSchema.format;
+    }) satisfies ZodOpenApiOverrideMeta,
+  });
+const externalId = z.string().min(1).max(255).meta({ description: "The partner's own reference." });
 
 export const createCustomerBody = z
   .strictObject({
@@ -61,14 +101,8 @@ export const createCustomerBody = z
     name,
     email,
     phone,
-    trading_name: z.string().trim().min(1).max(200).nullable().optional(),
-    external_id: z
-      .string()
-      .min(1)
-      .max(255)
-      .nullable()
-      .optional()
-      .meta({ description: "The partner's own reference." }),
+    trading_name: tradingName.nullable().optional(),
+    external_id: externalId.nullable().optional(),
   })
   .meta({ id: 'CreateCustomerRequest' });
 
@@ -78,26 +112,36 @@ const immutable = (field: string) =>
     .optional()
     .refine((value) => value === undefined, `${field} cannot be changed after creation.`);
 
+const changeableFields = {
+  email: email.optional(),
+  phone: phone.optional(),
+  name: name.optional(),
+  cnpj: cnpj.nullable().optional(),
+  trading_name: tradingName.nullable().optional(),
+};
+
+/** `cpf` and `external_id` are named so that sending them says why it is refused. */
 export const patchCustomerBody = z
   .strictObject({
-    email: email.optional(),
-    phone: phone.optional(),
-    name: name.optional(),
-    cnpj: cnpj.nullable().optional(),
-    trading_name: z.string().trim().min(1).max(200).nullable().optional(),
+    ...changeableFields,
     cpf: immutable('cpf'),
     external_id: immutable('external_id'),
   })
   .refine(
     (body) => Object.values(body).some((value) => value !== undefined),
     'Send at least one field to change.',
-  )
-  .meta({ id: 'UpdateCustomerRequest' });
+  );
+
+export const patchCustomerDocumentation = z.strictObject(changeableFields).meta({
+  id: 'UpdateCustomerRequest',
+  description: 'At least one field. `cpf` and `external_id` cannot change (422).',
+  minProperties: 1,
+});
 
 export const kycItemSchema = z
   .object({
     kind: z.enum(['document', 'data']),
-    type: z.string().meta({ example: 'identity_card_front' }),
+    type: z.enum(kycItemTypes).meta({ example: 'identity_card_front' }),
     description: z.string(),
     status: z.enum(kycItemStatuses),
     message: z.string().nullable(),
@@ -107,7 +151,7 @@ export const kycItemSchema = z
 
 export const customerSchema = z
   .object({
-    id: z.string().meta({ example: 'cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9' }),
+    id: idField('cust'),
     status: z.enum(customerStatuses),
     cpf: z.string(),
     cnpj: z.string().nullable(),
@@ -123,10 +167,10 @@ export const customerSchema = z
   .meta({ id: 'Customer' });
 
 export const customerParams = z.object({
-  customer_id: z.string().meta({ example: 'cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9' }),
+  customer_id: pathId('cust', 'customer_not_found'),
 });
 
-export const customerListQuery = listQuery(['created_at', 'updated_at', 'name'], {
+export const customerListQuery = listQuery('cust', ['created_at', 'updated_at', 'name'], {
   external_id: z.string().max(255).optional(),
   cpf: cpf.optional(),
   status: z.enum(customerStatuses).optional(),
@@ -135,8 +179,8 @@ export const customerList = listEnvelope(customerSchema, 'CustomerList');
 
 export const documentSchema = z
   .object({
-    id: z.string().meta({ example: 'doc_0a1b2c3d4e5f60718293a4b5c6d7e8f9' }),
-    type: z.string(),
+    id: idField('doc'),
+    type: z.enum(documentTypeKeys),
     status: z.enum(['submitted', 'approved', 'rejected']),
     file_name: z.string(),
     content_type: z.enum(['application/pdf', 'image/jpeg', 'image/png']),
@@ -149,7 +193,7 @@ export const documentSchema = z
   .meta({ id: 'Document' });
 
 export const uploadFields = z.strictObject({
-  type: z.string().min(1).max(64),
+  type: z.enum(documentTypeKeys),
   file: z.custom<Upload>(
     (value) =>
       typeof value === 'object' && value !== null && Buffer.isBuffer((value as Upload).bytes),
@@ -157,14 +201,23 @@ export const uploadFields = z.strictObject({
   ),
 });
 export const uploadDocumentation = z
-  .object({
-    type: z.string().meta({ description: 'One of the document types in the customer’s `kyc`.' }),
-    file: z.string().meta({ format: 'binary', description: 'PDF, JPEG or PNG, at most 10 MiB.' }),
+  .strictObject({
+    type: z.enum(documentTypeKeys).meta({
+      description:
+        'A document item of the customer’s `kyc` that is `pending` or `pending_resubmission`; another document type is 409 `invalid_state`.',
+    }),
+    file: z
+      .string()
+      .min(1)
+      .max(UPLOAD_LIMIT_BYTES)
+      .meta({ format: 'binary', description: 'PDF, JPEG or PNG, 1 byte to 10 MiB.' }),
   })
   .meta({ id: 'DocumentUpload' });
 
-export const documentParams = customerParams.extend({ document_id: z.string() });
-export const documentListQuery = listQuery(['created_at']);
+export const documentParams = customerParams.extend({
+  document_id: pathId('doc', 'document_not_found'),
+});
+export const documentListQuery = listQuery('doc', ['created_at']);
 export const documentList = listEnvelope(documentSchema, 'DocumentList');
 
 export const biometricsSessionSchema = z
@@ -176,26 +229,22 @@ export const biometricsSessionSchema = z
   })
   .meta({ id: 'BiometricsSession' });
 
-const decisions = [
-  'approve',
-  'reject',
-  'request_correction',
-] as const satisfies readonly ReviewDecision[];
+const reviewMessage = trimmedText(1000).optional();
+/** A decision on an item: approving or rejecting names any item type, a correction a field. */
+const reviewItem = z.discriminatedUnion('decision', [
+  z.strictObject({
+    type: z.enum(kycItemTypes),
+    decision: z.enum(['approve', 'reject'] as const satisfies readonly ReviewDecision[]),
+    message: reviewMessage,
+  }),
+  z.strictObject({
+    type: z.enum(correctableFieldKeys),
+    decision: z.literal('request_correction' satisfies ReviewDecision),
+    message: reviewMessage,
+  }),
+]);
 export const reviewBody = z
-  .strictObject({
-    items: z
-      .array(
-        z.strictObject({
-          type: z.string().min(1).max(64),
-          decision: z.enum(decisions),
-          message: z.string().trim().min(1).max(1000).optional(),
-        }),
-      )
-      .min(1)
-      .max(20),
-  })
+  .strictObject({ items: z.array(reviewItem).min(1).max(20) })
   .meta({ id: 'ReviewRequest' });
 
-export const denyBody = z
-  .strictObject({ reason: z.string().trim().min(1).max(1000) })
-  .meta({ id: 'DenyRequest' });
+export const denyBody = z.strictObject({ reason: trimmedText(1000) }).meta({ id: 'DenyRequest' });

@@ -1,31 +1,27 @@
 import { z } from 'zod';
 import type { Db } from '../../../db/client.js';
-import { findEvent, listEvents, type Event } from '../../../db/queries/events.js';
+import { findEvent, listEvents } from '../../../db/queries/events.js';
 import { problems } from '../../../errors.js';
 import type { ApiRouter } from '../../api-router.js';
 import { tenantOf } from '../../context.js';
+import { eventCatalogue } from '../../../domain/webhooks/catalogue.js';
+import { idField, pathId } from '../../ids.js';
 import { listEnvelope, listQuery, presentPage } from '../../list.js';
+import { presentEvent } from './presenter.js';
 
 export const eventSchema = z
   .object({
-    id: z.string().meta({ example: 'evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9' }),
-    type: z.string().meta({ example: 'customer.kyc_updated' }),
+    id: idField('evt'),
+    type: z.enum(eventCatalogue).meta({ example: 'customer.kyc_updated' }),
     timestamp: z.iso.datetime(),
     data: z.record(z.string(), z.unknown()),
   })
   .meta({ id: 'Event' });
 
 const eventList = listEnvelope(eventSchema, 'EventList');
-const eventListQuery = listQuery(['created_at'], { type: z.string().max(100).optional() });
-
-export function presentEvent(event: Event): z.infer<typeof eventSchema> {
-  return {
-    id: event.id,
-    type: event.type,
-    timestamp: event.createdAt.toISOString(),
-    data: event.data,
-  };
-}
+const eventListQuery = listQuery('evt', ['created_at'], {
+  type: z.enum(eventCatalogue).optional(),
+});
 
 /** The events written for this partner and environment, newest first by default. */
 export function eventRoutes(api: ApiRouter, deps: { db: Db }): void {
@@ -55,7 +51,7 @@ export function eventRoutes(api: ApiRouter, deps: { db: Db }): void {
       summary: 'Retrieve an event',
       tag: 'Events',
       security: 'partner',
-      params: z.object({ event_id: z.string() }),
+      params: z.object({ event_id: pathId('evt', 'event_not_found') }),
       responses: { 200: { description: 'The event.', schema: eventSchema } },
       errors: [404],
     },

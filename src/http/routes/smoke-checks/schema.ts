@@ -1,5 +1,6 @@
 import ms, { type StringValue } from 'ms';
 import { z } from 'zod';
+import { pathId } from '../../ids.js';
 
 const MAX_DELAY_MS = ms('90d');
 
@@ -46,4 +47,4 @@ export const smokeCheckSchema = z
   })
   .meta({ id: 'SmokeCheck' });
 
-export const smokeCheckParams = z.object({ id: z.string() });
+export const smokeCheckParams = z.object({ id: pathId('smk', 'smoke_check_not_found') });

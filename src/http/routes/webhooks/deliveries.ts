@@ -1,22 +1,23 @@
 import { z } from 'zod';
-import type { Db } from '../../../db/client.js';
+import { resendDeliveries } from '../../../commands/resend-deliveries.js';
 import {
   findDelivery,
   listDeliveries,
-  resendDeliveries,
   type WebhookDelivery,
 } from '../../../db/queries/webhook-deliveries.js';
 import { findEndpoint } from '../../../db/queries/webhook-endpoints.js';
 import { ProblemError, problems } from '../../../errors.js';
 import type { ApiRouter } from '../../api-router.js';
 import { tenantOf, type Tenant } from '../../context.js';
+import { idField, pathId } from '../../ids.js';
 import { listEnvelope, listQuery, presentPage } from '../../list.js';
+import { endpointParams } from './schema.js';
 
 const deliverySchema = z
   .object({
-    id: z.string().meta({ example: 'whd_0a1b2c3d4e5f60718293a4b5c6d7e8f9' }),
-    event_id: z.string(),
-    endpoint_id: z.string(),
+    id: idField('whd'),
+    event_id: idField('evt'),
+    endpoint_id: idField('we'),
     status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']),
     attempts: z.array(
       z.object({
@@ -28,7 +29,7 @@ const deliverySchema = z
       }),
     ),
     next_attempt_at: z.iso.datetime().nullable(),
-    resend_of: z.string().nullable(),
+    resend_of: idField('whd').nullable(),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
   })
@@ -48,12 +49,15 @@ export function presentDelivery(delivery: WebhookDelivery): z.infer<typeof deliv
   };
 }
 
-const params = z.object({ id: z.string() });
-const deliveryParams = params.extend({ delivery_id: z.string() });
+const params = endpointParams;
+const deliveryParams = params.extend({ delivery_id: pathId('whd', 'delivery_not_found') });
 const tag = 'Webhooks';
 
 /** Deliveries of an endpoint: what happened on each attempt, and sending failed ones again. */
-export function webhookDeliveryRoutes(api: ApiRouter, deps: { db: Db; taskQueue: string }): void {
+export function webhookDeliveryRoutes(
+  api: ApiRouter,
+  deps: Parameters<typeof resendDeliveries>[0],
+): void {
   const enabledEndpoint = async (tenant: Tenant, id: string) => {
     const endpoint = await findEndpoint(deps.db, tenant, id);
     if (!endpoint)
@@ -75,7 +79,7 @@ export function webhookDeliveryRoutes(api: ApiRouter, deps: { db: Db; taskQueue:
       tag,
       security: 'partner',
       params,
-      query: listQuery(['created_at'], {
+      query: listQuery('whd', ['created_at'], {
         status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']).optional(),
       }),
       responses: {
@@ -118,10 +122,9 @@ export function webhookDeliveryRoutes(api: ApiRouter, deps: { db: Db; taskQueue:
           `No delivery ${delivery_id} for this endpoint.`,
         );
       }
-      const [created] = await resendDeliveries(deps.db, tenant, {
+      const [created] = await resendDeliveries(deps, tenant, {
         endpointId: id,
         deliveryIds: [delivery_id],
-        taskQueue: deps.taskQueue,
       });
       ctx.status = 202;
       ctx.body = presentDelivery(created!);
@@ -152,10 +155,9 @@ export function webhookDeliveryRoutes(api: ApiRouter, deps: { db: Db; taskQueue:
     async (ctx, { params: { id }, body }) => {
       const tenant = tenantOf(ctx);
       assertEnabled((await enabledEndpoint(tenant, id)).status);
-      const created = await resendDeliveries(deps.db, tenant, {
+      const created = await resendDeliveries(deps, tenant, {
         endpointId: id,
         failedSince: new Date(body.since),
-        taskQueue: deps.taskQueue,
       });
       ctx.status = 202;
       ctx.body = { recovered: created.length };

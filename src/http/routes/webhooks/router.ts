@@ -4,6 +4,7 @@ import {
   findEndpoint,
   insertEndpoint,
   listEndpoints,
+  rotateSecret,
   updateEndpoint,
 } from '../../../db/queries/webhook-endpoints.js';
 import { cancelPendingDeliveries } from '../../../db/queries/webhook-deliveries.js';
@@ -18,14 +19,13 @@ import { presentPage } from '../../list.js';
 import { presentEndpoint } from './presenter.js';
 import {
   createdEndpointSchema,
-  createEndpointBody,
   endpointList,
   endpointListQuery,
   endpointParams,
   endpointSchema,
   rotateBody,
   secretSchema,
-  updateEndpointBody,
+  endpointBodies,
 } from './schema.js';
 
 export interface WebhookRouteDeps {
@@ -40,6 +40,7 @@ const notFound = (id: string) =>
   problems.notFound('webhook_endpoint_not_found', `No webhook endpoint ${id}.`);
 
 export function webhookEndpointRoutes(api: ApiRouter, deps: WebhookRouteDeps): void {
+  const bodies = endpointBodies(deps.allowPrivateTargets);
   /** Where the URL itself shows its target (an address literal, localhost), it is checked now. */
   const assertTarget = (url: string) => {
     const refused = checkUrlTarget(new URL(url), { allowPrivate: deps.allowPrivateTargets });
@@ -65,7 +66,7 @@ export function webhookEndpointRoutes(api: ApiRouter, deps: WebhookRouteDeps): v
       tag,
       security: 'partner',
       idempotent: true,
-      body: createEndpointBody,
+      body: bodies.create,
       responses: {
         201: {
           description: 'The endpoint, with its secret.',
@@ -140,7 +141,7 @@ export function webhookEndpointRoutes(api: ApiRouter, deps: WebhookRouteDeps): v
       tag,
       security: 'partner',
       params: endpointParams,
-      body: updateEndpointBody,
+      body: bodies.update,
       responses: { 200: { description: 'The endpoint after the change.', schema: endpointSchema } },
       errors: [404],
     },
@@ -211,17 +212,13 @@ export function webhookEndpointRoutes(api: ApiRouter, deps: WebhookRouteDeps): v
       errors: [404],
     },
     async (ctx, { params, body }) => {
-      const tenant = tenantOf(ctx);
-      const endpoint = await findEndpoint(deps.db, tenant, params.id);
-      if (!endpoint) throw notFound(params.id);
       const secret = newEndpointSecret();
       const overlap = body.expire_current_in;
-      await updateEndpoint(deps.db, tenant, endpoint.id, {
+      const rotated = await rotateSecret(deps.db, tenantOf(ctx), params.id, {
         secretSealed: deps.sealedBox.seal(secret),
-        previousSecretSealed: overlap > 0 ? endpoint.secretSealed : null,
-        previousSecretExpiresAt:
-          overlap > 0 ? new Date(deps.clock().getTime() + overlap * 1000) : null,
+        previousExpiresAt: overlap > 0 ? new Date(deps.clock().getTime() + overlap * 1000) : null,
       });
+      if (!rotated) throw notFound(params.id);
       ctx.body = { secret };
     },
   );

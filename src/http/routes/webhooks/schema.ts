@@ -1,20 +1,63 @@
 import { z } from 'zod';
-import { isEventFilter } from '../../../domain/webhooks/catalogue.js';
+import { eventCatalogue } from '../../../domain/webhooks/catalogue.js';
+import { idField, pathId } from '../../ids.js';
 import { listEnvelope, listQuery } from '../../list.js';
 
-const url = z
-  .url({ protocol: /^https$/, error: 'Must be an https:// URL; plain HTTP is refused.' })
-  .max(2048)
-  .meta({ example: 'https://hooks.partner.example/embedded-credit' });
+// A webhook URL as sent (not as a URL parser would repair it: case, spaces, backslashes, missing
+// slashes): https, a host, an optional port up to 65535, then any printable ASCII.
+const port = '(?::(?:6553[0-5]|655[0-2]\\d|65[0-4]\\d{2}|6[0-4]\\d{3}|[1-5]\\d{4}|\\d{1,4}))?';
+const rest = '(?:[/?#][!-~]*)?';
+const label = '[A-Za-z0-9-]+';
+/** Any host: a name, a dotted IPv4 address, a bracketed IPv6 one. */
+const anyHost = `(?:(?:${label}\\.)*${label}\\.?|\\[[0-9A-Fa-f:.]+\\])`;
+/**
+ * A host that is a name: its last label starts with a letter (so no parser reads it as an IPv4
+ * number, in any of its decimal, octal or hex forms) and is not `localhost`.
+ */
+const namedHost = `(?:${label}\\.)*(?![Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt]\\.?(?:[:/?#]|$))[A-Za-z][A-Za-z0-9-]*\\.?`;
+const urlOf = (host: string) => new RegExp(`^https://${host}${port}${rest}$`);
+const anyTarget = urlOf(anyHost);
+const namedTarget = urlOf(namedHost);
+
+/**
+ * Where deliveries may go. Outside development (WEBHOOK_ALLOW_PRIVATE_TARGETS) the host must be a
+ * name: an address literal or `localhost` is 422 `forbidden_target`, and the document's pattern
+ * says so. Names are checked against the address policy at every delivery attempt, where they
+ * resolve; with private targets allowed, address literals are checked here (src/webhooks).
+ */
+function webhookUrl(allowPrivateTargets: boolean) {
+  const syntax = z
+    .string()
+    .max(2048)
+    .regex(anyTarget, {
+      message: 'Must be an https:// URL (plain HTTP is refused) of printable ASCII characters.',
+      abort: true,
+    })
+    .pipe(z.url({ protocol: /^https$/, error: 'Not a URL.' }));
+  if (allowPrivateTargets)
+    return syntax.meta({ example: 'https://hooks.partner.example/embedded-credit' });
+  return syntax
+    .refine((value) => namedTarget.test(value), {
+      message: 'Webhooks must name their host: an IP address or localhost is refused.',
+      params: { code: 'forbidden_target' },
+    })
+    .meta({
+      example: 'https://hooks.partner.example/embedded-credit',
+      override: { pattern: namedTarget.source },
+    });
+}
+
+/** Every event name of the catalogue, and a wildcard per resource (`loan.*`). */
+export const eventFilters = [
+  ...eventCatalogue,
+  ...new Set(eventCatalogue.map((name) => `${name.split('.')[0]}.*`)),
+] as [string, ...string[]];
 
 const events = z
   .array(
-    z
-      .string()
-      .refine(
-        isEventFilter,
-        'Not an event of the catalogue, nor a resource wildcard such as loan.*.',
-      ),
+    z.enum(eventFilters, {
+      error: 'Not an event of the catalogue, nor a resource wildcard such as loan.*.',
+    }),
   )
   .max(50)
   .meta({
@@ -22,26 +65,35 @@ const events = z
       'Event names or resource wildcards (`loan.*`); empty or omitted means every event.',
   });
 
-export const createEndpointBody = z
-  .strictObject({
-    url,
-    events: events.optional(),
-    description: z.string().trim().max(500).optional(),
-  })
-  .meta({ id: 'CreateWebhookEndpointRequest' });
+function endpointBodiesFor(allowPrivateTargets: boolean) {
+  const url = webhookUrl(allowPrivateTargets);
+  return {
+    create: z
+      .strictObject({
+        url,
+        events: events.optional(),
+        description: z.string().max(500).trim().optional(),
+      })
+      .meta({ id: 'CreateWebhookEndpointRequest' }),
+    update: z
+      .strictObject({
+        url: url.optional(),
+        events: events.optional(),
+        description: z.string().max(500).trim().nullable().optional(),
+        status: z.enum(['enabled', 'disabled']).optional(),
+      })
+      .refine(
+        (body) => Object.values(body).some((value) => value !== undefined),
+        'Send at least one field to change.',
+      )
+      .meta({ id: 'UpdateWebhookEndpointRequest', minProperties: 1 }),
+  };
+}
 
-export const updateEndpointBody = z
-  .strictObject({
-    url: url.optional(),
-    events: events.optional(),
-    description: z.string().trim().max(500).nullable().optional(),
-    status: z.enum(['enabled', 'disabled']).optional(),
-  })
-  .refine(
-    (body) => Object.values(body).some((value) => value !== undefined),
-    'Send at least one field to change.',
-  )
-  .meta({ id: 'UpdateWebhookEndpointRequest' });
+const endpointBodyVariants = { named: endpointBodiesFor(false), any: endpointBodiesFor(true) };
+/** The create and update bodies under the configured target policy. */
+export const endpointBodies = (allowPrivateTargets: boolean) =>
+  endpointBodyVariants[allowPrivateTargets ? 'any' : 'named'];
 
 export const rotateBody = z
   .strictObject({
@@ -56,9 +108,9 @@ export const rotateBody = z
 
 export const endpointSchema = z
   .object({
-    id: z.string().meta({ example: 'we_0a1b2c3d4e5f60718293a4b5c6d7e8f9' }),
+    id: idField('we'),
     url: z.string(),
-    events: z.array(z.string()),
+    events: z.array(z.enum(eventFilters)),
     description: z.string().nullable(),
     status: z.enum(['enabled', 'disabled']),
     disabled_reason: z.enum(['manual', 'gone', 'failing']).nullable(),
@@ -74,8 +126,6 @@ export const createdEndpointSchema = endpointSchema
   .meta({ id: 'CreatedWebhookEndpoint' });
 
 export const secretSchema = z.object({ secret: z.string() }).meta({ id: 'WebhookSecret' });
-export const endpointParams = z.object({
-  id: z.string().meta({ example: 'we_0a1b2c3d4e5f60718293a4b5c6d7e8f9' }),
-});
-export const endpointListQuery = listQuery(['created_at']);
+export const endpointParams = z.object({ id: pathId('we', 'webhook_endpoint_not_found') });
+export const endpointListQuery = listQuery('we', ['created_at']);
 export const endpointList = listEnvelope(endpointSchema, 'WebhookEndpointList');

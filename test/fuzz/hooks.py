@@ -1,0 +1,99 @@
+"""Schemathesis hooks of `npm run fuzz`: strategies for what the partner document can name but a
+JSON Schema cannot spell out.
+
+- `format: cpf` / `format: cnpj`: tax ids whose check digits match (the API verifies them);
+- `format: e164`: phone numbers that libphonenumber takes as valid (Brazilian mobiles);
+- a fresh Idempotency-Key per request (see `before_call`).
+
+Without them most schema-valid values would fail a rule the schema cannot state, and the fuzzer
+would report those refusals instead of looking further.
+"""
+
+import itertools
+import re
+
+from hypothesis import strategies as st
+
+import schemathesis
+
+CNPJ_CHARACTERS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _cpf_check_digits(digits: str) -> str:
+    for length in (9, 10):
+        total = sum(int(d) * w for d, w in zip(digits[:length], range(length + 1, 1, -1)))
+        remainder = total % 11
+        digits += "0" if remainder < 2 else str(11 - remainder)
+    return digits
+
+
+@st.composite
+def cpfs(draw):
+    base = draw(st.text(alphabet="0123456789", min_size=9, max_size=9).filter(lambda s: len(set(s)) > 1))
+    cpf = _cpf_check_digits(base)
+    if draw(st.booleans()):
+        return f"{cpf[:3]}.{cpf[3:6]}.{cpf[6:9]}-{cpf[9:]}"
+    return cpf
+
+
+def _cnpj_check_digits(base: str) -> str:
+    # Each character counts as its ASCII code minus 48 (digits stay digits, A = 17 …).
+    for weights in ([5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2], [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]):
+        total = sum((ord(c) - 48) * w for c, w in zip(base, weights))
+        remainder = total % 11
+        base += "0" if remainder < 2 else str(11 - remainder)
+    return base
+
+
+@st.composite
+def cnpjs(draw):
+    alphabet = draw(st.sampled_from(["0123456789", CNPJ_CHARACTERS]))
+    base = draw(st.text(alphabet=alphabet, min_size=12, max_size=12).filter(lambda s: len(set(s)) > 1))
+    cnpj = _cnpj_check_digits(base)
+    if draw(st.booleans()):
+        return f"{cnpj[:2]}.{cnpj[2:5]}.{cnpj[5:8]}/{cnpj[8:12]}-{cnpj[12:]}"
+    return cnpj
+
+
+schemathesis.openapi.format("cpf", cpfs())
+schemathesis.openapi.format("cnpj", cnpjs())
+schemathesis.openapi.format(
+    "e164",
+    st.from_regex(r"\A\+55(11|21|31|41|51|61|71|81|91)9[0-9]{8}\Z"),
+)
+
+_keys = itertools.count(1)
+_key_shape = re.compile(r"[\x20-\x7e]{1,255}")
+
+
+def _headers_are_the_invalid_part(case) -> bool:
+    """Schemathesis revalidates a case a hook changed; one whose only fault is a header (a missing
+    Authorization, say) would then pass for valid and be sent with the header restored. Such
+    cases are left as they are."""
+    meta = case.meta
+    if meta is None or not meta.generation.mode.is_negative:
+        return False
+    location = getattr(meta.phase.data, "parameter_location", None)
+    return location is None or location.name == "HEADER"
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    if _headers_are_the_invalid_part(case):
+        return
+    _fresh_idempotency_key(case)
+
+
+def _fresh_idempotency_key(case):
+    """A well-formed Idempotency-Key becomes a fresh one for every request.
+
+    A key is state: its first response is replayed for 24 hours, and on another operation it is
+    refused (409). Generated keys repeat across cases ("0", "00" …), so each case would otherwise
+    meet the answer of an unrelated earlier one. Malformed keys are sent as generated.
+    """
+    headers = case.headers or {}
+    if "Authorization" not in headers:
+        return  # revalidation would take the bearer token (sent by the CLI) for missing
+    for name in list(headers):
+        if name.lower() == "idempotency-key" and _key_shape.fullmatch(str(headers[name])):
+            headers[name] = f"fuzz-{next(_keys)}"

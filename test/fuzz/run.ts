@@ -1,0 +1,232 @@
+/**
+ * `npm run fuzz`: Schemathesis over the partner OpenAPI document, against the real service.
+ *
+ * Starts what the tests start — a fresh embedded PostgreSQL, the Temporal dev server, a worker and
+ * the API (both in this process) — creates a partner through the ops API, exchanges its sandbox
+ * credential for a token, and runs Schemathesis (pinned, from PyPI, in a virtual environment in
+ * the user cache) with a fixed seed, every phase and every check. Any finding fails the run.
+ *
+ * Left out: `DELETE /v3/auth/credentials/{client_id}` (the fuzzer would revoke its own token).
+ * Settings are in test/fuzz/schemathesis.toml, data strategies in test/fuzz/hooks.py; arguments
+ * after `--` go to `st run` (`npm run fuzz -- --include-operation-id=createCustomer`), and
+ * `npm run fuzz -- --serve` only starts the stack, to reproduce a finding by hand.
+ * Every TCP connection this process opens goes to the loopback only: the fuzzer's webhook
+ * endpoints point wherever it likes, and their deliveries must not leave the machine.
+ *
+ * FUZZ_MAX_EXAMPLES (default 50) bounds the cases per operation of the fuzzing phase; FUZZ_SEED
+ * (default 1) seeds the run. Reports and the service's log go to `.data/fuzz/`.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { Client, Connection } from '@temporalio/client';
+import { pino } from 'pino';
+import { createApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { createDatabase } from '../../src/db/client.js';
+import { runMigrations } from '../../src/db/migrate.js';
+import { startEmbeddedPostgres } from '../../src/devstack/embedded-postgres.js';
+import { resolveTemporalCli } from '../../src/devstack/temporal-binaries.js';
+import { startTemporalDevServer } from '../../src/devstack/temporal-dev-server.js';
+import { createSealedBox } from '../../src/domain/sealed-box.js';
+import { createHttpMetrics } from '../../src/http/metrics.js';
+import { createLogger } from '../../src/logger.js';
+import { projectRoot } from '../../src/project-root.js';
+import { startWorker } from '../../src/worker/start-worker.js';
+import { freePort } from '../helpers/free-port.js';
+import { allowLoopbackConnectionsOnly } from './loopback-only.js';
+import { ensureSchemathesis, SCHEMATHESIS_VERSION } from './schemathesis.js';
+
+const MAX_EXAMPLES = Number(process.env.FUZZ_MAX_EXAMPLES ?? 50);
+const SEED = Number(process.env.FUZZ_SEED ?? 1);
+const OPS_TOKEN = 'fuzz-ops-token-0123456789';
+const serveOnly = process.argv.includes('--serve');
+
+const say = (line: string) => process.stdout.write(`[fuzz] ${line}\n`);
+const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
+
+const started = Date.now();
+Runtime.install({ logger: new DefaultLogger('WARN') });
+const [st, cli] = await Promise.all([ensureSchemathesis(say), resolveTemporalCli(say)]);
+allowLoopbackConnectionsOnly();
+
+const outputDir = join(projectRoot, '.data', 'fuzz');
+const fuzzDir = join(projectRoot, 'test', 'fuzz');
+await rm(outputDir, { recursive: true, force: true });
+await mkdir(outputDir, { recursive: true });
+const scratch = await mkdtemp(join(tmpdir(), 'embedded-credit-fuzz-'));
+const stops: (() => Promise<void>)[] = [];
+let exitCode = 1;
+
+try {
+  say('starting PostgreSQL, the Temporal dev server, a worker and the API…');
+  const postgres = await startEmbeddedPostgres({
+    dataDir: join(scratch, 'postgres'),
+    port: await freePort(),
+    database: 'embedded_credit_fuzz',
+    unsafeFast: true,
+  });
+  stops.push(() => postgres.stop());
+  const temporalServer = await startTemporalDevServer({ cli, port: await freePort() });
+  stops.push(() => temporalServer.teardown());
+  await runMigrations(postgres.url);
+
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATABASE_URL: postgres.url,
+    TEMPORAL_ADDRESS: temporalServer.address,
+    OPS_TOKEN,
+    LOG_LEVEL: 'warn',
+    PORT: String(port),
+    PUBLIC_BASE_URL: baseUrl,
+    UPLOADS_DIR: join(scratch, 'uploads'),
+    OUTBOX_SWEEP_INTERVAL: '1s',
+    SANDBOX_REVIEW_DELAY: '2s',
+    // The fuzzer is one client sending as fast as it can: limits would only answer 429s.
+    RATE_LIMIT_PER_SECOND: '100000',
+    RATE_LIMIT_BURST: '100000',
+    TOKEN_FAILURE_LIMIT: '100000',
+  });
+  const logFile = join(outputDir, 'service.log');
+  const logger = createLogger(
+    config.logLevel,
+    'fuzz',
+    pino.destination({ dest: logFile, sync: true }),
+  );
+
+  const workerDatabase = createDatabase(config.databaseUrl, { max: 5 });
+  const worker = await startWorker(
+    {
+      address: config.temporal.address,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      maintenanceIntervalMs: config.outboxSweepIntervalMs,
+    },
+    {
+      db: workerDatabase.db,
+      logger,
+      webhooks: {
+        sealedBox: createSealedBox(config.dataEncryptionKey),
+        allowPrivateTargets: false,
+      },
+      offers: { validityMs: config.offerValidityMs, renewalDelayMs: config.offerRenewalDelayMs },
+    },
+  );
+  stops.push(async () => {
+    await worker.stop();
+    await workerDatabase.close();
+  });
+
+  const database = createDatabase(config.databaseUrl, { max: 10 });
+  const temporal = new Client({
+    connection: await Connection.connect({ address: config.temporal.address }),
+    namespace: config.temporal.namespace,
+  });
+  const { koa } = createApp({
+    config,
+    database,
+    temporal,
+    logger,
+    metrics: createHttpMetrics({ processMetrics: false }),
+  });
+  const server = koa.listen(port, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  stops.push(async () => {
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+    await temporal.connection.close();
+    await database.close();
+  });
+
+  const token = await sandboxToken(baseUrl);
+  say(`stack ready in ${seconds(started)}; ${baseUrl}, log in .data/fuzz/service.log`);
+  if (serveOnly) {
+    // For reproducing a finding by hand (curl, `st replay`): the stack until Ctrl-C.
+    say(`serving; Authorization: Bearer ${token}`);
+    await new Promise((resolve) => process.once('SIGINT', resolve));
+    exitCode = 0;
+  } else {
+    const fuzzStarted = Date.now();
+    const args = [
+      `--config-file=${join(fuzzDir, 'schemathesis.toml')}`,
+      'run',
+      `${baseUrl}/v3/openapi.json`,
+      `--seed=${SEED}`,
+      `--max-examples=${MAX_EXAMPLES}`,
+      `--header=Authorization: Bearer ${token}`,
+      '--report=junit,ndjson',
+      `--report-dir=${outputDir}`,
+      // `npm run fuzz -- --include-operation-id=createCustomer` narrows a run, for instance.
+      ...process.argv.slice(2),
+    ];
+    say(
+      `Schemathesis ${SCHEMATHESIS_VERSION}, seed ${SEED}, ${MAX_EXAMPLES} examples per operation`,
+    );
+    const { code, cases } = await runSchemathesis(st, args);
+    exitCode = code;
+    say(
+      `${cases ?? 'an unknown number of'} cases in ${seconds(fuzzStarted)} (whole run ${seconds(started)}); ${code === 0 ? 'no findings' : `findings (exit ${code}); reports in .data/fuzz/`}`,
+    );
+  }
+} catch (error) {
+  say(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+} finally {
+  for (const stop of stops.reverse()) await stop().catch(() => {});
+  await rm(scratch, { recursive: true, force: true });
+}
+process.exit(exitCode);
+
+/** A partner made the way ops make one, and a bearer token of its sandbox credential. */
+async function sandboxToken(baseUrl: string): Promise<string> {
+  const created = await fetch(`${baseUrl}/ops/v1/partners`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${OPS_TOKEN}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'Fuzzer' }),
+  });
+  if (created.status !== 201) throw new Error(`partner creation answered ${created.status}`);
+  const partner = (await created.json()) as {
+    credentials: { sandbox: { client_id: string; client_secret: string } };
+  };
+  const exchanged = await fetch(`${baseUrl}/v3/auth/token`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ grant_type: 'client_credentials', ...partner.credentials.sandbox }),
+  });
+  if (exchanged.status !== 200) throw new Error(`token exchange answered ${exchanged.status}`);
+  return ((await exchanged.json()) as { access_token: string }).access_token;
+}
+
+/** Runs `st`, echoing its output, and reads the number of cases off its summary. */
+function runSchemathesis(
+  executable: string,
+  args: string[],
+): Promise<{ code: number; cases: number | undefined }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(executable, args, {
+      // Hypothesis keeps a folder in the working directory: the reports' folder, not the tree.
+      cwd: outputDir,
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: {
+        ...process.env,
+        SCHEMATHESIS_TELEMETRY: 'false',
+        PYTHONPATH: fuzzDir,
+      },
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      process.stdout.write(chunk);
+      output += chunk.toString('utf8');
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      const match = /Test cases:\s*\n?\s*(\d+) generated/i.exec(output);
+      resolve({ code: code ?? 1, cases: match ? Number(match[1]) : undefined });
+    });
+  });
+}
