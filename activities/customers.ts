@@ -8,9 +8,14 @@ import {
   submittedFileNames,
 } from '../src/db/queries/documents.js';
 import { recordAndFanOut, startDeliveries } from '../src/webhooks/fan-out.js';
+import { creditOffersStart, signalCustomerDenied } from '../src/temporal/credit-workflows.js';
+import { dispatchWorkflowStart, enqueueWorkflowStart } from '../src/temporal/outbox.js';
 import { creditAnalysisFor } from '../src/domain/customers/credit-analysis.js';
 import type { CreditAnalysis, KycState } from '../src/domain/customers/kyc.js';
-import type { CustomerFieldChanges, SubmittedDocument } from '../workflows/customer-onboarding.js';
+import type {
+  CustomerFieldChanges,
+  SubmittedDocument,
+} from '../workflows/customer-onboarding/messages.js';
 import type { ActivityDeps } from './index.js';
 
 const UNIQUE_VIOLATION = '23505';
@@ -61,7 +66,8 @@ export function createCustomerActivities(deps: ActivityDeps) {
     }): Promise<void> {
       const { tenant, customerId } = input;
       try {
-        const deliveries = await deps.db.transaction(async (tx) => {
+        const becameActive = input.events.some((event) => event.type === 'customer.active');
+        const { deliveries, creditStart } = await deps.db.transaction(async (tx) => {
           await updateCustomer(tx, tenant, customerId, {
             status: input.state.status,
             kyc: input.state.kyc,
@@ -95,14 +101,25 @@ export function createCustomerActivities(deps: ActivityDeps) {
           if (input.completedSessionId)
             await closeSession(tx, tenant, input.completedSessionId, 'completed');
           const now = new Date();
-          return recordAndFanOut(
-            tx,
-            tenant,
-            input.events.map((event) => ({ ...event, createdAt: now })),
-            deps.taskQueue,
-          );
+          return {
+            deliveries: await recordAndFanOut(
+              tx,
+              tenant,
+              input.events.map((event) => ({ ...event, createdAt: now })),
+              deps.taskQueue,
+            ),
+            // An active customer gets offers: their workflow starts with the change that made it so.
+            creditStart: becameActive
+              ? await enqueueWorkflowStart(
+                  tx,
+                  creditOffersStart({ ...tenant, customerId }, deps.taskQueue, deps.offers),
+                )
+              : undefined,
+          };
         });
+        if (creditStart) await dispatchWorkflowStart(deps, creditStart);
         await startDeliveries(deps, deliveries);
+        if (input.state.status === 'denied') await signalCustomerDenied(deps.temporal, customerId);
       } catch (error) {
         if (typeof error === 'object' && error !== null && 'cause' in error) {
           const cause = error.cause as { code?: unknown } | undefined;

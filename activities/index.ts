@@ -1,10 +1,12 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from '../src/db/client.js';
 import type { Logger } from '../src/logger.js';
+import { createCreditOfferActivities } from './credit-offers.js';
 import { createCustomerActivities } from './customers.js';
 import { createSmokeCheckActivities } from './smoke-check.js';
 import { createWebhookActivities } from './webhooks.js';
 import type { SealedBox } from '../src/domain/sealed-box.js';
+import type { OfferTiming } from '../src/temporal/credit-workflows.js';
 
 /** What activities may touch. Built once per worker process and handed in, never imported. */
 export interface ActivityDeps {
@@ -15,6 +17,8 @@ export interface ActivityDeps {
   /** Starts the workflows a write implies (webhook deliveries) right after its commit. */
   temporal: Client;
   taskQueue: string;
+  /** How long offers last and how soon a new one follows (the credit-offers workflow's input). */
+  offers: OfferTiming;
   webhooks: {
     /** Opens the endpoints' sealed secrets. */
     sealedBox: SealedBox;
@@ -28,6 +32,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createSmokeCheckActivities(deps),
     ...createCustomerActivities(deps),
+    ...createCreditOfferActivities(deps),
     ...createWebhookActivities(deps),
   };
 }

@@ -66,6 +66,7 @@ try {
       db: database.db,
       logger,
       webhooks: { sealedBox, allowPrivateTargets: true, ca: receiver.ca },
+      offers: { validityMs: 30 * 86_400_000, renewalDelayMs: 86_400_000 },
     },
   );
 

@@ -22,6 +22,7 @@ import { healthRoutes } from './http/routes/health/router.js';
 import { partnerRoutes } from './http/routes/partners/router.js';
 import { smokeCheckRoutes } from './http/routes/smoke-checks/router.js';
 import type { Logger } from './logger.js';
+import { creditOfferRoutes } from './http/routes/credit-offers/router.js';
 import { customerRoutes } from './http/routes/customers/router.js';
 import { eventRoutes } from './http/routes/events/router.js';
 import { hostedRoutes } from './http/routes/hosted/router.js';
@@ -101,6 +102,7 @@ export function createApp(deps: AppDeps): App {
   const partnerApi = new ApiRouter('/v3', guards, idempotencyGuard);
   authRoutes(partnerApi, { db, tokens, tokenFailures, clock });
   customerRoutes(partnerApi, customerDeps);
+  creditOfferRoutes(partnerApi, { db, iof: config.iof, clock });
   eventRoutes(partnerApi, { db });
   webhookEndpointRoutes(partnerApi, {
     db,
@@ -108,7 +110,7 @@ export function createApp(deps: AppDeps): App {
     allowPrivateTargets: config.webhookAllowPrivateTargets,
     clock,
   });
-  webhookDeliveryRoutes(partnerApi, { db, taskQueue: config.temporal.taskQueue });
+  webhookDeliveryRoutes(partnerApi, { db, temporal, logger, taskQueue: config.temporal.taskQueue });
   reviewRoutes(partnerApi, customerDeps, 'sandbox');
 
   const opsApi = new ApiRouter('/ops/v1', guards, idempotencyGuard);

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import ms, { type StringValue } from 'ms';
 import { z } from 'zod';
+import type { IofRates } from './domain/credit/simulation.js';
 import { projectRoot } from './project-root.js';
 
 /** The OPS_TOKEN used when none is configured outside production. Printed by `npm run dev`. */
@@ -27,6 +28,15 @@ const duration = (fallback: StringValue) =>
 
 const port = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
 
+/** A rate as a decimal string (`0.0038` = 0.38 %), kept as text so no binary float holds it. */
+const rate = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .refine((value) => /^(0(\.\d{1,12})?|1(\.0{1,12})?)$/.test(value), {
+      message: 'expected a decimal rate between 0 and 1, such as 0.0038',
+    });
+
 const flag = z
   .enum(['true', 'false', '1', '0', ''])
   .default('false')
@@ -49,6 +59,13 @@ const schema = z.object({
   SANDBOX_REVIEW_DELAY: duration('10s'),
   SANDBOX_DISBURSEMENT_DELAY: duration('30s'),
   OFFER_RENEWAL_DELAY: duration('1d'),
+  OFFER_VALIDITY: duration('30d'),
+  // IOF (Decreto 6.306/2007 as amended): rates change by decree, so they live in configuration.
+  IOF_FLAT_RATE: rate('0.0038'),
+  IOF_DAILY_RATE_INDIVIDUAL: rate('0.000082'),
+  IOF_DAILY_RATE_COMPANY: rate('0.000082'),
+  IOF_DAILY_RATE_MEI: rate('0.0000274'),
+  IOF_MEI_PRINCIPAL_LIMIT: z.coerce.number().int().min(0).default(3_000_000),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: flag,
   OUTBOX_SWEEP_INTERVAL: duration('5s'),
   TOKEN_SIGNING_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
@@ -80,6 +97,9 @@ export interface Config {
   readonly sandboxReviewDelayMs: number;
   readonly sandboxDisbursementDelayMs: number;
   readonly offerRenewalDelayMs: number;
+  readonly offerValidityMs: number;
+  /** IOF rates as decimal strings, and the principal (centavos) up to which the MEI rate applies. */
+  readonly iof: IofRates;
   readonly webhookAllowPrivateTargets: boolean;
   readonly outboxSweepIntervalMs: number;
   /** HS256 key of the partner bearer tokens. */
@@ -147,6 +167,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandboxReviewDelayMs: e.SANDBOX_REVIEW_DELAY,
     sandboxDisbursementDelayMs: e.SANDBOX_DISBURSEMENT_DELAY,
     offerRenewalDelayMs: e.OFFER_RENEWAL_DELAY,
+    offerValidityMs: e.OFFER_VALIDITY,
+    iof: Object.freeze({
+      flat: e.IOF_FLAT_RATE,
+      dailyIndividual: e.IOF_DAILY_RATE_INDIVIDUAL,
+      dailyCompany: e.IOF_DAILY_RATE_COMPANY,
+      dailyMei: e.IOF_DAILY_RATE_MEI,
+      meiPrincipalLimitAmount: e.IOF_MEI_PRINCIPAL_LIMIT,
+    }),
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     outboxSweepIntervalMs: e.OUTBOX_SWEEP_INTERVAL,
     uploadsDir: e.UPLOADS_DIR ?? join(projectRoot, '.data', 'uploads'),

@@ -72,7 +72,8 @@ export const errorCatalogue = {
   invalid_state: {
     status: 409,
     title: 'Conflict',
-    meaning: "The record's status forbids this action; `detail` names the status.",
+    meaning:
+      "The record's state forbids this action — its status, a KYC item the customer does not owe, an `Idempotency-Key` used for another operation; `detail` says which.",
   },
   idempotency_key_in_use: {
     status: 409,
@@ -118,6 +119,27 @@ export const errorCatalogue = {
     meaning: 'No delivery with the id for this endpoint.',
   },
   event_not_found: { status: 404, title: 'Not Found', meaning: 'No event with the id.' },
+  credit_offer_not_found: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'No credit offer with the id.',
+  },
+  simulation_not_found: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'No simulation with the id for this credit offer.',
+  },
+  credit_offer_unavailable: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'The credit offer is not `available` (accepted, expired or cancelled); `detail` names its status.',
+  },
+  simulation_expired: {
+    status: 409,
+    title: 'Conflict',
+    meaning: 'The simulation is past its `valid_until`; simulate again.',
+  },
   unsupported_file_type: {
     status: 415,
     title: 'Unsupported File Type',

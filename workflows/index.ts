@@ -1,3 +1,4 @@
-export { smokeCheckWorkflow } from './smoke-check.js';
-export { customerOnboardingWorkflow } from './customer-onboarding.js';
-export { webhookDeliveryWorkflow } from './webhook-delivery.js';
+export { smokeCheckWorkflow } from './smoke-check/workflow.js';
+export { customerOnboardingWorkflow } from './customer-onboarding/workflow.js';
+export { creditOffersWorkflow } from './credit-offers/workflow.js';
+export { webhookDeliveryWorkflow } from './webhook-delivery/workflow.js';

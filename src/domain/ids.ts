@@ -12,6 +12,8 @@ export const idPrefixes = {
   event: 'evt',
   webhookEndpoint: 'we',
   webhookDelivery: 'whd',
+  creditOffer: 'co',
+  simulation: 'sim',
 } as const;
 
 export type IdPrefix = (typeof idPrefixes)[keyof typeof idPrefixes];

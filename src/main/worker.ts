@@ -27,6 +27,7 @@ await runMain('worker', async (logger) => {
     {
       db: database.db,
       logger,
+      offers: { validityMs: config.offerValidityMs, renewalDelayMs: config.offerRenewalDelayMs },
       webhooks: {
         sealedBox: createSealedBox(config.dataEncryptionKey),
         allowPrivateTargets: config.webhookAllowPrivateTargets,

@@ -1,6 +1,20 @@
+import type * as workflows from '../../workflows/index.js';
+
 /** Workflow ids name the record they own, so starting one twice is harmless (REJECT_DUPLICATE). */
 export const workflowIds = {
   smokeCheck: (smokeCheckId: string) => `smoke-check/${smokeCheckId}`,
   customerOnboarding: (customerId: string) => `customer-onboarding/${customerId}`,
+  creditOffers: (customerId: string) => `credit-offers/${customerId}`,
   webhookDelivery: (deliveryId: string) => `webhook-delivery/${deliveryId}`,
 };
+
+/**
+ * Every workflow type, named once: the names the API and the outbox start workflows by. Checked
+ * against the workflow module's exports, so a renamed workflow cannot leave a stale name behind.
+ */
+export const workflowTypes = {
+  smokeCheck: 'smokeCheckWorkflow',
+  customerOnboarding: 'customerOnboardingWorkflow',
+  creditOffers: 'creditOffersWorkflow',
+  webhookDelivery: 'webhookDeliveryWorkflow',
+} as const satisfies Record<keyof typeof workflowIds, keyof typeof workflows>;

@@ -19,6 +19,7 @@ export interface WorkerDeps {
   /** For activities that start workflows after their writes (webhook deliveries). */
   temporal: Client;
   webhooks: ActivityDeps['webhooks'];
+  offers: ActivityDeps['offers'];
   logger: Logger;
   /**
    * Path of a bundle made by `bundleWorkflowCode` (production: the prebuilt one; tests: one per
@@ -46,6 +47,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       temporal: deps.temporal,
       taskQueue: deps.taskQueue,
       webhooks: deps.webhooks,
+      offers: deps.offers,
     }),
     ...workflows,
   });

@@ -1,7 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
 import type { ActivityDeps } from '../../activities/index.js';
-import type { Db } from '../db/client.js';
-import type { Logger } from '../logger.js';
 import { createWorker, NativeConnection } from './create-worker.js';
 import { startMaintenance } from './maintenance.js';
 
@@ -20,7 +18,7 @@ export interface WorkerSettings {
  */
 export async function startWorker(
   settings: WorkerSettings,
-  deps: { db: Db; logger: Logger; webhooks: ActivityDeps['webhooks'] },
+  deps: Pick<ActivityDeps, 'db' | 'logger' | 'webhooks' | 'offers'>,
 ) {
   const connection = await NativeConnection.connect({ address: settings.address });
   const client = new Client({
@@ -35,6 +33,7 @@ export async function startWorker(
     logger: deps.logger,
     temporal: client,
     webhooks: deps.webhooks,
+    offers: deps.offers,
     ...(settings.workflowBundlePath ? { workflowBundlePath: settings.workflowBundlePath } : {}),
   });
   const maintenance = startMaintenance({

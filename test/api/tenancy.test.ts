@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { activeCustomer, offerOf } from '../helpers/credit.js';
 import { files, registerCustomer } from '../helpers/customers.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { startStack, type TestStack } from '../helpers/stack.js';
@@ -42,6 +43,22 @@ const matrix: Record<string, { requests: Partial<Record<Method, () => Request>>;
   '/v3/customers/{customer_id}/biometrics': {
     requests: { POST: () => ({}) },
     code: 'customer_not_found',
+  },
+  '/v3/customers/{customer_id}/credit-offers': {
+    requests: { GET: () => ({}) },
+    code: 'customer_not_found',
+  },
+  '/v3/credit-offers/{credit_offer_id}': {
+    requests: { GET: () => ({}) },
+    code: 'credit_offer_not_found',
+  },
+  '/v3/credit-offers/{credit_offer_id}/simulations': {
+    requests: { POST: () => ({ body: { amount: 100_000, installments: 3 } }) },
+    code: 'credit_offer_not_found',
+  },
+  '/v3/credit-offers/{credit_offer_id}/simulations/{simulation_id}': {
+    requests: { GET: () => ({}) },
+    code: 'credit_offer_not_found',
   },
   '/v3/events/{event_id}': { requests: { GET: () => ({}) }, code: 'event_not_found' },
   '/v3/webhooks/endpoints/{id}': {
@@ -122,6 +139,16 @@ beforeAll(async () => {
       id: string;
     }
   ).id;
+  const offer = await offerOf(owner, (await activeCustomer(stack, owner)).id);
+  owned.credit_offer_id = offer.id;
+  owned.simulation_id = (
+    (await (
+      await owner(`/v3/credit-offers/${offer.id}/simulations`, {
+        method: 'POST',
+        body: { amount: offer.min_amount, installments: offer.min_installments },
+      })
+    ).json()) as { id: string }
+  ).id;
   const events = (await (await owner('/v3/events?limit=1')).json()) as { data: { id: string }[] };
   owned.event_id = events.data[0]!.id;
 });
@@ -180,6 +207,13 @@ describe('the tenancy matrix', () => {
       (await owner(pathFor('/v3/customers/{customer_id}/documents/{document_id}'))).status,
     ).toBe(200);
     expect((await owner(pathFor('/v3/events/{event_id}'))).status).toBe(200);
+    expect(
+      await (await owner(pathFor('/v3/credit-offers/{credit_offer_id}'))).json(),
+    ).toMatchObject({ status: 'available' });
+    expect(
+      (await owner(pathFor('/v3/credit-offers/{credit_offer_id}/simulations/{simulation_id}')))
+        .status,
+    ).toBe(200);
     expect(await (await owner(pathFor('/v3/webhooks/endpoints/{id}'))).json()).toMatchObject({
       status: 'enabled',
     });
@@ -189,6 +223,7 @@ describe('the tenancy matrix', () => {
     ['/v3/auth/credentials', 'client_id'],
     ['/v3/customers', 'customer_id'],
     ['/v3/events', 'event_id'],
+    ['/v3/credit-offers', 'credit_offer_id'],
     ['/v3/webhooks/endpoints', 'id'],
   ] as const) {
     it(`${list} shows outsiders none of the owner’s records, and takes none as a cursor`, async () => {

@@ -99,6 +99,10 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     allowPrivateTargets: config.webhookAllowPrivateTargets,
     ...(options.webhookCa ? { ca: options.webhookCa } : {}),
   };
+  const offers = {
+    validityMs: config.offerValidityMs,
+    renewalDelayMs: config.offerRenewalDelayMs,
+  };
   const stops: (() => Promise<void>)[] = [];
   if (options.worker ?? true) {
     const workerDatabase = createDatabase(config.databaseUrl, { max: 5 });
@@ -110,7 +114,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         maintenanceIntervalMs: config.outboxSweepIntervalMs,
         workflowBundlePath: inject('workflowBundlePath'),
       },
-      { db: workerDatabase.db, logger, webhooks },
+      { db: workerDatabase.db, logger, webhooks, offers },
     );
     stops.push(async () => {
       await worker.stop();
@@ -140,7 +144,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
           maintenanceIntervalMs: config.outboxSweepIntervalMs,
           workflowBundlePath: inject('workflowBundlePath'),
         },
-        { db: database.db, logger, webhooks },
+        { db: database.db, logger, webhooks, offers },
       ),
     activities: () =>
       createActivities({
@@ -150,6 +154,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         temporal,
         taskQueue,
         webhooks,
+        offers,
       }),
     webhooks,
     uploadsDir,
@@ -168,17 +173,4 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   };
 }
 
-/** Polls until `probe` returns a value, for outcomes that arrive through a workflow. */
-export async function eventually<T>(
-  probe: () => Promise<T | undefined>,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+export { eventually } from './eventually.js';

@@ -14,6 +14,7 @@ describe('replaying recorded histories', async () => {
 
   it('has histories for every workflow type', () => {
     expect(files.map((file) => file.split('.')[0]).sort()).toEqual([
+      'credit-offers',
       'customer-onboarding',
       'smoke-check',
       'webhook-delivery',

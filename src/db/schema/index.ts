@@ -3,3 +3,4 @@ export * from './platform.js';
 export * from './idempotency.js';
 export * from './customers.js';
 export * from './webhooks.js';
+export * from './credit.js';

@@ -7,6 +7,8 @@ export const eventCatalogue = [
   'customer.denied',
   'credit_offer.available',
   'credit_offer.expired',
+  'credit_offer.accepted',
+  'credit_offer.cancelled',
   'loan.created',
   'loan.signature_received',
   'loan.processing',

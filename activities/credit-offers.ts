@@ -1,0 +1,122 @@
+import { and, eq } from 'drizzle-orm';
+import type { Tenant } from '../src/domain/tenant.js';
+import {
+  insertCreditOffer,
+  updateCreditOffer,
+  type CreditOffer,
+} from '../src/db/queries/credit-offers.js';
+import { customers } from '../src/db/schema/index.js';
+import type { DbOrTx } from '../src/db/client.js';
+import {
+  creditOfferEventTypes,
+  sandboxOfferTerms,
+  type CreditOfferStatus,
+} from '../src/domain/credit/offers.js';
+import { presentCreditOffer } from '../src/http/routes/credit-offers/presenter.js';
+import { recordAndFanOut, startDeliveries } from '../src/webhooks/fan-out.js';
+import type { ActivityDeps } from './index.js';
+
+export function createCreditOfferActivities(deps: ActivityDeps) {
+  /** The offer's move and its event, in one transaction; the event carries the offer as stored. */
+  async function writeWithEvent(
+    tenant: Tenant,
+    eventId: string,
+    change: (tx: DbOrTx) => Promise<CreditOffer | undefined>,
+  ): Promise<CreditOffer | undefined> {
+    const outcome = await deps.db.transaction(async (tx) => {
+      const offer = await change(tx);
+      if (!offer) return undefined;
+      const deliveries = await recordAndFanOut(
+        tx,
+        tenant,
+        [
+          {
+            id: eventId,
+            type: creditOfferEventTypes[offer.status],
+            data: presentCreditOffer(offer),
+            createdAt: offer.updatedAt,
+          },
+        ],
+        deps.taskQueue,
+      );
+      return { offer, deliveries };
+    });
+    if (!outcome) return undefined;
+    await startDeliveries(deps, outcome.deliveries);
+    return outcome.offer;
+  }
+
+  return {
+    /**
+     * Issues the customer's next offer with `credit_offer.available`, if the customer is active and
+     * its analysis approved (read under a lock, so a denial committing at the same time is seen).
+     * The id comes from the workflow: a retry finds the offer it wrote and records nothing twice.
+     */
+    async issueOffer(input: {
+      tenant: Tenant;
+      customerId: string;
+      offerId: string;
+      eventId: string;
+      validityMs: number;
+    }): Promise<{ validUntil: number; approvedAmount: number } | null> {
+      const { tenant } = input;
+      const offer = await writeWithEvent(tenant, input.eventId, async (tx) => {
+        const [customer] = await tx
+          .select()
+          .from(customers)
+          .where(
+            and(
+              eq(customers.id, input.customerId),
+              eq(customers.partnerId, tenant.partnerId),
+              eq(customers.environment, tenant.environment),
+            ),
+          )
+          .for('update');
+        const analysis = customer?.creditAnalysis;
+        if (!customer || customer.status !== 'active') return undefined;
+        // The analysis runs first thing at registration; if it has not been stored yet, retry.
+        if (!analysis) throw new Error(`credit analysis of ${customer.id} not stored yet`);
+        if (analysis.status !== 'approved' || analysis.approved_limit_amount === null)
+          return undefined;
+        const terms = sandboxOfferTerms(customer.cpf, analysis.approved_limit_amount);
+        const now = new Date();
+        return insertCreditOffer(tx, {
+          id: input.offerId,
+          partnerId: tenant.partnerId,
+          environment: tenant.environment,
+          customerId: customer.id,
+          status: 'available',
+          ...terms,
+          validUntil: new Date(now.getTime() + input.validityMs),
+          createdAt: now,
+          updatedAt: now,
+        });
+      });
+      return offer
+        ? { validUntil: offer.validUntil.getTime(), approvedAmount: offer.approvedAmount }
+        : null;
+    },
+
+    /** Moves the offer to `status` with the matching `credit_offer.*` event. */
+    async recordOfferMove(input: {
+      tenant: Tenant;
+      offerId: string;
+      status: CreditOfferStatus;
+      loanId: string | null;
+      eventId: string;
+    }): Promise<void> {
+      const offer = await writeWithEvent(input.tenant, input.eventId, (tx) =>
+        updateCreditOffer(tx, input.tenant, input.offerId, {
+          status: input.status,
+          loanId: input.loanId,
+        }),
+      );
+      if (!offer) throw new Error(`credit offer ${input.offerId} not found`);
+    },
+
+    /** The offer's loan was repaid: the offer stays `accepted` but no longer counts as live. */
+    async recordOfferSpent(input: { tenant: Tenant; offerId: string }): Promise<void> {
+      await updateCreditOffer(deps.db, input.tenant, input.offerId, { spentAt: new Date() });
+    },
+  };
+}

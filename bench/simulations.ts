@@ -1,0 +1,185 @@
+/**
+ * `npm run bench:simulations`: what a simulation costs.
+ *
+ * 1. The pure money math (`simulateLoan`: Price on calendar days, financed IOF, the CET solver) for
+ *    12, 60 and 360 installments, in this process.
+ * 2. Over HTTP, against the API in a process of its own on its own PostgreSQL and Temporal server:
+ *    `POST /v3/credit-offers/{id}/simulations` beside `GET /v3/customers/{id}` (an indexed read
+ *    behind the same auth, rate limit, validation and logging) in the same run, with autocannon.
+ *    The ratio of the two is the figure to watch; absolute rates move with the machine.
+ *
+ * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 50) size the HTTP runs; BENCH_PROFILE=dir
+ * writes a CPU profile of the API process into dir.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { createPartner } from '../src/commands/create-partner.js';
+import { loadConfig } from '../src/config.js';
+import { createDatabase } from '../src/db/client.js';
+import { runMigrations } from '../src/db/migrate.js';
+import { addDays, businessDate } from '../src/domain/business-date.js';
+import { simulateLoan } from '../src/domain/credit/simulation.js';
+import { startEmbeddedPostgres } from '../src/devstack/embedded-postgres.js';
+import { resolveTemporalCli } from '../src/devstack/temporal-binaries.js';
+import { startTemporalDevServer } from '../src/devstack/temporal-dev-server.js';
+import { projectRoot } from '../src/project-root.js';
+import { activeCustomer, offerOf } from '../test/helpers/credit.js';
+import { client, tokenFor } from '../test/helpers/partners.js';
+import type { TestStack } from '../test/helpers/stack.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const log = (line: string) => console.log(`[bench] ${line}`);
+
+// 1. The math alone.
+const { iof } = loadConfig({ DATABASE_URL: 'postgres://unused' });
+const today = businessDate(new Date());
+const math: string[] = [];
+for (const installments of [12, 60, 360]) {
+  const input = {
+    requestedAmount: 1_000_000,
+    installments,
+    monthlyInterestRate: '0.0199',
+    releaseDate: today,
+    firstDueDate: addDays(today, 30),
+    borrower: 'individual' as const,
+    iof,
+  };
+  for (let i = 0; i < 20; i++) simulateLoan(input); // warm up
+  const runs = installments === 360 ? 200 : 1_000;
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < runs; i++) simulateLoan(input);
+  const perRun = Number(process.hrtime.bigint() - started) / runs / 1e6;
+  math.push(`  ${String(installments).padStart(3)} installments: ${perRun.toFixed(3)} ms each`);
+}
+log('pure math (simulateLoan, R$ 10,000 at 1.99 % a month):');
+for (const line of math) console.log(line);
+
+// 2. Over HTTP.
+Runtime.install({ logger: new DefaultLogger('WARN') });
+const scratch = await mkdtemp(join(tmpdir(), 'bench-simulations-'));
+const cli = await resolveTemporalCli(log);
+const postgres = await startEmbeddedPostgres({
+  dataDir: join(scratch, 'pg'),
+  port: 5498,
+  database: 'bench',
+  unsafeFast: true,
+});
+const temporal = await startTemporalDevServer({ cli, port: 7298 });
+const children: ChildProcess[] = [];
+const port = 3998;
+const baseUrl = `http://127.0.0.1:${port}`;
+
+try {
+  await runMigrations(postgres.url);
+  const env = {
+    ...process.env,
+    NODE_ENV: 'development',
+    DATABASE_URL: postgres.url,
+    TEMPORAL_ADDRESS: temporal.address,
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_SECOND: '1000000',
+    RATE_LIMIT_BURST: '1000000',
+    SANDBOX_REVIEW_DELAY: '1h',
+  };
+  // BENCH_PROFILE=dir writes a CPU profile of the API process there (node --cpu-prof).
+  const profile = process.env.BENCH_PROFILE
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
+    : [];
+  for (const [entry, flags, stderr] of [
+    ['src/main/worker.ts', [], 'ignore'],
+    ['src/main/api.ts', profile, 'inherit'],
+  ] as const) {
+    const child = spawn(process.execPath, [...flags, '--import', 'tsx', join(projectRoot, entry)], {
+      cwd: projectRoot,
+      env,
+      stdio: ['ignore', 'ignore', stderr],
+    });
+    children.push(child);
+  }
+  await waitForReady(`${baseUrl}/readyz`);
+
+  const database = createDatabase(postgres.url, { max: 2 });
+  const partner = await createPartner(database.db, { name: 'Bench' });
+  await database.close();
+  const stack = { baseUrl } as TestStack; // the helpers only need the address
+  const token = await tokenFor(stack, partner.credentials.sandbox);
+  const api = client(stack, token);
+  const customer = await activeCustomer(stack, api);
+  const offer = await offerOf(api, customer.id);
+  log(`customer ${customer.id} active; offer ${offer.id} at ${offer.monthly_interest_rate}/month`);
+
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  // R$ 5,000 (every sandbox offer allows it) over 12 months.
+  const simulation = JSON.stringify({ amount: 500_000, installments: 12 });
+  const load = (
+    title: string,
+    { path, ...options }: { path: string } & Partial<autocannon.Options>,
+  ) =>
+    autocannon({
+      url: `${baseUrl}${path}`,
+      connections: CONNECTIONS,
+      duration: SECONDS,
+      headers,
+      ...options,
+      title,
+    });
+  log(`warming up, then ${SECONDS} s each at ${CONNECTIONS} connections…`);
+  await load('warm-up', { duration: 2, path: `/v3/customers/${customer.id}` });
+  await load('warm-up', {
+    duration: 2,
+    method: 'POST',
+    path: `/v3/credit-offers/${offer.id}/simulations`,
+    body: simulation,
+  });
+  const read = await load('GET /v3/customers/{id}', { path: `/v3/customers/${customer.id}` });
+  const simulate = await load('POST /v3/credit-offers/{id}/simulations (12 installments)', {
+    method: 'POST',
+    path: `/v3/credit-offers/${offer.id}/simulations`,
+    body: simulation,
+  });
+
+  const row = (result: autocannon.Result, expected: number) => {
+    const bad = result.non2xx + result.errors + result.timeouts;
+    const status = bad > 0 ? `  (${bad} not ${expected})` : '';
+    return `${result.title!.padEnd(58)} ${result.requests.average.toFixed(0).padStart(6)} req/s   p50 ${String(result.latency.p50).padStart(4)} ms   p99 ${String(result.latency.p99).padStart(4)} ms${status}`;
+  };
+  console.log('');
+  console.log(row(read, 200));
+  console.log(row(simulate, 201));
+  console.log(
+    `${'simulations / reads'.padEnd(58)} ${(simulate.requests.average / read.requests.average).toFixed(2).padStart(6)}`,
+  );
+} finally {
+  for (const child of children) child.kill('SIGTERM');
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null) return resolve();
+          child.once('exit', () => resolve());
+        }),
+    ),
+  );
+  await temporal.teardown();
+  await postgres.stop();
+  await rm(scratch, { recursive: true, force: true });
+}
+
+async function waitForReady(url: string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`${url} did not answer 200 within 2 minutes`);
+}

@@ -1,0 +1,108 @@
+import { and, eq, sql, type SQL } from 'drizzle-orm';
+import type { CreditOfferStatus } from '../../domain/credit/offers.js';
+import type { Tenant } from '../../domain/tenant.js';
+import type { DbOrTx } from '../client.js';
+import { ofTenant } from '../tenancy.js';
+import { paginate, type ListParams, type Page } from '../pagination.js';
+import { creditOffers, customers, simulations } from '../schema/index.js';
+
+export type CreditOffer = typeof creditOffers.$inferSelect;
+export type NewCreditOffer = typeof creditOffers.$inferInsert;
+export type Simulation = typeof simulations.$inferSelect;
+export type NewSimulation = typeof simulations.$inferInsert;
+
+export async function findCreditOffer(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+): Promise<CreditOffer | undefined> {
+  return db.query.creditOffers.findFirst({
+    where: and(ofTenant(creditOffers, tenant), eq(creditOffers.id, id)),
+  });
+}
+
+/** The offer with what pricing needs of its customer (whether it has a cnpj), in one read. */
+export async function findCreditOfferForPricing(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+): Promise<(CreditOffer & { customerHasCnpj: boolean }) | undefined> {
+  const [row] = await db
+    .select({ offer: creditOffers, cnpj: customers.cnpj })
+    .from(creditOffers)
+    .innerJoin(customers, eq(customers.id, creditOffers.customerId))
+    .where(and(ofTenant(creditOffers, tenant), eq(creditOffers.id, id)))
+    .limit(1);
+  return row ? { ...row.offer, customerHasCnpj: row.cnpj !== null } : undefined;
+}
+
+/** Inserts the offer unless its id exists (a retried activity), and answers the stored row. */
+export async function insertCreditOffer(db: DbOrTx, values: NewCreditOffer): Promise<CreditOffer> {
+  const [row] = await db.insert(creditOffers).values(values).onConflictDoNothing().returning();
+  if (row) return row;
+  const existing = await db.query.creditOffers.findFirst({ where: eq(creditOffers.id, values.id) });
+  if (!existing) throw new Error(`credit offer ${values.id} neither inserted nor found`);
+  return existing;
+}
+
+export async function updateCreditOffer(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+  values: Partial<Pick<NewCreditOffer, 'status' | 'loanId' | 'spentAt'>>,
+): Promise<CreditOffer | undefined> {
+  const [row] = await db
+    .update(creditOffers)
+    .set({ ...values, updatedAt: sql`now()` })
+    .where(and(ofTenant(creditOffers, tenant), eq(creditOffers.id, id)))
+    .returning();
+  return row;
+}
+
+export const creditOfferSorts = {
+  created_at: creditOffers.createdAt,
+  valid_until: creditOffers.validUntil,
+} as const;
+
+export async function listCreditOffers(
+  db: DbOrTx,
+  tenant: Tenant,
+  params: ListParams<keyof typeof creditOfferSorts> & {
+    customer_id?: string | undefined;
+    status?: CreditOfferStatus | undefined;
+  },
+): Promise<Page<CreditOffer>> {
+  const filters: SQL[] = [];
+  if (params.customer_id !== undefined)
+    filters.push(eq(creditOffers.customerId, params.customer_id));
+  if (params.status !== undefined) filters.push(eq(creditOffers.status, params.status));
+  return paginate<CreditOffer>(db, {
+    table: creditOffers,
+    idColumn: creditOffers.id,
+    sortColumn: creditOfferSorts[params.sort],
+    tenant,
+    filters: and(...filters),
+    params,
+  });
+}
+
+export async function insertSimulation(db: DbOrTx, values: NewSimulation): Promise<Simulation> {
+  const [row] = await db.insert(simulations).values(values).returning();
+  if (!row) throw new Error('simulation insert returned no row');
+  return row;
+}
+
+export async function findSimulation(
+  db: DbOrTx,
+  tenant: Tenant,
+  ids: { creditOfferId: string; simulationId: string },
+): Promise<Simulation | undefined> {
+  return db.query.simulations.findFirst({
+    where: and(
+      eq(simulations.partnerId, tenant.partnerId),
+      eq(simulations.environment, tenant.environment),
+      eq(simulations.creditOfferId, ids.creditOfferId),
+      eq(simulations.id, ids.simulationId),
+    ),
+  });
+}

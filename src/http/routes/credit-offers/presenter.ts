@@ -1,0 +1,57 @@
+import type { z } from 'zod';
+import type { CreditOffer, Simulation } from '../../../db/queries/credit-offers.js';
+import { annualInterestRate } from '../../../domain/credit/simulation.js';
+import type { creditOfferSchema, simulationSchema } from './schema.js';
+
+/** The public offer: the API's answer and every `credit_offer.*` event's data. */
+export function presentCreditOffer(offer: CreditOffer): z.infer<typeof creditOfferSchema> {
+  return {
+    id: offer.id,
+    customer_id: offer.customerId,
+    status: offer.status,
+    currency: 'BRL',
+    approved_amount: offer.approvedAmount,
+    min_amount: offer.minAmount,
+    monthly_interest_rate: Number(offer.monthlyInterestRate),
+    annual_interest_rate: annualInterestRate(offer.monthlyInterestRate),
+    min_installments: offer.minInstallments,
+    max_installments: offer.maxInstallments,
+    valid_until: offer.validUntil.toISOString(),
+    created_at: offer.createdAt.toISOString(),
+    updated_at: offer.updatedAt.toISOString(),
+  };
+}
+
+/** The figures in the contract's order (jsonb keeps keys in an order of its own). */
+export function presentSimulation(simulation: Simulation): z.infer<typeof simulationSchema> {
+  const f = simulation.figures;
+  return {
+    id: simulation.id,
+    credit_offer_id: simulation.creditOfferId,
+    customer_id: simulation.customerId,
+    currency: 'BRL',
+    requested_amount: f.requested_amount,
+    iof_amount: f.iof_amount,
+    principal_amount: f.principal_amount,
+    installments: f.installments,
+    installment_amount: f.installment_amount,
+    total_amount: f.total_amount,
+    total_interest_amount: f.total_interest_amount,
+    monthly_interest_rate: f.monthly_interest_rate,
+    annual_interest_rate: f.annual_interest_rate,
+    cet_monthly: f.cet_monthly,
+    cet_annual: f.cet_annual,
+    release_date: f.release_date,
+    first_due_date: f.first_due_date,
+    schedule: f.schedule.map((row) => ({
+      number: row.number,
+      due_date: row.due_date,
+      installment_amount: row.installment_amount,
+      principal_amount: row.principal_amount,
+      interest_amount: row.interest_amount,
+      balance_amount: row.balance_amount,
+    })),
+    valid_until: simulation.validUntil.toISOString(),
+    created_at: simulation.createdAt.toISOString(),
+  };
+}

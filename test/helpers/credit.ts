@@ -1,0 +1,64 @@
+import { files, registerCustomer, upload, type CustomerBody } from './customers.js';
+import type { Client } from './partners.js';
+import { eventually } from './eventually.js';
+import type { TestStack } from './stack.js';
+
+export interface OfferBody {
+  id: string;
+  customer_id: string;
+  status: string;
+  currency: string;
+  approved_amount: number;
+  min_amount: number;
+  monthly_interest_rate: number;
+  annual_interest_rate: number;
+  min_installments: number;
+  max_installments: number;
+  valid_until: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/**
+ * A sandbox customer taken to `active` over HTTP the quick way: every document, biometrics on the
+ * hosted page, then the sandbox review approving it all. The stack's SANDBOX_REVIEW_DELAY must be
+ * long (an automatic review would race this one).
+ */
+export async function activeCustomer(
+  stack: TestStack,
+  api: Client,
+  overrides: Record<string, unknown> = {},
+): Promise<CustomerBody> {
+  const customer = await registerCustomer(api, overrides);
+  const documents = ['identity_card_front', 'identity_card_back', 'selfie'];
+  if (customer.cnpj) documents.push('ccmei');
+  for (const type of documents) {
+    const response = await upload(api, customer.id, type, {
+      bytes: files.pdf(),
+      name: `${type}.pdf`,
+    });
+    if (response.status !== 201) throw new Error(`upload of ${type}: ${response.status}`);
+  }
+  const session = (await (
+    await api(`/v3/customers/${customer.id}/biometrics`, { method: 'POST' })
+  ).json()) as { session_url: string };
+  await fetch(`${stack.baseUrl}${new URL(session.session_url).pathname}`, { method: 'POST' });
+  const review = await api(`/v3/sandbox/customers/${customer.id}/review`, {
+    method: 'POST',
+    body: { items: [...documents, 'biometrics'].map((type) => ({ type, decision: 'approve' })) },
+  });
+  if (review.status !== 200) throw new Error(`review: ${review.status} ${await review.text()}`);
+  const reviewed = (await review.json()) as CustomerBody;
+  if (reviewed.status !== 'active') throw new Error(`customer is ${reviewed.status} after review`);
+  return reviewed;
+}
+
+/** The customer's offer once it has one in `status` (offers arrive through a workflow). */
+export function offerOf(api: Client, customerId: string, status = 'available'): Promise<OfferBody> {
+  return eventually(async () => {
+    const page = (await (
+      await api(`/v3/customers/${customerId}/credit-offers?status=${status}`)
+    ).json()) as { data: OfferBody[] };
+    return page.data[0];
+  }, `a ${status} offer for ${customerId}`);
+}

@@ -1,0 +1,57 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { CreditOfferStatus } from '../../src/domain/credit/offers.js';
+import type { Environment } from '../../src/domain/environments.js';
+
+/**
+ * The contract of a customer's credit-offers workflow (`credit-offers/{cust_id}`): its input and
+ * the messages the API, the loan workflow and the onboarding activities send it. Imported by both
+ * sides, so the API never imports the workflow module itself.
+ */
+export interface CreditOffersInput {
+  customerId: string;
+  partnerId: string;
+  environment: Environment;
+  /** `valid_until` = creation + this (OFFER_VALIDITY). */
+  offerValidityMs: number;
+  /** A new offer follows an expired or spent one after this (OFFER_RENEWAL_DELAY). */
+  renewalDelayMs: number;
+  /** The offer a run carries across continue-as-new; a run without one issues a new offer. */
+  carried?: LiveOffer;
+}
+
+/** What the workflow keeps of its current offer. */
+export interface LiveOffer {
+  id: string;
+  status: CreditOfferStatus;
+  /** Epoch milliseconds of `valid_until`. */
+  validUntil: number;
+  /** Centavos, for the ops details. */
+  approvedAmount: number;
+  loanId: string | null;
+}
+
+/** How a run ends: no offer for this customer, or the customer was denied. */
+export type CreditOffersOutcome = 'not_eligible' | 'customer_denied';
+
+/**
+ * A loan is being created from the offer (sent by `POST /v3/loans`). Answered once the offer is
+ * `accepted`; refused with `credit_offer_unavailable` unless it is `available` and unexpired.
+ */
+export const acceptOfferUpdate = defineUpdate<void, [{ offerId: string; loanId: string }]>(
+  'acceptOffer',
+);
+
+/** The offer's loan was cancelled or failed before disbursement: the offer is usable again. */
+export const releaseOfferSignal =
+  defineSignal<[{ offerId: string; loanId: string; reason: 'loan_cancelled' | 'loan_error' }]>(
+    'releaseOffer',
+  );
+
+/** The offer's loan was repaid: a new offer follows after the renewal delay. */
+export const loanFinishedSignal =
+  defineSignal<[{ offerId: string; loanId: string }]>('loanFinished');
+
+/** The customer was denied (sent after the denial commits): no offer stays usable. */
+export const customerDeniedSignal = defineSignal('customerDenied');
+
+export const currentOfferQuery = defineQuery<LiveOffer | null>('currentOffer');
