@@ -1,41 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
 import { addDays, businessDate } from '../../src/domain/business-date.js';
 import { simulateLoan } from '../../src/domain/credit/simulation.js';
+import type { simulationSchema } from '../../src/http/routes/credit-offers/schema.js';
 import { activeCustomer, offerOf, type OfferBody } from '../helpers/credit.js';
 import { recordHistory } from '../helpers/histories.js';
 import { fakeCnpj, registerCustomer } from '../helpers/customers.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { eventually, OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 
-interface SimulationBody {
-  id: string;
-  credit_offer_id: string;
-  customer_id: string;
-  currency: string;
-  requested_amount: number;
-  iof_amount: number;
-  principal_amount: number;
-  installments: number;
-  installment_amount: number;
-  total_amount: number;
-  total_interest_amount: number;
-  monthly_interest_rate: number;
-  annual_interest_rate: number;
-  cet_monthly: number;
-  cet_annual: number;
-  release_date: string;
-  first_due_date: string;
-  schedule: {
-    number: number;
-    due_date: string;
-    installment_amount: number;
-    principal_amount: number;
-    interest_amount: number;
-    balance_amount: number;
-  }[];
-  valid_until: string;
-  created_at: string;
-}
+type SimulationBody = z.infer<typeof simulationSchema>;
 
 interface EventBody {
   id: string;

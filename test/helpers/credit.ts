@@ -1,23 +1,11 @@
+import type { z } from 'zod';
+import type { creditOfferSchema } from '../../src/http/routes/credit-offers/schema.js';
 import { files, registerCustomer, upload, type CustomerBody } from './customers.js';
 import type { Client } from './partners.js';
 import { eventually } from './eventually.js';
 import type { TestStack } from './stack.js';
 
-export interface OfferBody {
-  id: string;
-  customer_id: string;
-  status: string;
-  currency: string;
-  approved_amount: number;
-  min_amount: number;
-  monthly_interest_rate: number;
-  annual_interest_rate: number;
-  min_installments: number;
-  max_installments: number;
-  valid_until: string;
-  created_at: string;
-  updated_at: string;
-}
+export type OfferBody = z.infer<typeof creditOfferSchema>;
 
 /**
  * A sandbox customer taken to `active` over HTTP the quick way: every document, biometrics on the

@@ -17,6 +17,14 @@ export async function findDelivery(
   });
 }
 
+/** A delivery that is still pending: attempts and schedules apply to nothing else. */
+const pendingDelivery = (tenant: Tenant, id: string) =>
+  and(
+    ofTenant(webhookDeliveries, tenant),
+    eq(webhookDeliveries.id, id),
+    eq(webhookDeliveries.status, 'pending'),
+  );
+
 /** Appends an attempt to a pending delivery; the next one is not scheduled until the workflow says. */
 export async function recordAttempt(
   db: DbOrTx,
@@ -31,13 +39,7 @@ export async function recordAttempt(
       nextAttemptAt: null,
       updatedAt: sql`now()`,
     })
-    .where(
-      and(
-        ofTenant(webhookDeliveries, tenant),
-        eq(webhookDeliveries.id, id),
-        eq(webhookDeliveries.status, 'pending'),
-      ),
-    );
+    .where(pendingDelivery(tenant, id));
 }
 
 /** Records when a pending delivery's next attempt is due. */
@@ -50,13 +52,7 @@ export async function scheduleNextAttempt(
   await db
     .update(webhookDeliveries)
     .set({ nextAttemptAt: at, updatedAt: sql`now()` })
-    .where(
-      and(
-        ofTenant(webhookDeliveries, tenant),
-        eq(webhookDeliveries.id, id),
-        eq(webhookDeliveries.status, 'pending'),
-      ),
-    );
+    .where(pendingDelivery(tenant, id));
 }
 
 /** Ends a pending delivery; `true` if this call ended it (so its consequences apply once). */
@@ -69,13 +65,7 @@ export async function endDelivery(
   const ended = await db
     .update(webhookDeliveries)
     .set({ status, nextAttemptAt: null, updatedAt: sql`now()` })
-    .where(
-      and(
-        ofTenant(webhookDeliveries, tenant),
-        eq(webhookDeliveries.id, id),
-        eq(webhookDeliveries.status, 'pending'),
-      ),
-    )
+    .where(pendingDelivery(tenant, id))
     .returning({ id: webhookDeliveries.id });
   return ended.length > 0;
 }
