@@ -124,12 +124,16 @@ export async function creditOffersWorkflow(input: CreditOffersInput): Promise<Cr
 
   for (;;) {
     const current: LiveOffer = offer;
+    // Continue as new only with nothing pending: a signal's flag does not cross into the next run.
+    const pending = () => denied || released || loanFinished;
     if (
       workflowInfo().continueAsNewSuggested &&
-      (current.status === 'available' || current.status === 'accepted')
+      (current.status === 'available' || current.status === 'accepted') &&
+      !pending()
     ) {
       await condition(allHandlersFinished);
-      return continueAsNew<typeof creditOffersWorkflow>({ ...input, carried: offer });
+      if (!pending())
+        return continueAsNew<typeof creditOffersWorkflow>({ ...input, carried: offer });
     }
     if (current.status === 'available') {
       const remaining = current.validUntil - Date.now();
