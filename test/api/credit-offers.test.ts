@@ -64,6 +64,12 @@ describe('credit offers and simulations over HTTP', () => {
   let customerId: string;
 
   it('an active customer gets one available offer with every field of contract §6, and its event', async () => {
+    const endpoint = (await (
+      await api('/v3/webhooks/endpoints', {
+        method: 'POST',
+        body: { url: 'https://hooks.partner.example/offers', events: ['credit_offer.*'] },
+      })
+    ).json()) as { id: string };
     const customer = await activeCustomer(stack, api);
     customerId = customer.id;
     offer = await offerOf(api, customer.id);
@@ -104,6 +110,11 @@ describe('credit offers and simulations over HTTP', () => {
       (e) => e.data.id === offer.id,
     );
     expect(event!.data).toEqual(offer);
+    // …and it goes to the partner's webhook endpoint through the same fan-out as every event.
+    const deliveries = (await (
+      await api(`/v3/webhooks/endpoints/${endpoint.id}/deliveries`)
+    ).json()) as { data: { event_id: string }[] };
+    expect(deliveries.data.map((d) => d.event_id)).toEqual([event!.id]);
 
     // Ops find the offer's workflow by the customer's id, with its state in the details.
     const handle = stack.temporal.workflow.getHandle(`credit-offers/${customer.id}`);
@@ -232,6 +243,13 @@ describe('credit offers and simulations over HTTP', () => {
 
   it('refuses bad input with 422, one entry per bad field, and stores nothing', async () => {
     const today = businessDate(new Date());
+    const stored = async () =>
+      (
+        await stack.database.db.query.simulations.findMany({
+          where: (simulations, { eq }) => eq(simulations.creditOfferId, offer.id),
+        })
+      ).length;
+    const before = await stored();
     const outOfBounds = await simulate(offer.id, {
       amount: offer.min_amount - 1,
       installments: offer.max_installments + 1,
@@ -270,8 +288,9 @@ describe('credit offers and simulations over HTTP', () => {
       const errors = ((await response.json()) as { errors: { path: string }[] }).errors;
       expect(errors.map((e) => e.path).sort()).toEqual([...paths]);
     }
-    const page = await api(`/v3/events?type=credit_offer.accepted`);
-    expect(((await page.json()) as { data: unknown[] }).data).toEqual([]);
+    // No simulation row was written, and the offer is as it was.
+    expect(await stored()).toBe(before);
+    expect(await (await api(`/v3/credit-offers/${offer.id}`)).json()).toEqual(offer);
   });
 
   it('answers 404 for unknown, malformed and other tenants’ offers and simulations', async () => {
