@@ -86,10 +86,17 @@ export async function listCreditOffers(
   });
 }
 
-export async function insertSimulation(db: DbOrTx, values: NewSimulation): Promise<Simulation> {
-  const [row] = await db.insert(simulations).values(values).returning();
+/** Stores a simulation; only its creation time comes back (the figures are the caller's already). */
+export async function insertSimulation(
+  db: DbOrTx,
+  values: Omit<NewSimulation, 'createdAt'>,
+): Promise<Simulation> {
+  const [row] = await db
+    .insert(simulations)
+    .values(values)
+    .returning({ createdAt: simulations.createdAt });
   if (!row) throw new Error('simulation insert returned no row');
-  return row;
+  return { ...values, createdAt: row.createdAt };
 }
 
 export async function findSimulation(
