@@ -1,3 +1,4 @@
+import { normalizeCnpj } from './domain/customers/tax-ids.js';
 import { join } from 'node:path';
 import ms, { type StringValue } from 'ms';
 import { z } from 'zod';
@@ -60,6 +61,14 @@ const schema = z.object({
   SANDBOX_DISBURSEMENT_DELAY: duration('30s'),
   OFFER_RENEWAL_DELAY: duration('1d'),
   OFFER_VALIDITY: duration('30d'),
+  LOAN_SIGNATURE_DEADLINE: duration('7d'),
+  // The creditor named in every contract (CCB). The defaults are the sandbox's fictitious lender.
+  LENDER_NAME: z.string().min(1).max(200).default('Embedded Credit SCD S.A.'),
+  LENDER_CNPJ: z
+    .string()
+    .regex(/^\d{14}$/, 'expected 14 digits')
+    .refine((value) => normalizeCnpj(value) === value, 'check digits do not match')
+    .default('11222333000181'),
   // IOF (Decreto 6.306/2007 as amended): rates change by decree, so they live in configuration.
   IOF_FLAT_RATE: rate('0.0038'),
   IOF_DAILY_RATE_INDIVIDUAL: rate('0.000082'),
@@ -98,6 +107,9 @@ export interface Config {
   readonly sandboxDisbursementDelayMs: number;
   readonly offerRenewalDelayMs: number;
   readonly offerValidityMs: number;
+  readonly loanSignatureDeadlineMs: number;
+  /** The creditor named in every contract. */
+  readonly lender: { readonly name: string; readonly cnpj: string };
   /** IOF rates as decimal strings, and the principal (centavos) up to which the MEI rate applies. */
   readonly iof: IofRates;
   readonly webhookAllowPrivateTargets: boolean;
@@ -168,6 +180,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandboxDisbursementDelayMs: e.SANDBOX_DISBURSEMENT_DELAY,
     offerRenewalDelayMs: e.OFFER_RENEWAL_DELAY,
     offerValidityMs: e.OFFER_VALIDITY,
+    loanSignatureDeadlineMs: e.LOAN_SIGNATURE_DEADLINE,
+    lender: Object.freeze({ name: e.LENDER_NAME, cnpj: e.LENDER_CNPJ }),
     iof: Object.freeze({
       flat: e.IOF_FLAT_RATE,
       dailyIndividual: e.IOF_DAILY_RATE_INDIVIDUAL,
