@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { Tenant } from '../src/domain/tenant.js';
 import {
+  findCreditOffer,
   insertCreditOffer,
   updateCreditOffer,
   type CreditOffer,
@@ -12,6 +13,7 @@ import {
   sandboxOfferTerms,
   type CreditOfferStatus,
 } from '../src/domain/credit/offers.js';
+import type { OfferState } from '../workflows/credit-offers/messages.js';
 import { presentCreditOffer } from '../src/http/routes/credit-offers/presenter.js';
 import { recordAndFanOut, startDeliveries } from '../src/webhooks/fan-out.js';
 import type { ActivityDeps } from './index.js';
@@ -97,21 +99,32 @@ export function createCreditOfferActivities(deps: ActivityDeps) {
         : null;
     },
 
-    /** Moves the offer to `status` with the matching `credit_offer.*` event. */
+    /**
+     * Moves the offer from `from` to `status` with the matching `credit_offer.*` event, and answers
+     * where the offer stands. The move is conditional: if the offer is no longer as the workflow
+     * last knew it (a loan accepted it meanwhile, or a retry finds the move done), nothing is
+     * written and the stored state comes back for the workflow to adopt.
+     */
     async recordOfferMove(input: {
       tenant: Tenant;
       offerId: string;
+      from: OfferState;
       status: CreditOfferStatus;
       loanId: string | null;
       eventId: string;
-    }): Promise<void> {
-      const offer = await writeWithEvent(input.tenant, input.eventId, (tx) =>
-        updateCreditOffer(tx, input.tenant, input.offerId, {
-          status: input.status,
-          loanId: input.loanId,
-        }),
+    }): Promise<OfferState> {
+      const moved = await writeWithEvent(input.tenant, input.eventId, (tx) =>
+        updateCreditOffer(
+          tx,
+          input.tenant,
+          input.offerId,
+          { status: input.status, loanId: input.loanId },
+          input.from,
+        ),
       );
+      const offer = moved ?? (await findCreditOffer(deps.db, input.tenant, input.offerId));
       if (!offer) throw new Error(`credit offer ${input.offerId} not found`);
+      return { status: offer.status, loanId: offer.loanId };
     },
 
     /** The offer's loan was repaid: the offer stays `accepted` but no longer counts as live. */

@@ -1,19 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { activityInfo } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Activities } from '../../activities/index.js';
 import {
-  acceptOfferUpdate,
   currentOfferQuery,
   customerDeniedSignal,
   loanFinishedSignal,
+  offerAcceptedSignal,
   releaseOfferSignal,
   type CreditOffersInput,
   type LiveOffer,
+  type OfferState,
 } from '../../workflows/credit-offers/messages.js';
 import { creditOffersWorkflow } from '../../workflows/index.js';
 
@@ -33,19 +33,30 @@ afterAll(async () => {
 
 type Move = { kind: 'issue' | 'move' | 'spent'; at: number; offerId: string; status?: string };
 
-/** Activities that record each write with the server time it was scheduled at. */
+/**
+ * Activities over an in-memory table of offers: each write is recorded with the server time it was
+ * scheduled at, and a move is conditional on the stored state, as the real one is.
+ */
 function recordingActivities(options: { eligible?: boolean }) {
   const writes: Move[] = [];
+  const stored = new Map<string, OfferState & { validUntil: number }>();
   const activities: Pick<Activities, 'issueOffer' | 'recordOfferMove' | 'recordOfferSpent'> = {
     async issueOffer(input) {
       const at = activityInfo().scheduledTimestampMs;
       if (options.eligible === false) return null;
       writes.push({ kind: 'issue', at, offerId: input.offerId, status: 'available' });
-      return { validUntil: at + input.validityMs, approvedAmount: 1_000_000 };
+      const validUntil = at + input.validityMs;
+      stored.set(input.offerId, { status: 'available', loanId: null, validUntil });
+      return { validUntil, approvedAmount: 1_000_000 };
     },
     async recordOfferMove(input) {
       const at = activityInfo().scheduledTimestampMs;
+      const row = stored.get(input.offerId)!;
+      if (row.status !== input.from.status || row.loanId !== input.from.loanId)
+        return { status: row.status, loanId: row.loanId };
       writes.push({ kind: 'move', at, offerId: input.offerId, status: input.status });
+      Object.assign(row, { status: input.status, loanId: input.loanId });
+      return { status: row.status, loanId: row.loanId };
     },
     async recordOfferSpent(input) {
       writes.push({
@@ -55,7 +66,15 @@ function recordingActivities(options: { eligible?: boolean }) {
       });
     },
   };
-  return { activities, writes };
+  /** What `POST /v3/loans` does to the offer: accept it if it is available and unexpired. */
+  const acceptInDatabase = (offerId: string, loanId: string, now: number): boolean => {
+    const row = stored.get(offerId);
+    if (!row || row.status !== 'available' || now >= row.validUntil) return false;
+    Object.assign(row, { status: 'accepted', loanId });
+    writes.push({ kind: 'move', at: now, offerId, status: 'accepted' });
+    return true;
+  };
+  return { activities, writes, acceptInDatabase };
 }
 
 async function withCreditOffers(
@@ -65,10 +84,13 @@ async function withCreditOffers(
     writes: Move[];
     /** The current offer once the workflow has one in the wanted status. */
     offer: (status?: string) => Promise<LiveOffer>;
-    accept: (offerId: string, loanId?: string) => Promise<void>;
+    /** The API's transaction alone, with no signal. */
+    acceptInDatabase: (offerId: string, loanId: string, now: number) => boolean;
+    /** A loan takes the offer (the API's transaction, then the loan workflow's signal). */
+    accept: (offerId: string, loanId?: string) => Promise<boolean>;
   }) => Promise<void>,
 ) {
-  const { activities, writes } = recordingActivities(options);
+  const { activities, writes, acceptInDatabase } = recordingActivities(options);
   const taskQueue = `credit-${randomUUID()}`;
   const worker = await Worker.create({
     connection: env.nativeConnection,
@@ -94,6 +116,7 @@ async function withCreditOffers(
       await body({
         handle,
         writes,
+        acceptInDatabase,
         async offer(status) {
           for (let i = 0; i < 200; i++) {
             const current = await handle.query(currentOfferQuery);
@@ -104,8 +127,11 @@ async function withCreditOffers(
             `no ${status ?? ''} offer; last: ${JSON.stringify(await handle.query(currentOfferQuery))}`,
           );
         },
-        accept: (offerId, loanId = `ln_${randomUUID().replaceAll('-', '')}`) =>
-          handle.executeUpdate(acceptOfferUpdate, { args: [{ offerId, loanId }] }),
+        async accept(offerId, loanId = `ln_${randomUUID().replaceAll('-', '')}`) {
+          if (!acceptInDatabase(offerId, loanId, await env.currentTimeMs())) return false;
+          await handle.signal(offerAcceptedSignal, { offerId, loanId });
+          return true;
+        },
       });
     } finally {
       // A timer left behind would fire in a later test's skipped time with no worker to take it,
@@ -113,18 +139,6 @@ async function withCreditOffers(
       if ((await handle.describe()).status.name === 'RUNNING') await handle.terminate('test over');
     }
   });
-}
-
-/** The failure an Update was refused with, or undefined if it was accepted. */
-async function refusal(update: Promise<void>): Promise<string | undefined> {
-  try {
-    await update;
-    return undefined;
-  } catch (error) {
-    if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure)
-      return error.cause.type ?? 'untyped';
-    throw error;
-  }
 }
 
 const statuses = (writes: Move[]) => writes.map((w) => `${w.kind}:${w.status ?? ''}`);
@@ -149,18 +163,36 @@ describe('credit-offers workflow', () => {
     });
   });
 
-  it('accepts an available offer once; a second acceptance is refused', async () => {
+  it('takes an acceptance written by a loan: no expiry while accepted, a second one refused', async () => {
     await withCreditOffers({}, async ({ offer, accept, writes }) => {
       const current = await offer('available');
-      const outcomes = await Promise.all([
-        refusal(accept(current.id)),
-        refusal(accept(current.id)),
-        refusal(accept(current.id)),
-      ]);
-      expect(outcomes.filter((o) => o === undefined)).toHaveLength(1);
-      expect(outcomes.filter((o) => o === 'credit_offer_unavailable')).toHaveLength(2);
+      const outcomes = [await accept(current.id), await accept(current.id)];
+      expect(outcomes).toEqual([true, false]);
+      expect((await offer('accepted')).id).toBe(current.id);
+      await env.sleep(VALIDITY + DAY);
       expect(statuses(writes)).toEqual(['issue:available', 'move:accepted']);
-      expect(await refusal(accept('co_unknown'))).toBe('credit_offer_unavailable');
+      expect(await accept('co_unknown')).toBe(false);
+    });
+  });
+
+  it('adopts an acceptance it has not heard of when its timer fires (the signal is late)', async () => {
+    await withCreditOffers({}, async ({ handle, offer, acceptInDatabase, writes }) => {
+      const current = await offer('available');
+      // A loan's transaction committed; its workflow has not signalled yet.
+      expect(acceptInDatabase(current.id, 'ln_late', await env.currentTimeMs())).toBe(true);
+      await env.sleep(VALIDITY + DAY);
+      const adopted = await offer('accepted');
+      expect(adopted).toMatchObject({ id: current.id, loanId: 'ln_late' });
+      expect(statuses(writes)).toEqual(['issue:available', 'move:accepted']);
+      // The late signal changes nothing; the loan's release still works.
+      await handle.signal(offerAcceptedSignal, { offerId: current.id, loanId: 'ln_late' });
+      await handle.signal(releaseOfferSignal, {
+        offerId: current.id,
+        loanId: 'ln_late',
+        reason: 'loan_cancelled',
+      });
+      await offer('expired');
+      expect(statuses(writes)).toEqual(['issue:available', 'move:accepted', 'move:expired']);
     });
   });
 
@@ -272,14 +304,11 @@ describe('credit-offers workflow', () => {
     await withCreditOffers({}, async ({ offer, accept, writes }) => {
       const current = await offer('available');
       await env.sleep(VALIDITY - 1);
-      const outcome = await refusal(accept(current.id));
+      const accepted = await accept(current.id);
       await env.sleep(60_000);
       const moves = writes.filter((w) => w.kind === 'move').map((w) => w.status);
-      if (outcome === undefined) expect(moves).toEqual(['accepted']);
-      else {
-        expect(outcome).toBe('credit_offer_unavailable');
-        expect(moves).toEqual(['expired']);
-      }
+      expect(moves).toEqual([accepted ? 'accepted' : 'expired']);
+      expect((await offer()).status).toBe(accepted ? 'accepted' : 'expired');
     });
   });
 

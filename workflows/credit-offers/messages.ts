@@ -1,10 +1,10 @@
-import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { CreditOfferStatus } from '../../src/domain/credit/offers.js';
 import type { Environment } from '../../src/domain/environments.js';
 
 /**
  * The contract of a customer's credit-offers workflow (`credit-offers/{cust_id}`): its input and
- * the messages the API, the loan workflow and the onboarding activities send it. Imported by both
+ * the messages the loan workflow and the onboarding activities send it. Imported by both
  * sides, so the API never imports the workflow module itself.
  */
 export interface CreditOffersInput {
@@ -34,12 +34,12 @@ export interface LiveOffer {
 export type CreditOffersOutcome = 'not_eligible' | 'customer_denied';
 
 /**
- * A loan is being created from the offer (sent by `POST /v3/loans`). Answered once the offer is
- * `accepted`; refused with `credit_offer_unavailable` unless it is `available` and unexpired.
+ * A loan was created from the offer (sent by the loan's workflow when it starts). `POST /v3/loans`
+ * wrote the acceptance in the loan's own transaction, under a lock on the offer that also orders it
+ * against this workflow's moves; the signal only brings the workflow up to date.
  */
-export const acceptOfferUpdate = defineUpdate<void, [{ offerId: string; loanId: string }]>(
-  'acceptOffer',
-);
+export const offerAcceptedSignal =
+  defineSignal<[{ offerId: string; loanId: string }]>('offerAccepted');
 
 /** The offer's loan was cancelled or failed before disbursement: the offer is usable again. */
 export const releaseOfferSignal =
@@ -55,3 +55,9 @@ export const loanFinishedSignal =
 export const customerDeniedSignal = defineSignal('customerDenied');
 
 export const currentOfferQuery = defineQuery<LiveOffer | null>('currentOffer');
+
+/** Where an offer stands in the database after a move was asked for (see `recordOfferMove`). */
+export interface OfferState {
+  status: CreditOfferStatus;
+  loanId: string | null;
+}

@@ -1,6 +1,5 @@
 import {
   allHandlersFinished,
-  ApplicationFailure,
   condition,
   continueAsNew,
   proxyActivities,
@@ -11,12 +10,13 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.js';
 import type { CreditOfferStatus } from '../../src/domain/credit/offers.js';
+import { formatBrl } from '../../src/domain/money.js';
 import { databaseWrite } from '../presets.js';
 import {
-  acceptOfferUpdate,
   currentOfferQuery,
   customerDeniedSignal,
   loanFinishedSignal,
+  offerAcceptedSignal,
   releaseOfferSignal,
   type CreditOffersInput,
   type CreditOffersOutcome,
@@ -30,10 +30,12 @@ const hexId = (prefix: string) => `${prefix}_${uuid4().replaceAll('-', '')}`;
 
 /**
  * One per customer (`credit-offers/{cust_id}`), started when the customer becomes active. The only
- * writer of the customer's offers: it issues an offer, holds it through its life — expiry at
- * `valid_until` is a durable timer, acceptance an Update, a loan's end a signal — and after an
+ * owner of the customer's offers: it issues an offer, holds it through its life — expiry at
+ * `valid_until` is a durable timer, a loan's end a signal — and after an
  * expiry or a repaid loan waits `OFFER_RENEWAL_DELAY` and continues as new to issue the next one.
- * Each run owns one offer, so the history stays small however long the customer stays.
+ * Each run owns one offer, so the history stays small however long the customer stays. The one
+ * move it does not write is the acceptance: `POST /v3/loans` writes it with the loan, in one
+ * transaction, and the loan's workflow then tells this one (`offerAccepted`).
  */
 export async function creditOffersWorkflow(input: CreditOffersInput): Promise<CreditOffersOutcome> {
   const tenant = { partnerId: input.partnerId, environment: input.environment };
@@ -42,7 +44,7 @@ export async function creditOffersWorkflow(input: CreditOffersInput): Promise<Cr
   let released = false;
   let loanFinished = false;
 
-  // Moves run one at a time, so the timer and an acceptance never both act on one offer.
+  // Moves run one at a time, so the timer and a release never both act on one offer.
   let queue: Promise<unknown> = Promise.resolve();
   const serialized = <T>(step: () => Promise<T>): Promise<T> => {
     const run = queue.then(step);
@@ -50,35 +52,31 @@ export async function creditOffersWorkflow(input: CreditOffersInput): Promise<Cr
     return run;
   };
 
+  /**
+   * Asks for a move from the offer's current state. The database answers where the offer stands:
+   * a loan's transaction may have accepted it first (under the same row lock), and then the offer
+   * is accepted, whatever this run had heard so far.
+   */
   const move = async (live: LiveOffer, status: CreditOfferStatus, loanId = live.loanId) => {
-    await recordOfferMove({ tenant, offerId: live.id, status, loanId, eventId: hexId('evt') });
-    offer = { ...live, status, loanId };
+    // Runs recorded before moves were conditional got no answer (`undefined`): the move was made.
+    const state = (await recordOfferMove({
+      tenant,
+      offerId: live.id,
+      from: { status: live.status, loanId: live.loanId },
+      status,
+      loanId,
+      eventId: hexId('evt'),
+    })) ?? { status, loanId };
+    offer = { ...live, ...state };
     showDetails();
   };
 
-  const assertAcceptable = ({ offerId }: { offerId: string }): LiveOffer => {
-    if (
-      !offer ||
-      offer.id !== offerId ||
-      offer.status !== 'available' ||
-      denied ||
-      Date.now() >= offer.validUntil
-    ) {
-      const status = offer?.id === offerId && !denied ? offer.status : 'not available';
-      throw ApplicationFailure.create({
-        type: 'credit_offer_unavailable',
-        message: `The credit offer is ${status === 'available' ? 'expired' : status}.`,
-        nonRetryable: true,
-      });
+  setHandler(offerAcceptedSignal, ({ offerId, loanId }) => {
+    if (offer?.id === offerId && offer.status === 'available') {
+      offer = { ...offer, status: 'accepted', loanId };
+      showDetails();
     }
-    return offer;
-  };
-
-  setHandler(
-    acceptOfferUpdate,
-    (request) => serialized(() => move(assertAcceptable(request), 'accepted', request.loanId)),
-    { validator: (request: { offerId: string }) => void assertAcceptable(request) },
-  );
+  });
   setHandler(releaseOfferSignal, ({ offerId, loanId }) => {
     if (offer?.id === offerId && offer.loanId === loanId && offer.status === 'accepted')
       released = true;
@@ -168,10 +166,4 @@ export async function creditOffersWorkflow(input: CreditOffersInput): Promise<Cr
   await condition(allHandlersFinished);
   const { carried: _carried, ...next } = input;
   return continueAsNew<typeof creditOffersWorkflow>(next);
-}
-
-/** `R$ 12345.67` from integer centavos, for the ops details (string work, no division). */
-function formatBrl(centavos: number): string {
-  const digits = String(centavos).padStart(3, '0');
-  return `R$ ${digits.slice(0, -2)}.${digits.slice(-2)}`;
 }

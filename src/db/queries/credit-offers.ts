@@ -1,4 +1,4 @@
-import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { CreditOfferStatus } from '../../domain/credit/offers.js';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
@@ -45,16 +45,28 @@ export async function insertCreditOffer(db: DbOrTx, values: NewCreditOffer): Pro
   return existing;
 }
 
+/** Updates the offer; with `from`, only if it is still in that status with that loan. */
 export async function updateCreditOffer(
   db: DbOrTx,
   tenant: Tenant,
   id: string,
   values: Partial<Pick<NewCreditOffer, 'status' | 'loanId' | 'spentAt'>>,
+  from?: { status: CreditOfferStatus; loanId: string | null },
 ): Promise<CreditOffer | undefined> {
   const [row] = await db
     .update(creditOffers)
     .set({ ...values, updatedAt: sql`now()` })
-    .where(and(ofTenant(creditOffers, tenant), eq(creditOffers.id, id)))
+    .where(
+      and(
+        ofTenant(creditOffers, tenant),
+        eq(creditOffers.id, id),
+        from && eq(creditOffers.status, from.status),
+        from &&
+          (from.loanId === null
+            ? isNull(creditOffers.loanId)
+            : eq(creditOffers.loanId, from.loanId)),
+      ),
+    )
     .returning();
   return row;
 }
