@@ -3,6 +3,7 @@ import type { Db } from '../src/db/client.js';
 import type { Logger } from '../src/logger.js';
 import { createCreditOfferActivities } from './credit-offers.js';
 import { createCustomerActivities } from './customers.js';
+import { createLoanActivities, type LoanActivityDeps } from './loans.js';
 import { createSmokeCheckActivities } from './smoke-check.js';
 import { createWebhookActivities } from './webhooks.js';
 import type { SealedBox } from '../src/domain/sealed-box.js';
@@ -19,6 +20,8 @@ export interface ActivityDeps {
   taskQueue: string;
   /** How long offers last and how soon a new one follows (the credit-offers workflow's input). */
   offers: OfferTiming;
+  /** What loan events need to present a loan (its signing page's address). */
+  loans: LoanActivityDeps;
   webhooks: {
     /** Opens the endpoints' sealed secrets. */
     sealedBox: SealedBox;
@@ -33,6 +36,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createSmokeCheckActivities(deps),
     ...createCustomerActivities(deps),
     ...createCreditOfferActivities(deps),
+    ...createLoanActivities(deps),
     ...createWebhookActivities(deps),
   };
 }

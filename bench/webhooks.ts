@@ -67,6 +67,7 @@ try {
       logger,
       webhooks: { sealedBox, allowPrivateTargets: true, ca: receiver.ca },
       offers: { validityMs: 30 * 86_400_000, renewalDelayMs: 86_400_000 },
+      loans: { signingUrl: (loanId) => `http://127.0.0.1/hosted/signing/${loanId}` },
     },
   );
 

@@ -26,6 +26,8 @@ import { creditOfferRoutes } from './http/routes/credit-offers/router.js';
 import { customerRoutes } from './http/routes/customers/router.js';
 import { eventRoutes } from './http/routes/events/router.js';
 import { hostedRoutes } from './http/routes/hosted/router.js';
+import { loanCommandRoutes, loanRoutes } from './http/routes/loans/router.js';
+import { signingUrls } from './domain/loans/signing-token.js';
 import { reviewRoutes } from './http/routes/reviews/router.js';
 import { webhookDeliveryRoutes } from './http/routes/webhooks/deliveries.js';
 import { webhookEndpointRoutes } from './http/routes/webhooks/router.js';
@@ -99,10 +101,20 @@ export function createApp(deps: AppDeps): App {
     clock,
   };
 
+  const loanDeps = {
+    ...customerDeps,
+    signingUrl: signingUrls(config.publicBaseUrl, config.dataEncryptionKey),
+    signingKey: config.dataEncryptionKey,
+    signatureDeadlineMs: config.loanSignatureDeadlineMs,
+    sandboxDisbursementDelayMs: config.sandboxDisbursementDelayMs,
+    lender: config.lender,
+  };
+
   const partnerApi = new ApiRouter('/v3', guards, idempotencyGuard);
   authRoutes(partnerApi, { db, tokens, tokenFailures, clock });
   customerRoutes(partnerApi, customerDeps);
   creditOfferRoutes(partnerApi, { db, iof: config.iof, clock });
+  loanRoutes(partnerApi, loanDeps);
   eventRoutes(partnerApi, { db });
   webhookEndpointRoutes(partnerApi, {
     db,
@@ -112,17 +124,19 @@ export function createApp(deps: AppDeps): App {
   });
   webhookDeliveryRoutes(partnerApi, { db, temporal, logger, taskQueue: config.temporal.taskQueue });
   reviewRoutes(partnerApi, customerDeps, 'sandbox');
+  loanCommandRoutes(partnerApi, loanDeps, 'sandbox');
 
   const opsApi = new ApiRouter('/ops/v1', guards, idempotencyGuard);
   partnerRoutes(opsApi, { db });
   reviewRoutes(opsApi, customerDeps, 'ops');
+  loanCommandRoutes(opsApi, loanDeps, 'ops');
   smokeCheckRoutes(opsApi, { db, temporal, logger, taskQueue: config.temporal.taskQueue });
 
   const documents = lazyDocuments(config.publicBaseUrl, partnerApi, opsApi);
   const routers = [
     healthRoutes({ database, temporal, metrics }),
     docsRoutes({ ...documents, opsGuard: guards.ops[0]! }),
-    hostedRoutes(customerDeps),
+    hostedRoutes(customerDeps, loanDeps),
     partnerApi.router,
     opsApi.router,
   ];

@@ -140,6 +140,7 @@ export const errorCatalogue = {
     title: 'Conflict',
     meaning: 'The simulation is past its `valid_until`; simulate again.',
   },
+  loan_not_found: { status: 404, title: 'Not Found', meaning: 'No loan with the id.' },
   unsupported_file_type: {
     status: 415,
     title: 'Unsupported File Type',

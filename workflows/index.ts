@@ -2,3 +2,4 @@ export { smokeCheckWorkflow } from './smoke-check/workflow.js';
 export { customerOnboardingWorkflow } from './customer-onboarding/workflow.js';
 export { creditOffersWorkflow } from './credit-offers/workflow.js';
 export { webhookDeliveryWorkflow } from './webhook-delivery/workflow.js';
+export { loanWorkflow } from './loan/workflow.js';

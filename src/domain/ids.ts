@@ -14,6 +14,8 @@ export const idPrefixes = {
   webhookDelivery: 'whd',
   creditOffer: 'co',
   simulation: 'sim',
+  loan: 'ln',
+  loanTransaction: 'txn',
 } as const;
 
 export type IdPrefix = (typeof idPrefixes)[keyof typeof idPrefixes];

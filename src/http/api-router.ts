@@ -20,6 +20,8 @@ const bodyParsers = {
 export interface ResponseSpec {
   description: string;
   schema?: z.ZodType;
+  /** The body's media type when it is not JSON (a PDF). */
+  contentType?: string;
   /** Response headers worth documenting, e.g. `Location`. */
   headers?: Record<string, string>;
 }
@@ -133,5 +135,6 @@ const nouns: Record<NonNullable<ReturnType<typeof notFoundCodeOf>>, string> = {
   credit_offer_not_found: 'credit offer',
   simulation_not_found: 'simulation',
   smoke_check_not_found: 'smoke check',
+  loan_not_found: 'loan',
   route_not_found: 'route',
 };

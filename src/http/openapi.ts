@@ -104,7 +104,11 @@ export function buildOpenApiDocument(info: DocumentInfo, operations: DocumentedO
       responses[status] = {
         description: response.description,
         ...(response.schema
-          ? { content: { 'application/json': { schema: response.schema } } }
+          ? {
+              content: {
+                [response.contentType ?? 'application/json']: { schema: response.schema },
+              },
+            }
           : {}),
         ...(response.headers
           ? {

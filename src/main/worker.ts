@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createSealedBox } from '../domain/sealed-box.js';
 import { prebuiltWorkflowBundle, Runtime } from '../worker/create-worker.js';
+import { signingUrls } from '../domain/loans/signing-token.js';
 import { startWorker } from '../worker/start-worker.js';
 import { runMain } from './run-main.js';
 
@@ -28,6 +29,7 @@ await runMain('worker', async (logger) => {
       db: database.db,
       logger,
       offers: { validityMs: config.offerValidityMs, renewalDelayMs: config.offerRenewalDelayMs },
+      loans: { signingUrl: signingUrls(config.publicBaseUrl, config.dataEncryptionKey) },
       webhooks: {
         sealedBox: createSealedBox(config.dataEncryptionKey),
         allowPrivateTargets: config.webhookAllowPrivateTargets,

@@ -1,10 +1,12 @@
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 
 /** Where uploaded files live. The local folder is the default; an object store can implement this. */
 export interface FileStore {
   /** Stores the bytes under `key`; once this resolves the file is durable. */
   put(key: string, bytes: Buffer): Promise<void>;
+  /** The bytes stored under `key`; undefined when there are none. */
+  read(key: string): Promise<Buffer | undefined>;
   /** Removes a file; a missing one is not an error. */
   delete(key: string): Promise<void>;
 }
@@ -24,6 +26,14 @@ export function createLocalFileStore(root: string): FileStore {
       const partial = `${path}.partial`;
       await writeFile(partial, bytes, { flush: true });
       await rename(partial, path);
+    },
+    async read(key) {
+      try {
+        return await readFile(pathOf(key));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw error;
+      }
     },
     async delete(key) {
       await rm(pathOf(key), { force: true });

@@ -5,6 +5,7 @@ export const workflowIds = {
   smokeCheck: (smokeCheckId: string) => `smoke-check/${smokeCheckId}`,
   customerOnboarding: (customerId: string) => `customer-onboarding/${customerId}`,
   creditOffers: (customerId: string) => `credit-offers/${customerId}`,
+  loan: (loanId: string) => `loan/${loanId}`,
   webhookDelivery: (deliveryId: string) => `webhook-delivery/${deliveryId}`,
 };
 
@@ -16,5 +17,6 @@ export const workflowTypes = {
   smokeCheck: 'smokeCheckWorkflow',
   customerOnboarding: 'customerOnboardingWorkflow',
   creditOffers: 'creditOffersWorkflow',
+  loan: 'loanWorkflow',
   webhookDelivery: 'webhookDeliveryWorkflow',
 } as const satisfies Record<keyof typeof workflowIds, keyof typeof workflows>;

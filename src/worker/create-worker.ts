@@ -20,6 +20,7 @@ export interface WorkerDeps {
   temporal: Client;
   webhooks: ActivityDeps['webhooks'];
   offers: ActivityDeps['offers'];
+  loans: ActivityDeps['loans'];
   logger: Logger;
   /**
    * Path of a bundle made by `bundleWorkflowCode` (production: the prebuilt one; tests: one per
@@ -48,6 +49,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       taskQueue: deps.taskQueue,
       webhooks: deps.webhooks,
       offers: deps.offers,
+      loans: deps.loans,
     }),
     ...workflows,
   });

@@ -18,7 +18,7 @@ export interface WorkerSettings {
  */
 export async function startWorker(
   settings: WorkerSettings,
-  deps: Pick<ActivityDeps, 'db' | 'logger' | 'webhooks' | 'offers'>,
+  deps: Pick<ActivityDeps, 'db' | 'logger' | 'webhooks' | 'offers' | 'loans'>,
 ) {
   const connection = await NativeConnection.connect({ address: settings.address });
   const client = new Client({
@@ -34,6 +34,7 @@ export async function startWorker(
     temporal: client,
     webhooks: deps.webhooks,
     offers: deps.offers,
+    loans: deps.loans,
     ...(settings.workflowBundlePath ? { workflowBundlePath: settings.workflowBundlePath } : {}),
   });
   const maintenance = startMaintenance({

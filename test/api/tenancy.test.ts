@@ -14,6 +14,8 @@ let owner: Client;
 const outsiders: Record<string, Client> = {};
 /** Ids of records the owner made, by path placeholder. */
 const owned: Record<string, string> = {};
+/** The cpf of the owner's borrower, who signs the owner's loan. */
+let ownerCpf = '';
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 type Request = { body?: unknown; form?: FormData };
@@ -59,6 +61,25 @@ const matrix: Record<string, { requests: Partial<Record<Method, () => Request>>;
   '/v3/credit-offers/{credit_offer_id}/simulations/{simulation_id}': {
     requests: { GET: () => ({}) },
     code: 'credit_offer_not_found',
+  },
+  '/v3/loans/{loan_id}': { requests: { GET: () => ({}) }, code: 'loan_not_found' },
+  '/v3/loans/{loan_id}/cancel': {
+    requests: { POST: () => ({ body: { reason: 'Taken over.' } }) },
+    code: 'loan_not_found',
+  },
+  '/v3/loans/{loan_id}/transactions': { requests: { GET: () => ({}) }, code: 'loan_not_found' },
+  '/v3/loans/{loan_id}/contract': { requests: { GET: () => ({}) }, code: 'loan_not_found' },
+  '/v3/sandbox/loans/{loan_id}/signatures': {
+    requests: { POST: () => ({ body: { cpf: ownerCpf } }) },
+    code: 'loan_not_found',
+  },
+  '/v3/sandbox/loans/{loan_id}/disbursement': {
+    requests: { POST: () => ({ body: { outcome: 'failed' } }) },
+    code: 'loan_not_found',
+  },
+  '/v3/sandbox/loans/{loan_id}/payments': {
+    requests: { POST: () => ({ body: {} }) },
+    code: 'loan_not_found',
   },
   '/v3/events/{event_id}': { requests: { GET: () => ({}) }, code: 'event_not_found' },
   '/v3/webhooks/endpoints/{id}': {
@@ -139,7 +160,9 @@ beforeAll(async () => {
       id: string;
     }
   ).id;
-  const offer = await offerOf(owner, (await activeCustomer(stack, owner)).id);
+  const borrower = await activeCustomer(stack, owner);
+  ownerCpf = borrower.cpf;
+  const offer = await offerOf(owner, borrower.id);
   owned.credit_offer_id = offer.id;
   owned.simulation_id = (
     (await (
@@ -149,6 +172,23 @@ beforeAll(async () => {
       })
     ).json()) as { id: string }
   ).id;
+  // The loan takes a simulation of its own, so the matrix's simulation stays the offer's.
+  const loanSimulation = (await (
+    await owner(`/v3/credit-offers/${offer.id}/simulations`, {
+      method: 'POST',
+      body: { amount: offer.min_amount, installments: offer.min_installments },
+    })
+  ).json()) as { id: string };
+  const loan = await owner('/v3/loans', {
+    method: 'POST',
+    body: {
+      credit_offer_id: offer.id,
+      simulation_id: loanSimulation.id,
+      disbursement_account: { type: 'pix', pix_key: borrower.email },
+    },
+  });
+  if (loan.status !== 201) throw new Error(`loan: ${loan.status} ${await loan.text()}`);
+  owned.loan_id = ((await loan.json()) as { id: string }).id;
   const events = (await (await owner('/v3/events?limit=1')).json()) as { data: { id: string }[] };
   owned.event_id = events.data[0]!.id;
 });
@@ -209,7 +249,11 @@ describe('the tenancy matrix', () => {
     expect((await owner(pathFor('/v3/events/{event_id}'))).status).toBe(200);
     expect(
       await (await owner(pathFor('/v3/credit-offers/{credit_offer_id}'))).json(),
-    ).toMatchObject({ status: 'available' });
+    ).toMatchObject({ status: 'accepted' });
+    expect(await (await owner(pathFor('/v3/loans/{loan_id}'))).json()).toMatchObject({
+      status: 'awaiting_signatures',
+      signatures_received: 0,
+    });
     expect(
       (await owner(pathFor('/v3/credit-offers/{credit_offer_id}/simulations/{simulation_id}')))
         .status,
@@ -224,6 +268,7 @@ describe('the tenancy matrix', () => {
     ['/v3/customers', 'customer_id'],
     ['/v3/events', 'event_id'],
     ['/v3/credit-offers', 'credit_offer_id'],
+    ['/v3/loans', 'loan_id'],
     ['/v3/webhooks/endpoints', 'id'],
   ] as const) {
     it(`${list} shows outsiders none of the owner’s records, and takes none as a cursor`, async () => {

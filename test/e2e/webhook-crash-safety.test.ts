@@ -1,13 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { projectRoot } from '../../src/project-root.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerCustomer } from '../helpers/customers.js';
 import { startReceiver, type Receiver } from '../helpers/https-receiver.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { eventually, startStack, type TestStack } from '../helpers/stack.js';
+import { spawnWorkerProcess } from '../helpers/worker-process.js';
 
 let stack: TestStack;
 let receiver: Receiver;
@@ -28,31 +24,6 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-/** A worker in a process of its own, as production runs it, so the test can SIGKILL it. */
-async function spawnWorkerProcess(): Promise<ChildProcess> {
-  const caFile = join(await mkdtemp(join(tmpdir(), 'ca-')), 'ca.pem');
-  await writeFile(caFile, receiver.ca);
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(projectRoot, 'src/main/worker.ts')],
-    {
-      cwd: projectRoot,
-      env: {
-        ...process.env,
-        NODE_ENV: 'test',
-        DATABASE_URL: stack.config.databaseUrl,
-        TEMPORAL_ADDRESS: stack.config.temporal.address,
-        TEMPORAL_TASK_QUEUE: stack.config.temporal.taskQueue,
-        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-        WEBHOOK_CA_FILE: caFile,
-        LOG_LEVEL: 'silent',
-      },
-      stdio: 'ignore',
-    },
-  );
-  return child;
-}
-
 describe('crash safety of webhook delivery', () => {
   it('loses no delivery when the worker is killed mid-attempt; the retry carries the same webhook-id', async () => {
     const endpoint = (await (
@@ -68,7 +39,7 @@ describe('crash safety of webhook delivery', () => {
         : { status: 200 },
     );
 
-    const doomed = await spawnWorkerProcess();
+    const doomed = await spawnWorkerProcess(stack, { ca: receiver.ca });
     const customer = await registerCustomer(api);
     await eventually(
       async () => receiver.requests.find((r) => r.path === '/crash'),

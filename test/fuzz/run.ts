@@ -16,6 +16,7 @@
  * FUZZ_MAX_EXAMPLES (default 50) bounds the cases per operation of the fuzzing phase; FUZZ_SEED
  * (default 1) seeds the run. Reports and the service's log go to `.data/fuzz/`.
  */
+import { signingUrls } from '../../src/domain/loans/signing-token.js';
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -109,6 +110,7 @@ try {
     {
       db: workerDatabase.db,
       logger,
+      loans: { signingUrl: signingUrls(config.publicBaseUrl, config.dataEncryptionKey) },
       webhooks: {
         sealedBox: createSealedBox(config.dataEncryptionKey),
         allowPrivateTargets: false,

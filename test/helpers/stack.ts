@@ -1,3 +1,4 @@
+import { signingUrls } from '../../src/domain/loans/signing-token.js';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -103,6 +104,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     validityMs: config.offerValidityMs,
     renewalDelayMs: config.offerRenewalDelayMs,
   };
+  const loans = { signingUrl: signingUrls(config.publicBaseUrl, config.dataEncryptionKey) };
   const stops: (() => Promise<void>)[] = [];
   if (options.worker ?? true) {
     const workerDatabase = createDatabase(config.databaseUrl, { max: 5 });
@@ -114,7 +116,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         maintenanceIntervalMs: config.outboxSweepIntervalMs,
         workflowBundlePath: inject('workflowBundlePath'),
       },
-      { db: workerDatabase.db, logger, webhooks, offers },
+      { db: workerDatabase.db, logger, webhooks, offers, loans },
     );
     stops.push(async () => {
       await worker.stop();
@@ -144,7 +146,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
           maintenanceIntervalMs: config.outboxSweepIntervalMs,
           workflowBundlePath: inject('workflowBundlePath'),
         },
-        { db: database.db, logger, webhooks, offers },
+        { db: database.db, logger, webhooks, offers, loans },
       ),
     activities: () =>
       createActivities({
@@ -155,6 +157,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         taskQueue,
         webhooks,
         offers,
+        loans,
       }),
     webhooks,
     uploadsDir,

@@ -4,3 +4,4 @@ export * from './idempotency.js';
 export * from './customers.js';
 export * from './webhooks.js';
 export * from './credit.js';
+export * from './loans.js';

@@ -26,7 +26,8 @@ const kycItemTypes = [...documentTypeKeys, ...correctableFieldKeys] as [
   ...(DocumentType | CorrectableField)[],
 ];
 
-const cpf = z
+/** A cpf in a request: checked, answered as 11 digits. */
+export const cpf = z
   .string()
   .regex(/^\d{3}\.?\d{3}\.?\d{3}-?\d{2}$/, 'Not a CPF: 11 digits, optionally as 529.982.247-25.')
   .transform(
@@ -80,11 +81,11 @@ const phone = z
     example: '+5511987654321',
   });
 
-const name = trimmedText(200);
+export const name = trimmedText(200);
 const tradingName = trimmedText(200);
 // The document shows zod's pattern, which is the whole check: no `format: email`, whose readers
 // each apply their own rules (RFC 5321 lengths, quoted parts…).
-const email = z
+export const email = z
   .email()
   .max(254)
   .meta({

@@ -1,11 +1,19 @@
 import Router from '@koa/router';
+import { HttpMethodEnum, koaBody } from 'koa-body';
 import {
   completeBiometrics,
   viewBiometricsSession,
   type SessionView,
 } from '../../../commands/biometrics.js';
 import type { CustomerDeps } from '../../../commands/customer-deps.js';
-import type { AppState } from '../../context.js';
+import { signLoan, type LoanDeps } from '../../../commands/loans.js';
+import { findLoanBySigningToken } from '../../../db/queries/loans.js';
+import { normalizeCpf } from '../../../domain/customers/tax-ids.js';
+import { hashSigningToken } from '../../../domain/loans/signing-token.js';
+import { ProblemError } from '../../../errors.js';
+import type { AppContext, AppState } from '../../context.js';
+import { sendContract } from '../loans/router.js';
+import { page as signingLayout, signingPage } from './signing-page.js';
 
 const messages: Record<Exclude<SessionView, 'open'>, { title: string; text: string }> = {
   completed: {
@@ -37,7 +45,7 @@ const page = (title: string, body: string) => `<!doctype html>
  * (The capture itself — a liveness check by a biometrics vendor — is outside this service; the
  * page records that the customer completed it.)
  */
-export function hostedRoutes(deps: CustomerDeps): Router<AppState> {
+export function hostedRoutes(deps: CustomerDeps, loanDeps: LoanDeps): Router<AppState> {
   const router = new Router<AppState>();
 
   router.get('/hosted/biometrics/:token', async (ctx) => {
@@ -72,5 +80,82 @@ export function hostedRoutes(deps: CustomerDeps): Router<AppState> {
     );
   });
 
+  signingRoutes(router, loanDeps);
   return router;
+}
+
+const parseForm = koaBody({
+  json: false,
+  urlencoded: true,
+  formLimit: '8kb',
+  text: false,
+  multipart: false,
+  parsedMethods: [HttpMethodEnum.POST],
+});
+
+/**
+ * The contract's signing page (`signing_url`): one per loan, for every signer; each confirms with
+ * their cpf. The token in the path is the only key. Every answer is a page, never JSON.
+ */
+function signingRoutes(router: Router<AppState>, deps: LoanDeps): void {
+  const html = (ctx: AppContext, status: number, body: string) => {
+    ctx.status = status;
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('Referrer-Policy', 'no-referrer');
+    ctx.body = body;
+  };
+  const notFound = (ctx: AppContext) =>
+    html(
+      ctx,
+      404,
+      signingLayout(
+        'Link não encontrado',
+        '<h1>Link não encontrado</h1><p>Este link de assinatura não é válido.</p>',
+      ),
+    );
+  const loanOf = (token: string) => findLoanBySigningToken(deps.db, hashSigningToken(token));
+
+  router.get('/hosted/signing/:token', async (ctx) => {
+    const token = ctx.params.token ?? '';
+    const loan = await loanOf(token);
+    if (!loan) return notFound(ctx);
+    html(ctx, 200, signingPage(loan, token));
+  });
+
+  router.get('/hosted/signing/:token/contract', async (ctx) => {
+    const loan = await loanOf(ctx.params.token ?? '');
+    if (!loan) return notFound(ctx);
+    await sendContract(ctx, deps, loan);
+  });
+
+  router.post('/hosted/signing/:token', parseForm, async (ctx) => {
+    const token = ctx.params.token ?? '';
+    const loan = await loanOf(token);
+    if (!loan) return notFound(ctx);
+    const form = (ctx.request.body ?? {}) as Record<string, unknown>;
+    const cpf = typeof form.cpf === 'string' ? normalizeCpf(form.cpf.trim()) : undefined;
+    const refuse = (status: number, text: string) =>
+      html(ctx, status, signingPage(loan, token, { kind: 'error', text }));
+    if (!cpf) return refuse(422, 'Informe um CPF válido.');
+    if (form.agree !== 'yes') return refuse(422, 'Confirme que leu o contrato e concorda.');
+    try {
+      const signed = await signLoan(deps, loan, cpf, {
+        ipAddress: ctx.ip || null,
+        userAgent: ctx.get('User-Agent') || null,
+      });
+      html(
+        ctx,
+        200,
+        signingPage(signed, token, { kind: 'ok', text: 'Assinatura registrada. Obrigado!' }),
+      );
+    } catch (error) {
+      if (!(error instanceof ProblemError)) throw error;
+      if (error.code === 'validation_error')
+        return refuse(422, 'Este CPF não é de um signatário deste contrato.');
+      if (error.code === 'invalid_state')
+        return refuse(409, 'Este contrato não recebe mais assinaturas.');
+      throw error;
+    }
+  });
 }

@@ -1,0 +1,246 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../src/db/client.js';
+import { findLoan, type LoanView } from '../src/db/queries/loans.js';
+import { loans, loanSigners, loanTransactions } from '../src/db/schema/index.js';
+import {
+  cancellableStatuses,
+  ledgerStep,
+  loanEventTypes,
+  type LoanError,
+} from '../src/domain/loans/loans.js';
+import type { Tenant } from '../src/domain/tenant.js';
+import { presentLoan, type SigningUrl } from '../src/http/routes/loans/presenter.js';
+import { recordAndFanOut, startDeliveries, type NewEvent } from '../src/webhooks/fan-out.js';
+import type { ActivityDeps } from './index.js';
+
+export interface LoanActivityDeps {
+  signingUrl: SigningUrl;
+}
+
+/**
+ * The loan workflow's writes. Each is one transaction holding the change, its ledger entry and its
+ * events, and each is keyed by what the workflow passes in (the signer, the ledger step), so a
+ * retry after a crash finds its work done and writes nothing twice.
+ */
+export function createLoanActivities(deps: ActivityDeps) {
+  const present = (loan: LoanView) => presentLoan(loan, deps.loans.signingUrl);
+
+  /** Runs `change` in a transaction, records the events it returns, starts their deliveries. */
+  async function writeWithEvents<T>(
+    tenant: Tenant,
+    change: (tx: DbOrTx) => Promise<{ result: T; events: NewEvent[] }>,
+  ): Promise<T> {
+    const { result, deliveries } = await deps.db.transaction(async (tx) => {
+      const { result, events } = await change(tx);
+      return { result, deliveries: await recordAndFanOut(tx, tenant, events, deps.taskQueue) };
+    });
+    await startDeliveries(deps, deliveries);
+    return result;
+  }
+
+  /** The loan under a row lock: every write to a loan is ordered by it. */
+  async function lockLoan(tx: DbOrTx, tenant: Tenant, loanId: string): Promise<LoanView> {
+    await tx
+      .select({ id: loans.id })
+      .from(loans)
+      .where(and(eq(loans.id, loanId), eq(loans.partnerId, tenant.partnerId)))
+      .for('update');
+    const loan = await findLoan(tx, tenant, loanId);
+    if (!loan) throw ApplicationFailure.nonRetryable(`loan ${loanId} not found`, 'loan_not_found');
+    return loan;
+  }
+
+  const event = (id: string, type: string, loan: LoanView, extra: Record<string, unknown> = {}) =>
+    ({ id, type, data: { ...present(loan), ...extra }, createdAt: loan.updatedAt }) as NewEvent;
+
+  return {
+    /**
+     * One signer's signature with `loan.signature_received`; the last one also moves the loan to
+     * `processing` with `loan.processing`. A signer who has signed gets the first signature back.
+     */
+    async recordSignature(input: {
+      tenant: Tenant;
+      loanId: string;
+      cpf: string;
+      signedAt: string;
+      ipAddress: string | null;
+      userAgent: string | null;
+      contractSha256: string;
+      eventIds: { signature: string; processing: string };
+    }): Promise<{ signedAt: string; allSigned: boolean }> {
+      return writeWithEvents(input.tenant, async (tx) => {
+        const before = await lockLoan(tx, input.tenant, input.loanId);
+        const signer = before.signers.find((s) => s.cpf === input.cpf);
+        if (!signer)
+          throw ApplicationFailure.nonRetryable('not a signer of this loan', 'signer_not_found');
+        const allSignedBefore = before.signers.every((s) => s.signedAt !== null);
+        if (signer.signedAt)
+          return {
+            result: { signedAt: signer.signedAt.toISOString(), allSigned: allSignedBefore },
+            events: [],
+          };
+        if (before.status !== 'awaiting_signatures')
+          throw ApplicationFailure.nonRetryable(`the loan is ${before.status}`, 'invalid_state');
+        await tx
+          .update(loanSigners)
+          .set({
+            signedAt: new Date(input.signedAt),
+            ipAddress: input.ipAddress,
+            userAgent: input.userAgent,
+            signedSha256: input.contractSha256,
+          })
+          .where(
+            and(
+              eq(loanSigners.loanId, input.loanId),
+              isNull(loanSigners.signedAt),
+              eq(loanSigners.cpf, input.cpf),
+            ),
+          );
+        const allSigned = before.signers.every((s) => s.signedAt !== null || s.cpf === input.cpf);
+        await tx
+          .update(loans)
+          .set({ updatedAt: sql`now()`, ...(allSigned ? { status: 'processing' as const } : {}) })
+          .where(eq(loans.id, input.loanId));
+        const after = await lockLoan(tx, input.tenant, input.loanId);
+        const signed = after.signers.find((s) => s.cpf === input.cpf)!;
+        const events = [
+          event(input.eventIds.signature, loanEventTypes.signatureReceived, after, {
+            signer: {
+              name: signed.name,
+              cpf: signed.cpf,
+              signed_at: signed.signedAt?.toISOString() ?? null,
+            },
+          }),
+        ];
+        if (allSigned)
+          events.push(event(input.eventIds.processing, loanEventTypes.processing, after));
+        return { result: { signedAt: input.signedAt, allSigned }, events };
+      });
+    },
+
+    /** Ends a loan before its disbursement: `cancelled` (with the reason) or `error`. */
+    async recordLoanEnd(
+      input: { tenant: Tenant; loanId: string; eventId: string } & (
+        { status: 'cancelled'; cancellationReason: string } | { status: 'error'; error: LoanError }
+      ),
+    ): Promise<void> {
+      await writeWithEvents(input.tenant, async (tx) => {
+        const before = await lockLoan(tx, input.tenant, input.loanId);
+        if (before.status === input.status) return { result: undefined, events: [] }; // a retry
+        if (!cancellableStatuses.includes(before.status))
+          throw ApplicationFailure.nonRetryable(`the loan is ${before.status}`, 'invalid_state');
+        await tx
+          .update(loans)
+          .set({
+            status: input.status,
+            ...(input.status === 'cancelled'
+              ? { cancellationReason: input.cancellationReason }
+              : { error: input.error }),
+            updatedAt: sql`now()`,
+          })
+          .where(and(eq(loans.id, input.loanId), inArray(loans.status, [...cancellableStatuses])));
+        const after = await lockLoan(tx, input.tenant, input.loanId);
+        const type = input.status === 'cancelled' ? loanEventTypes.cancelled : loanEventTypes.error;
+        return { result: undefined, events: [event(input.eventId, type, after)] };
+      });
+    },
+
+    /** The money went out: the `disbursement` transaction, `active`, `loan.active`. */
+    async recordDisbursement(input: {
+      tenant: Tenant;
+      loanId: string;
+      at: string;
+      transactionId: string;
+      eventId: string;
+    }): Promise<void> {
+      await writeWithEvents(input.tenant, async (tx) => {
+        const before = await lockLoan(tx, input.tenant, input.loanId);
+        const [entry] = await tx
+          .insert(loanTransactions)
+          .values({
+            id: input.transactionId,
+            partnerId: input.tenant.partnerId,
+            environment: input.tenant.environment,
+            loanId: input.loanId,
+            step: ledgerStep.disbursement,
+            type: 'disbursement',
+            amount: before.figures.requested_amount,
+            occurredAt: new Date(input.at),
+          })
+          .onConflictDoNothing()
+          .returning({ id: loanTransactions.id });
+        if (!entry) return { result: undefined, events: [] }; // written by an earlier attempt
+        if (before.status !== 'processing')
+          throw ApplicationFailure.nonRetryable(`the loan is ${before.status}`, 'invalid_state');
+        await tx
+          .update(loans)
+          .set({ status: 'active', disbursedAt: new Date(input.at), updatedAt: sql`now()` })
+          .where(eq(loans.id, input.loanId));
+        const after = await lockLoan(tx, input.tenant, input.loanId);
+        return { result: undefined, events: [event(input.eventId, loanEventTypes.active, after)] };
+      });
+    },
+
+    /**
+     * A payment of installment `installmentNumber`: its `payment` transaction, the row paid,
+     * `loan.payment_received`; the last also finishes the loan with `loan.finished`.
+     */
+    async recordPayment(input: {
+      tenant: Tenant;
+      loanId: string;
+      installmentNumber: number;
+      amount: number;
+      paidAt: string;
+      last: boolean;
+      transactionId: string;
+      eventIds: { payment: string; finished: string };
+    }): Promise<void> {
+      await writeWithEvents(input.tenant, async (tx) => {
+        const before = await lockLoan(tx, input.tenant, input.loanId);
+        const [entry] = await tx
+          .insert(loanTransactions)
+          .values({
+            id: input.transactionId,
+            partnerId: input.tenant.partnerId,
+            environment: input.tenant.environment,
+            loanId: input.loanId,
+            step: ledgerStep.payment(input.installmentNumber),
+            type: 'payment',
+            amount: input.amount,
+            installmentNumber: input.installmentNumber,
+            occurredAt: new Date(input.paidAt),
+          })
+          .onConflictDoNothing()
+          .returning({ id: loanTransactions.id });
+        if (!entry) return { result: undefined, events: [] }; // written by an earlier attempt
+        if (before.status !== 'active' || before.paidInstallments !== input.installmentNumber - 1)
+          throw ApplicationFailure.nonRetryable(
+            `installment ${input.installmentNumber} is not the next due`,
+            'invalid_state',
+          );
+        await tx
+          .update(loans)
+          .set({
+            paidInstallments: input.installmentNumber,
+            paidAt: sql`${loans.paidAt} || ${JSON.stringify([input.paidAt])}::jsonb`,
+            ...(input.last ? { status: 'finished' as const } : {}),
+            updatedAt: sql`now()`,
+          })
+          .where(eq(loans.id, input.loanId));
+        const after = await lockLoan(tx, input.tenant, input.loanId);
+        const events = [
+          event(input.eventIds.payment, loanEventTypes.paymentReceived, after, {
+            payment: {
+              amount: input.amount,
+              paid_at: input.paidAt,
+              installment_number: input.installmentNumber,
+            },
+          }),
+        ];
+        if (input.last) events.push(event(input.eventIds.finished, loanEventTypes.finished, after));
+        return { result: undefined, events };
+      });
+    },
+  };
+}

@@ -1,0 +1,106 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import type { SimulationFigures } from '../../domain/credit/simulation.js';
+import type { DisbursementAccount } from '../../domain/loans/disbursement-account.js';
+import type { LoanError, LoanStatus } from '../../domain/loans/loans.js';
+import { timestampColumn as ts } from './columns.js';
+import { creditOffers, simulations } from './credit.js';
+import { customers } from './customers.js';
+import { environments } from './partners.js';
+
+/**
+ * A loan. Created by the API (with its offer's acceptance, in one transaction) and afterwards
+ * written only by its `loan/{ln_id}` workflow, which owns `status`. Installments are paid oldest
+ * first, so the paid rows are the first `paid_installments` of the schedule.
+ */
+export const loans = pgTable(
+  'loans',
+  {
+    id: text('id').primaryKey(),
+    partnerId: text('partner_id').notNull(),
+    environment: text('environment', { enum: environments }).notNull(),
+    customerId: text('customer_id')
+      .notNull()
+      .references(() => customers.id),
+    creditOfferId: text('credit_offer_id')
+      .notNull()
+      .references(() => creditOffers.id),
+    simulationId: text('simulation_id')
+      .notNull()
+      .references(() => simulations.id),
+    status: text('status').$type<LoanStatus>().notNull(),
+    /** The simulation's figures and schedule, as the customer signs them. */
+    figures: jsonb('figures').$type<SimulationFigures>().notNull(),
+    disbursementAccount: jsonb('disbursement_account').$type<DisbursementAccount>().notNull(),
+    contractSha256: text('contract_sha256').notNull(),
+    /** Where the contract PDF is kept in the file store (the loan id, no personal data). */
+    contractKey: text('contract_key').notNull(),
+    /** SHA-256 of the signing page's token (the token is derived from the loan id, never stored). */
+    signingTokenHash: text('signing_token_hash').notNull(),
+    signatureDeadline: ts('signature_deadline').notNull(),
+    disbursedAt: ts('disbursed_at'),
+    paidInstallments: integer('paid_installments').notNull().default(0),
+    /** `paid_at` of each paid row, oldest first. */
+    paidAt: jsonb('paid_at')
+      .$type<string[]>()
+      .notNull()
+      .default(sql`'[]'::jsonb`),
+    error: jsonb('error').$type<LoanError>(),
+    /** `signature_deadline`, or the partner's reason (`requested` when it gave none). */
+    cancellationReason: text('cancellation_reason'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('loans_signing_token_idx').on(t.signingTokenHash),
+    index('loans_created_idx').on(t.partnerId, t.environment, t.createdAt, t.id),
+    index('loans_customer_idx').on(t.partnerId, t.environment, t.customerId, t.createdAt),
+  ],
+);
+
+/** Who signs a loan: the customer (position 0) and up to four more. */
+export const loanSigners = pgTable(
+  'loan_signers',
+  {
+    loanId: text('loan_id')
+      .notNull()
+      .references(() => loans.id),
+    position: integer('position').notNull(),
+    name: text('name').notNull(),
+    cpf: text('cpf').notNull(),
+    email: text('email'),
+    signedAt: ts('signed_at'),
+    /** The signature's evidence: the address and user agent it came from, the hash it signed. */
+    ipAddress: text('ip_address'),
+    userAgent: text('user_agent'),
+    signedSha256: text('signed_sha256'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.loanId, t.cpf] }),
+    uniqueIndex('loan_signers_position_idx').on(t.loanId, t.position),
+  ],
+);
+
+/** The loan's ledger: one disbursement, one payment per installment, each written once. */
+export const loanTransactions = pgTable(
+  'loan_transactions',
+  {
+    id: text('id').primaryKey(),
+    partnerId: text('partner_id').notNull(),
+    environment: text('environment', { enum: environments }).notNull(),
+    loanId: text('loan_id')
+      .notNull()
+      .references(() => loans.id),
+    /** `disbursement` or `payment:{n}`: a retried write finds its step taken and writes nothing. */
+    step: text('step').notNull(),
+    type: text('type', { enum: ['disbursement', 'payment'] }).notNull(),
+    amount: integer('amount').notNull(),
+    installmentNumber: integer('installment_number'),
+    occurredAt: ts('occurred_at').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('loan_transactions_step_idx').on(t.loanId, t.step),
+    index('loan_transactions_loan_idx').on(t.loanId, t.createdAt, t.id),
+  ],
+);

@@ -1,0 +1,285 @@
+import { Decimal } from 'decimal.js';
+import { PDFDocument, rgb, StandardFonts, type PDFFont, type PDFPage } from 'pdf-lib';
+import type { SimulationFigures } from '../credit/simulation.js';
+import type { Environment } from '../environments.js';
+import { formatBrl } from '../money.js';
+import type { DisbursementAccount } from './disbursement-account.js';
+
+export interface ContractParty {
+  name: string;
+  cpf: string;
+  email: string | null;
+}
+
+export interface ContractInput {
+  loanId: string;
+  /** The loan's `created_at`: the issue date, and the PDF's creation and modification dates. */
+  issuedAt: Date;
+  environment: Environment;
+  lender: { name: string; cnpj: string };
+  borrower: ContractParty & { cnpj: string | null; tradingName: string | null };
+  /** Signers besides the borrower. */
+  signers: ContractParty[];
+  figures: SimulationFigures;
+  disbursementAccount: DisbursementAccount;
+}
+
+const A4 = { width: 595.28, height: 841.89 };
+const MARGIN = 50;
+const SIZE = 10;
+const LEADING = 14;
+
+export const formatCpf = (cpf: string) =>
+  `${cpf.slice(0, 3)}.${cpf.slice(3, 6)}.${cpf.slice(6, 9)}-${cpf.slice(9)}`;
+export const formatCnpj = (cnpj: string) =>
+  `${cnpj.slice(0, 2)}.${cnpj.slice(2, 5)}.${cnpj.slice(5, 8)}/${cnpj.slice(8, 12)}-${cnpj.slice(12)}`;
+/** 0.0199 → `1,99 %` (exact decimal work; rates carry at most 4 decimals of the fraction). */
+export const formatRate = (rate: number) =>
+  `${new Decimal(rate).times(100).toFixed(2).replace('.', ',')} %`;
+const brDate = (isoDate: string) => isoDate.split('-').reverse().join('/');
+
+const pixKinds: Record<string, string> = {
+  cpf: 'CPF',
+  cnpj: 'CNPJ',
+  email: 'e-mail',
+  phone: 'telefone',
+  evp: 'chave aleatória',
+};
+const accountKinds: Record<string, string> = {
+  checking: 'conta corrente',
+  savings: 'conta poupança',
+  payment: 'conta de pagamento',
+};
+
+/**
+ * Writes text top-down over as many A4 pages as it needs: the cursor moves down a line at a time
+ * and a new page starts when the margin is reached.
+ */
+class Layout {
+  page!: PDFPage;
+  y = 0;
+  readonly pages: PDFPage[] = [];
+
+  constructor(
+    private readonly doc: PDFDocument,
+    readonly regular: PDFFont,
+    readonly bold: PDFFont,
+    private readonly banner: string | null,
+  ) {
+    this.newPage();
+  }
+
+  newPage(): void {
+    this.page = this.doc.addPage([A4.width, A4.height]);
+    this.pages.push(this.page);
+    this.y = A4.height - MARGIN;
+    if (this.banner) {
+      this.page.drawText(this.banner, {
+        x: MARGIN,
+        y: A4.height - 30,
+        size: 9,
+        font: this.bold,
+        color: rgb(0.75, 0.1, 0.1),
+      });
+    }
+  }
+
+  /** Room for `lines` more lines, or a new page. */
+  ensure(lines: number): void {
+    if (this.y - lines * LEADING < MARGIN + 20) this.newPage();
+  }
+
+  line(text: string, options: { bold?: boolean; size?: number; x?: number } = {}): void {
+    this.ensure(1);
+    const font = options.bold ? this.bold : this.regular;
+    this.page.drawText(safe(text, font), {
+      x: options.x ?? MARGIN,
+      y: this.y,
+      size: options.size ?? SIZE,
+      font,
+    });
+    this.y -= LEADING * ((options.size ?? SIZE) / SIZE);
+  }
+
+  /** A paragraph wrapped to the page's width. */
+  paragraph(text: string): void {
+    const width = A4.width - 2 * MARGIN;
+    let current = '';
+    for (const word of safe(text, this.regular).split(' ')) {
+      const candidate = current ? `${current} ${word}` : word;
+      if (this.regular.widthOfTextAtSize(candidate, SIZE) > width && current) {
+        this.line(current);
+        current = word;
+      } else current = candidate;
+    }
+    if (current) this.line(current);
+    this.gap();
+  }
+
+  /** A row of cells at fixed x positions, right-aligned where asked. */
+  row(cells: { text: string; x: number; right?: boolean }[], bold = false): void {
+    this.ensure(1);
+    const font = bold ? this.bold : this.regular;
+    for (const cell of cells) {
+      const text = safe(cell.text, font);
+      const x = cell.right ? cell.x - font.widthOfTextAtSize(text, SIZE) : cell.x;
+      this.page.drawText(text, { x, y: this.y, size: SIZE, font });
+    }
+    this.y -= LEADING;
+  }
+
+  gap(): void {
+    this.y -= LEADING / 2;
+  }
+
+  heading(text: string): void {
+    this.ensure(3);
+    this.gap();
+    this.line(text, { bold: true, size: 12 });
+  }
+}
+
+/** Only what the standard fonts' WinAnsi encoding can draw (Portuguese accents are in it). */
+function safe(text: string, font: PDFFont): string {
+  return [...text.normalize('NFC')]
+    .map((char) => {
+      try {
+        font.encodeText(char);
+        return char;
+      } catch {
+        return '?';
+      }
+    })
+    .join('');
+}
+
+/**
+ * The loan's contract, a Cédula de Crédito Bancário (Lei 10.931/2004): parties, figures, the
+ * disbursement account, the whole schedule, the clauses and a signature line per signer. Pure and
+ * deterministic: the same input gives the same bytes, so its SHA-256 identifies the terms.
+ */
+export async function renderContractPdf(input: ContractInput): Promise<Uint8Array> {
+  const doc = await PDFDocument.create({ updateMetadata: false });
+  doc.setTitle(`CCB ${input.loanId}`);
+  doc.setAuthor(input.lender.name);
+  doc.setSubject('Cédula de Crédito Bancário');
+  doc.setProducer('embedded-credit');
+  doc.setCreator('embedded-credit');
+  doc.setCreationDate(input.issuedAt);
+  doc.setModificationDate(input.issuedAt);
+  const sandbox = input.environment === 'sandbox';
+  const layout = new Layout(
+    doc,
+    await doc.embedFont(StandardFonts.Helvetica),
+    await doc.embedFont(StandardFonts.HelveticaBold),
+    sandbox ? 'SANDBOX — documento de teste, sem valor legal' : null,
+  );
+  const { figures: f, borrower } = input;
+
+  layout.line('Cédula de Crédito Bancário (CCB)', { bold: true, size: 16 });
+  layout.gap();
+  layout.line(
+    `Nº ${input.loanId} · emitida em ${input.issuedAt.toISOString().slice(0, 10).split('-').reverse().join('/')}`,
+  );
+
+  layout.heading('1. Partes');
+  layout.line(`Credor: ${input.lender.name}, CNPJ ${formatCnpj(input.lender.cnpj)}`);
+  layout.line(`Emitente: ${borrower.name}, CPF ${formatCpf(borrower.cpf)}`);
+  if (borrower.cnpj)
+    layout.line(
+      `Empresa (MEI): ${borrower.tradingName ?? borrower.name}, CNPJ ${formatCnpj(borrower.cnpj)}`,
+    );
+  if (borrower.email) layout.line(`E-mail: ${borrower.email}`);
+  for (const signer of input.signers)
+    layout.line(
+      `Interveniente: ${signer.name}, CPF ${formatCpf(signer.cpf)}${signer.email ? `, ${signer.email}` : ''}`,
+    );
+
+  layout.heading('2. Valores e encargos');
+  const figures: [string, string][] = [
+    ['Valor liberado ao emitente', formatBrl(f.requested_amount)],
+    ['IOF (financiado)', formatBrl(f.iof_amount)],
+    ['Valor financiado (principal)', formatBrl(f.principal_amount)],
+    [
+      'Taxa de juros',
+      `${formatRate(f.monthly_interest_rate)} a.m. · ${formatRate(f.annual_interest_rate)} a.a.`,
+    ],
+    [
+      'Custo Efetivo Total (CET)',
+      `${formatRate(f.cet_monthly)} a.m. · ${formatRate(f.cet_annual)} a.a.`,
+    ],
+    ['Número de parcelas', String(f.installments)],
+    ['Valor da parcela', formatBrl(f.installment_amount)],
+    ['Total a pagar', formatBrl(f.total_amount)],
+    ['Total de juros', formatBrl(f.total_interest_amount)],
+    ['Data de liberação', brDate(f.release_date)],
+    ['Primeiro vencimento', brDate(f.first_due_date)],
+  ];
+  for (const [label, value] of figures)
+    layout.row([
+      { text: label, x: MARGIN },
+      { text: value, x: A4.width - MARGIN, right: true },
+    ]);
+
+  layout.heading('3. Conta de liberação');
+  const account = input.disbursementAccount;
+  layout.line(
+    account.type === 'pix'
+      ? `Pix, chave ${pixKinds[account.pix_key_type] ?? account.pix_key_type}: ${account.pix_key}`
+      : `Banco ${account.bank_code}, agência ${account.branch}, ${accountKinds[account.account_type] ?? account.account_type} ${account.account_number}`,
+  );
+
+  layout.heading('4. Cronograma de pagamento');
+  const columns = [MARGIN, 130, 260, 340, 420, A4.width - MARGIN];
+  const header = () =>
+    layout.row(
+      [
+        { text: 'Nº', x: columns[0]! },
+        { text: 'Vencimento', x: columns[1]! },
+        { text: 'Parcela', x: columns[2]!, right: true },
+        { text: 'Amortização', x: columns[3]!, right: true },
+        { text: 'Juros', x: columns[4]!, right: true },
+        { text: 'Saldo devedor', x: columns[5]!, right: true },
+      ],
+      true,
+    );
+  header();
+  for (const row of f.schedule) {
+    const pages = layout.pages.length;
+    layout.ensure(1);
+    if (layout.pages.length !== pages) header();
+    layout.row([
+      { text: String(row.number), x: columns[0]! },
+      { text: brDate(row.due_date), x: columns[1]! },
+      { text: formatBrl(row.installment_amount), x: columns[2]!, right: true },
+      { text: formatBrl(row.principal_amount), x: columns[3]!, right: true },
+      { text: formatBrl(row.interest_amount), x: columns[4]!, right: true },
+      { text: formatBrl(row.balance_amount), x: columns[5]!, right: true },
+    ]);
+  }
+
+  layout.heading('5. Cláusulas');
+  for (const clause of [
+    `5.1. O emitente pagará ao credor, ou à sua ordem, as parcelas acima nas datas de vencimento, juros capitalizados diariamente à taxa de ${formatRate(f.monthly_interest_rate)} ao mês sobre dias corridos.`,
+    '5.2. O IOF devido (Decreto 6.306/2007) é financiado e integra o valor financiado.',
+    '5.3. O Custo Efetivo Total foi calculado conforme a Resolução CMN 4.881/2020, sobre as datas e valores do cronograma.',
+    '5.4. O emitente pode liquidar antecipadamente, total ou parcialmente, com redução proporcional dos juros (Resolução CMN 3.516/2007).',
+    '5.5. Esta cédula é título executivo extrajudicial (Lei 10.931/2004, art. 28) e é assinada eletronicamente pelas partes (Lei 10.931/2004, art. 29, e MP 2.200-2/2001, art. 10, § 2º); cada assinatura registra data, hora, endereço de origem e o hash deste documento.',
+  ])
+    layout.paragraph(clause);
+
+  layout.heading('6. Assinaturas');
+  for (const party of [borrower, ...input.signers]) {
+    layout.ensure(4);
+    layout.gap();
+    layout.line('_______________________________________________');
+    layout.line(`${party.name} — CPF ${formatCpf(party.cpf)}`);
+  }
+
+  const total = layout.pages.length;
+  layout.pages.forEach((page, index) => {
+    const text = `Página ${index + 1} de ${total} · CCB ${input.loanId}`;
+    page.drawText(safe(text, layout.regular), { x: MARGIN, y: 25, size: 8, font: layout.regular });
+  });
+  return doc.save({ useObjectStreams: false });
+}

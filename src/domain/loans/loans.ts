@@ -1,0 +1,55 @@
+/**
+ * Loans: their statuses, events and the rules every side reads (contract §8). Pure — the loan
+ * workflow, its activities and the API all run these.
+ *
+ * awaiting_signatures → processing (every signer signed) → active (disbursement confirmed) →
+ * finished (last installment paid); cancelled before the disbursement is confirmed (by the partner
+ * or at the signature deadline); error (final) when the disbursement fails.
+ */
+
+export const loanStatuses = [
+  'awaiting_signatures',
+  'processing',
+  'active',
+  'finished',
+  'cancelled',
+  'error',
+] as const;
+export type LoanStatus = (typeof loanStatuses)[number];
+
+/** The statuses a loan can still be cancelled in: the disbursement is not confirmed yet. */
+export const cancellableStatuses: readonly LoanStatus[] = ['awaiting_signatures', 'processing'];
+
+export const loanEventTypes = {
+  created: 'loan.created',
+  signatureReceived: 'loan.signature_received',
+  processing: 'loan.processing',
+  active: 'loan.active',
+  paymentReceived: 'loan.payment_received',
+  finished: 'loan.finished',
+  cancelled: 'loan.cancelled',
+  error: 'loan.error',
+} as const;
+
+/** What ended a loan in `error`. */
+export interface LoanError {
+  code: 'disbursement_failed';
+  message: string;
+}
+
+/** Extra signers besides the customer (contract §8: at most four, distinct cpfs). */
+export const MAX_EXTRA_SIGNERS = 4;
+
+/**
+ * The sandbox's failing disbursement: a requested amount ending in 13 centavos fails, so partners
+ * can rehearse `loan.error` (contract §8).
+ */
+export function sandboxDisbursementFails(requestedAmount: number): boolean {
+  return requestedAmount % 100 === 13;
+}
+
+/** Ledger steps: one disbursement, one payment per installment; each is written once. */
+export const ledgerStep = {
+  disbursement: 'disbursement',
+  payment: (installmentNumber: number) => `payment:${installmentNumber}`,
+} as const;

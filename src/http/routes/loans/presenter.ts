@@ -1,0 +1,76 @@
+import type { z } from 'zod';
+import type { LoanTransaction, LoanView } from '../../../db/queries/loans.js';
+import type { loanSchema, loanTransactionSchema } from './schema.js';
+
+/** How the signing page's address is made for a loan (it depends on a server key and base URL). */
+export type SigningUrl = (loanId: string) => string;
+
+/**
+ * The public loan: the API's answer and every `loan.*` event's data. The schedule is the
+ * simulation's, each row with its status; installments are paid oldest first, so the first
+ * `paid_installments` rows are the paid ones.
+ */
+export function presentLoan(loan: LoanView, signingUrl: SigningUrl): z.infer<typeof loanSchema> {
+  const f = loan.figures;
+  const paid = loan.paidInstallments;
+  const unpaid = f.schedule.slice(paid);
+  return {
+    id: loan.id,
+    customer_id: loan.customerId,
+    credit_offer_id: loan.creditOfferId,
+    simulation_id: loan.simulationId,
+    status: loan.status,
+    currency: 'BRL',
+    requested_amount: f.requested_amount,
+    iof_amount: f.iof_amount,
+    principal_amount: f.principal_amount,
+    installments: f.installments,
+    installment_amount: f.installment_amount,
+    monthly_interest_rate: f.monthly_interest_rate,
+    cet_annual: f.cet_annual,
+    first_due_date: f.first_due_date,
+    contract_sha256: loan.contractSha256,
+    signing_url: signingUrl(loan.id),
+    signatures_required: loan.signers.length,
+    signatures_received: loan.signers.filter((s) => s.signedAt !== null).length,
+    signers: loan.signers.map((s) => ({
+      name: s.name,
+      cpf: s.cpf,
+      signed_at: s.signedAt?.toISOString() ?? null,
+    })),
+    disbursement_account: loan.disbursementAccount,
+    disbursed_at: loan.disbursedAt?.toISOString() ?? null,
+    outstanding_amount: unpaid.reduce((sum, row) => sum + row.installment_amount, 0),
+    paid_installments: paid,
+    next_due_date: loan.status === 'active' ? (unpaid[0]?.due_date ?? null) : null,
+    schedule: f.schedule.map((row, index) => ({
+      number: row.number,
+      due_date: row.due_date,
+      installment_amount: row.installment_amount,
+      principal_amount: row.principal_amount,
+      interest_amount: row.interest_amount,
+      balance_amount: row.balance_amount,
+      status: index < paid ? ('paid' as const) : ('pending' as const),
+      paid_at: loan.paidAt[index] ?? null,
+    })),
+    error: loan.error,
+    cancellation_reason: loan.cancellationReason,
+    created_at: loan.createdAt.toISOString(),
+    updated_at: loan.updatedAt.toISOString(),
+  };
+}
+
+export function presentLoanTransaction(
+  transaction: LoanTransaction,
+): z.infer<typeof loanTransactionSchema> {
+  return {
+    id: transaction.id,
+    loan_id: transaction.loanId,
+    type: transaction.type,
+    amount: transaction.amount,
+    currency: 'BRL',
+    installment_number: transaction.installmentNumber,
+    occurred_at: transaction.occurredAt.toISOString(),
+    created_at: transaction.createdAt.toISOString(),
+  };
+}

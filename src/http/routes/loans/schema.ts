@@ -1,0 +1,224 @@
+import { z } from 'zod';
+import {
+  accountNumberPattern,
+  bankAccountTypes,
+  bankCodePattern,
+  branchPattern,
+  parsePixKey,
+  pixKeyTypes,
+} from '../../../domain/loans/disbursement-account.js';
+import { loanStatuses, MAX_EXTRA_SIGNERS } from '../../../domain/loans/loans.js';
+import { idField, pathId } from '../../ids.js';
+import { listEnvelope, listQuery } from '../../list.js';
+import { trimmedText } from '../../text.js';
+import { scheduleRowSchema } from '../credit-offers/schema.js';
+import { cpf, email, name } from '../customers/schema.js';
+
+const centavos = (description: string) => z.int().min(0).meta({ description });
+const instant = (description: string) => z.iso.datetime().meta({ description });
+
+const pixAccount = z
+  .strictObject({
+    type: z.literal('pix'),
+    pix_key: z
+      .string()
+      .min(1)
+      .max(77)
+      .transform(
+        (value, ctx) =>
+          parsePixKey(value) ??
+          (ctx.addIssue({
+            code: 'custom',
+            message:
+              'Not a pix key: a cpf, a cnpj, an e-mail, a Brazilian phone in E.164 (+5511…) or a random key (UUID).',
+          }),
+          z.NEVER),
+      )
+      .meta({
+        description:
+          'A cpf or cnpj (check digits verified), an e-mail, a Brazilian phone in E.164 (`+5511987654321`) or a random key (UUID). Answered normalized, with `pix_key_type`.',
+        example: '+5511987654321',
+      }),
+  })
+  .transform(({ pix_key }) => ({
+    type: 'pix' as const,
+    pix_key: pix_key.key,
+    pix_key_type: pix_key.type,
+  }));
+
+const bankAccount = z.strictObject({
+  type: z.literal('bank_account'),
+  bank_code: z.string().regex(bankCodePattern).meta({
+    description: 'The bank’s three-digit COMPE code.',
+    example: '341',
+  }),
+  branch: z.string().regex(branchPattern).meta({
+    description: 'Branch (agência), 1–4 digits, without its check digit.',
+    example: '0001',
+  }),
+  account_number: z.string().regex(accountNumberPattern).meta({
+    description: 'Account number with its check digit after a hyphen.',
+    example: '12345-6',
+  }),
+  account_type: z.enum(bankAccountTypes),
+});
+
+export const createLoanBody = z
+  .strictObject({
+    credit_offer_id: idField('co'),
+    simulation_id: idField('sim'),
+    disbursement_account: z.discriminatedUnion('type', [pixAccount, bankAccount]).meta({
+      description: 'Where the money goes: a pix key, or a bank account.',
+    }),
+    signers: z
+      .array(z.strictObject({ name, cpf, email }))
+      .max(MAX_EXTRA_SIGNERS)
+      .superRefine((signers, ctx) => {
+        const seen = new Set<string>();
+        signers.forEach((signer, index) => {
+          if (seen.has(signer.cpf))
+            ctx.addIssue({
+              code: 'custom',
+              path: [index, 'cpf'],
+              message: 'Each signer needs a distinct cpf.',
+            });
+          seen.add(signer.cpf);
+        });
+      })
+      .optional()
+      .meta({
+        description: `Up to ${MAX_EXTRA_SIGNERS} signers besides the customer (a guarantor, a partner of the business), with distinct cpfs other than the customer’s.`,
+      }),
+  })
+  .meta({ id: 'CreateLoanRequest' });
+
+export const cancelLoanBody = z
+  .strictObject({ reason: trimmedText(500).optional() })
+  .meta({ id: 'CancelLoanRequest' });
+
+export const signLoanBody = z.strictObject({ cpf }).meta({ id: 'SignLoanRequest' });
+
+export const disbursementBody = z
+  .strictObject({
+    outcome: z.enum(['confirmed', 'failed']),
+    reason: trimmedText(500).optional(),
+  })
+  .meta({ id: 'DisbursementRequest' });
+
+const paidAt = z.iso
+  .datetime({ offset: true })
+  .meta({ description: 'When the money arrived (RFC 3339); default now. Not in the future.' });
+
+export const paymentBody = z
+  .strictObject({
+    amount: z.int().min(1).max(100_000_000_000).meta({
+      description: 'Centavos; must equal the oldest unpaid installment’s `installment_amount`.',
+    }),
+    paid_at: paidAt.optional(),
+  })
+  .meta({ id: 'PaymentRequest' });
+
+export const sandboxPaymentBody = z
+  .strictObject({
+    amount: z.int().min(1).max(100_000_000_000).optional().meta({
+      description: 'Centavos; defaults to what the oldest unpaid installment owes.',
+    }),
+    paid_at: paidAt.optional(),
+  })
+  .meta({ id: 'SandboxPaymentRequest' });
+
+export const loanParams = z.object({ loan_id: pathId('ln', 'loan_not_found') });
+
+const disbursementAccountSchema = z
+  .discriminatedUnion('type', [
+    z.object({
+      type: z.literal('pix'),
+      pix_key: z.string(),
+      pix_key_type: z.enum(pixKeyTypes),
+    }),
+    bankAccount.extend({}).strip(),
+  ])
+  .meta({ id: 'DisbursementAccount' });
+
+export const loanSchema = z
+  .object({
+    id: idField('ln'),
+    customer_id: idField('cust'),
+    credit_offer_id: idField('co'),
+    simulation_id: idField('sim'),
+    status: z.enum(loanStatuses),
+    currency: z.literal('BRL'),
+    requested_amount: centavos('What the customer receives.'),
+    iof_amount: centavos('IOF, financed.'),
+    principal_amount: centavos('The amount financed: requested plus IOF.'),
+    installments: z.int().min(1),
+    installment_amount: centavos('The regular installment (the last may differ by centavos).'),
+    monthly_interest_rate: z.number().min(0),
+    cet_annual: z.number().min(0).meta({ description: 'CET a year (Res. CMN 4.881/2020).' }),
+    first_due_date: z.iso.date(),
+    contract_sha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .meta({ description: 'SHA-256 of the contract PDF (`GET /loans/{id}/contract`).' }),
+    signing_url: z.url().meta({
+      description: 'The hosted page where each signer reads the contract and signs with their cpf.',
+    }),
+    signatures_required: z.int().min(1),
+    signatures_received: z.int().min(0),
+    signers: z.array(
+      z.object({
+        name: z.string(),
+        cpf: z.string(),
+        signed_at: z.iso.datetime().nullable(),
+      }),
+    ),
+    disbursement_account: disbursementAccountSchema,
+    disbursed_at: z.iso.datetime().nullable(),
+    outstanding_amount: centavos('Sum of the unpaid installments.'),
+    paid_installments: z.int().min(0),
+    next_due_date: z.iso
+      .date()
+      .nullable()
+      .meta({ description: 'Due date of the oldest unpaid installment while `active`.' }),
+    schedule: z.array(
+      scheduleRowSchema.extend({
+        status: z.enum(['pending', 'paid']),
+        paid_at: z.iso.datetime({ offset: true }).nullable(),
+      }),
+    ),
+    error: z
+      .object({ code: z.literal('disbursement_failed'), message: z.string() })
+      .nullable()
+      .meta({ description: 'Why the loan ended in `error`.' }),
+    cancellation_reason: z.string().nullable().meta({
+      description: '`signature_deadline`, or the reason given to `POST /loans/{id}/cancel`.',
+    }),
+    created_at: instant('When the loan was created.'),
+    updated_at: instant('When the loan last changed.'),
+  })
+  .meta({ id: 'Loan' });
+
+export const loanListQuery = listQuery('ln', ['created_at'], {
+  customer_id: idField('cust').optional(),
+  status: z.enum(loanStatuses).optional(),
+});
+export const loanList = listEnvelope(loanSchema, 'LoanList');
+
+export const loanTransactionSchema = z
+  .object({
+    id: idField('txn'),
+    loan_id: idField('ln'),
+    type: z.enum(['disbursement', 'payment']),
+    amount: centavos('Centavos.'),
+    currency: z.literal('BRL'),
+    installment_number: z.int().min(1).nullable(),
+    occurred_at: instant('When the money moved.'),
+    created_at: instant('When it was recorded.'),
+  })
+  .meta({ id: 'LoanTransaction' });
+
+export const loanTransactionListQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(100),
+  starting_after: idField('txn').optional(),
+});
+export const loanTransactionList = listEnvelope(loanTransactionSchema, 'LoanTransactionList');

@@ -1,0 +1,129 @@
+import {
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  type Client,
+} from '@temporalio/client';
+import {
+  ApplicationFailure,
+  TypedSearchAttributes,
+  WorkflowIdReusePolicy,
+  type UpdateDefinition,
+} from '@temporalio/common';
+import type { Loan, LoanView } from '../db/queries/loans.js';
+import { ProblemError, problems } from '../errors.js';
+import type { LoanInput } from '../../workflows/loan/messages.js';
+import type { WorkflowStart } from './outbox.js';
+import { searchAttributes } from './search-attributes.js';
+import { workflowIds, workflowTypes } from './workflow-ids.js';
+
+/** How long a request waits for the loan's workflow to take a command before answering 503. */
+const UPDATE_DEADLINE_MS = 10_000;
+
+export interface LoanTiming {
+  /** SANDBOX_DISBURSEMENT_DELAY */
+  sandboxDisbursementDelayMs: number;
+}
+
+/** The workflow's input, read off the stored loan: the outbox and update-with-start agree. */
+export function loanInput(loan: LoanView, timing: LoanTiming): LoanInput {
+  return {
+    loanId: loan.id,
+    customerId: loan.customerId,
+    creditOfferId: loan.creditOfferId,
+    partnerId: loan.partnerId,
+    environment: loan.environment,
+    signatureDeadline: loan.signatureDeadline.getTime(),
+    sandboxDisbursementDelayMs:
+      loan.environment === 'sandbox' ? timing.sandboxDisbursementDelayMs : null,
+    requestedAmount: loan.figures.requested_amount,
+    signerCpfs: loan.signers.map((signer) => signer.cpf),
+    installmentAmounts: loan.figures.schedule.map((row) => row.installment_amount),
+  };
+}
+
+const loanSearchAttributes = (loan: Loan) => ({
+  PartnerId: loan.partnerId,
+  Environment: loan.environment,
+  CustomerId: loan.customerId,
+  LoanId: loan.id,
+});
+
+const loanSummary = (loan: Loan) =>
+  `Loan ${loan.id} of ${loan.customerId} (partner ${loan.partnerId}, ${loan.environment})`;
+
+/** The outbox entry that starts a new loan's workflow after `POST /v3/loans` commits. */
+export function loanStart(loan: LoanView, taskQueue: string, timing: LoanTiming): WorkflowStart {
+  return {
+    workflowId: workflowIds.loan(loan.id),
+    workflowType: workflowTypes.loan,
+    taskQueue,
+    args: [loanInput(loan, timing)],
+    searchAttributes: loanSearchAttributes(loan),
+    summary: loanSummary(loan),
+  };
+}
+
+/**
+ * Hands a command to the loan's workflow and waits for its outcome, starting the workflow if its
+ * outbox start has not happened yet (update-with-start). The workflow's refusals come back as the
+ * matching problem: 409 `invalid_state`, 422 for a cpf that does not sign this loan or an amount
+ * that is not the one due.
+ */
+export async function changeLoan<Ret, Args extends unknown[]>(
+  deps: { temporal: Client; taskQueue: string } & LoanTiming,
+  loan: LoanView,
+  update: UpdateDefinition<Ret, Args>,
+  args: Args,
+  /**
+   * Names the command, so a request retried after an unclear answer (a 503) finds the command it
+   * sent rather than sending a second one (Temporal keeps an Update's outcome by its id).
+   */
+  updateId?: string,
+): Promise<Ret> {
+  const start = new WithStartWorkflowOperation(workflowTypes.loan, {
+    workflowId: workflowIds.loan(loan.id),
+    taskQueue: deps.taskQueue,
+    args: [loanInput(loan, deps)],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    staticSummary: loanSummary(loan),
+    typedSearchAttributes: new TypedSearchAttributes(
+      Object.entries(loanSearchAttributes(loan)).map(([name, value]) => ({
+        key: searchAttributes[name as keyof typeof searchAttributes],
+        value,
+      })),
+    ),
+  });
+  try {
+    return await deps.temporal.connection.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () =>
+      deps.temporal.workflow.executeUpdateWithStart(update, {
+        args,
+        startWorkflowOperation: start,
+        ...(updateId ? { updateId } : {}),
+      }),
+    );
+  } catch (error) {
+    throw toProblem(error, loan);
+  }
+}
+
+function toProblem(error: unknown, loan: LoanView): unknown {
+  // Only a closed workflow refuses to be used: the loan has ended.
+  if (error instanceof WorkflowExecutionAlreadyStartedError)
+    return new ProblemError('invalid_state', `The loan has ended (it was ${loan.status}).`);
+  if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError)
+    return problems.serviceUnavailable(
+      'The loan’s workflow did not take the command in time; retry shortly.',
+    );
+  if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
+    const { type, message } = error.cause;
+    if (type === 'invalid_state') return new ProblemError('invalid_state', message);
+    if (type === 'signer_not_found')
+      return problems.validation([{ path: 'body.cpf', code: 'not_a_signer', message }]);
+    if (type === 'payment_amount_mismatch')
+      return problems.validation([{ path: 'body.amount', code: 'not_the_amount_due', message }]);
+  }
+  return error;
+}

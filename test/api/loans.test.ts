@@ -1,0 +1,314 @@
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import { loans, simulations } from '../../src/db/schema/index.js';
+import type { simulationSchema } from '../../src/http/routes/credit-offers/schema.js';
+import type { loanSchema } from '../../src/http/routes/loans/schema.js';
+import { activeCustomer, offerOf, type OfferBody } from '../helpers/credit.js';
+import type { CustomerBody } from '../helpers/customers.js';
+import { fakeCpf } from '../helpers/customers.js';
+import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
+import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
+
+type LoanBody = z.infer<typeof loanSchema>;
+type SimulationBody = z.infer<typeof simulationSchema>;
+interface Problem {
+  code: string;
+  detail: string;
+  errors?: { path: string; code: string; message: string }[];
+}
+
+let stack: TestStack;
+let api: Client;
+let production: Client;
+let otherPartner: Client;
+let customer: CustomerBody;
+let offer: OfferBody;
+let sim: SimulationBody;
+
+beforeAll(async () => {
+  // The sandbox's own disbursement is slow here, so ops report it (as in production).
+  stack = await startStack({
+    env: { SANDBOX_REVIEW_DELAY: '1h', SANDBOX_DISBURSEMENT_DELAY: '1h' },
+  });
+  const partner = await createPartner(stack);
+  api = client(stack, await tokenFor(stack, partner.credentials.sandbox));
+  production = client(stack, await tokenFor(stack, partner.credentials.production));
+  otherPartner = client(
+    stack,
+    await tokenFor(stack, (await createPartner(stack, 'Other')).credentials.sandbox),
+  );
+  customer = await activeCustomer(stack, api);
+  offer = await offerOf(api, customer.id);
+  sim = (await (
+    await api(`/v3/credit-offers/${offer.id}/simulations`, {
+      method: 'POST',
+      body: { amount: offer.min_amount, installments: 3 },
+    })
+  ).json()) as SimulationBody;
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const pix = (pix_key: string) => ({ type: 'pix', pix_key });
+const create = (body: Record<string, unknown>, as: Client = api) =>
+  as('/v3/loans', { method: 'POST', body });
+const valid = () => ({
+  credit_offer_id: offer.id,
+  simulation_id: sim.id,
+  disbursement_account: pix(customer.email),
+});
+const problem = async (response: Response) => (await response.json()) as Problem;
+const loanCount = async () => (await stack.database.db.select().from(loans)).length;
+
+describe('POST /v3/loans refuses what contract §8 refuses, and writes nothing', () => {
+  it('422: each bad field named once — pix keys of every kind, bank account fields, signers', async () => {
+    const before = await loanCount();
+    const cases: [Record<string, unknown>, string][] = [
+      [pix('not a key'), 'body.disbursement_account.pix_key'],
+      [pix('+1202555014'), 'body.disbursement_account.pix_key'], // not Brazilian
+      [pix('123.456.789-00'), 'body.disbursement_account.pix_key'], // cpf check digits
+      [pix('11.222.333/0001-00'), 'body.disbursement_account.pix_key'], // cnpj check digits
+      [pix('0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f'), 'body.disbursement_account.pix_key'],
+      [
+        {
+          type: 'bank_account',
+          bank_code: '34',
+          branch: '0001',
+          account_number: '1-2',
+          account_type: 'checking',
+        },
+        'body.disbursement_account.bank_code',
+      ],
+      [
+        {
+          type: 'bank_account',
+          bank_code: '341',
+          branch: '00001',
+          account_number: '1-2',
+          account_type: 'checking',
+        },
+        'body.disbursement_account.branch',
+      ],
+      [
+        {
+          type: 'bank_account',
+          bank_code: '341',
+          branch: '0001',
+          account_number: '12345',
+          account_type: 'checking',
+        },
+        'body.disbursement_account.account_number',
+      ],
+      [
+        {
+          type: 'bank_account',
+          bank_code: '341',
+          branch: '0001',
+          account_number: '1-2',
+          account_type: 'gold',
+        },
+        'body.disbursement_account.account_type',
+      ],
+    ];
+    for (const [account, path] of cases) {
+      const response = await create({ ...valid(), disbursement_account: account });
+      expect(response.status, JSON.stringify(account)).toBe(422);
+      expect((await problem(response)).errors?.map((e) => e.path)).toEqual([path]);
+    }
+    const signer = () => ({ name: 'Ana', cpf: fakeCpf(), email: 'ana@example.com' });
+    const twice = signer();
+    for (const [signers, path] of [
+      [[signer(), signer(), signer(), signer(), signer()], 'body.signers'],
+      [[twice, { ...twice, name: 'Other' }], 'body.signers.1.cpf'],
+      [[{ ...signer(), cpf: '11111111111' }], 'body.signers.0.cpf'],
+      [[{ ...signer(), email: 'nope' }], 'body.signers.0.email'],
+      [[{ ...signer(), cpf: customer.cpf }], 'body.signers.0.cpf'],
+    ] as const) {
+      const response = await create({ ...valid(), signers });
+      expect(response.status).toBe(422);
+      expect((await problem(response)).errors?.map((e) => e.path)).toEqual([path]);
+    }
+    const unknown = await create({ ...valid(), interest: 0 });
+    expect(unknown.status).toBe(422);
+    expect(await loanCount()).toBe(before);
+    expect((await offerOf(api, customer.id)).id).toBe(offer.id); // still available
+  });
+
+  it('every accepted pix key kind is stored normalized with its kind', async () => {
+    const { parsePixKey } = await import('../../src/domain/loans/disbursement-account.js');
+    expect(parsePixKey('529.982.247-25')).toEqual({ key: '52998224725', type: 'cpf' });
+    expect(parsePixKey('11.222.333/0001-81')).toEqual({ key: '11222333000181', type: 'cnpj' });
+    expect(parsePixKey('Ana@Example.COM')).toEqual({ key: 'ana@example.com', type: 'email' });
+    expect(parsePixKey('+5511987654321')).toEqual({ key: '+5511987654321', type: 'phone' });
+    expect(parsePixKey('0A1B2C3D-4E5F-6071-8293-A4B5C6D7E8F9')).toEqual({
+      key: '0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9',
+      type: 'evp',
+    });
+  });
+
+  it('404 for an unknown offer, a simulation of another offer, and another tenant’s offer', async () => {
+    const other = await activeCustomer(stack, api);
+    const otherOffer = await offerOf(api, other.id);
+    const otherSim = (await (
+      await api(`/v3/credit-offers/${otherOffer.id}/simulations`, {
+        method: 'POST',
+        body: { amount: otherOffer.min_amount, installments: 3 },
+      })
+    ).json()) as SimulationBody;
+    const cases: [Record<string, unknown>, Client, string][] = [
+      [{ ...valid(), credit_offer_id: `co_${'0'.repeat(32)}` }, api, 'credit_offer_not_found'],
+      [{ ...valid(), simulation_id: otherSim.id }, api, 'simulation_not_found'],
+      [{ ...valid(), simulation_id: `sim_${'0'.repeat(32)}` }, api, 'simulation_not_found'],
+      [valid(), otherPartner, 'credit_offer_not_found'],
+      [valid(), production, 'credit_offer_not_found'],
+    ];
+    for (const [body, as, code] of cases) {
+      const response = await create(body, as);
+      expect(response.status).toBe(404);
+      expect((await problem(response)).code).toBe(code);
+    }
+  });
+
+  it('409 simulation_expired, then 409 credit_offer_unavailable once a loan took the offer', async () => {
+    const expired = (await (
+      await api(`/v3/credit-offers/${offer.id}/simulations`, {
+        method: 'POST',
+        body: { amount: offer.min_amount, installments: 3 },
+      })
+    ).json()) as SimulationBody;
+    await stack.database.db
+      .update(simulations)
+      .set({ validUntil: new Date(Date.now() - 1000) })
+      .where(eq(simulations.id, expired.id));
+    const late = await create({ ...valid(), simulation_id: expired.id });
+    expect(late.status).toBe(409);
+    expect((await problem(late)).code).toBe('simulation_expired');
+
+    const first = await create(valid());
+    expect(first.status).toBe(201);
+    const second = await create(valid());
+    expect(second.status).toBe(409);
+    const refused = await problem(second);
+    expect(refused.code).toBe('credit_offer_unavailable');
+    expect(refused.detail).toContain('accepted');
+  });
+
+  it('two loans racing for one offer: one is created, the other refused', async () => {
+    const racer = await activeCustomer(stack, api);
+    const racerOffer = await offerOf(api, racer.id);
+    const racerSim = (await (
+      await api(`/v3/credit-offers/${racerOffer.id}/simulations`, {
+        method: 'POST',
+        body: { amount: racerOffer.min_amount, installments: 3 },
+      })
+    ).json()) as SimulationBody;
+    const body = {
+      credit_offer_id: racerOffer.id,
+      simulation_id: racerSim.id,
+      disbursement_account: pix(racer.email),
+    };
+    const statuses = (await Promise.all([create(body), create(body), create(body)])).map(
+      (r) => r.status,
+    );
+    expect(statuses.sort()).toEqual([201, 409, 409]);
+    const written = await stack.database.db
+      .select()
+      .from(loans)
+      .where(eq(loans.creditOfferId, racerOffer.id));
+    expect(written).toHaveLength(1);
+  });
+});
+
+describe('loan commands', () => {
+  let loan: LoanBody;
+  beforeAll(async () => {
+    const borrower = await activeCustomer(stack, api);
+    const borrowerOffer = await offerOf(api, borrower.id);
+    const borrowerSim = (await (
+      await api(`/v3/credit-offers/${borrowerOffer.id}/simulations`, {
+        method: 'POST',
+        body: { amount: borrowerOffer.min_amount, installments: 3 },
+      })
+    ).json()) as SimulationBody;
+    loan = (await (
+      await create({
+        credit_offer_id: borrowerOffer.id,
+        simulation_id: borrowerSim.id,
+        disbursement_account: pix(borrower.email),
+      })
+    ).json()) as LoanBody;
+  });
+
+  const ops = (path: string, body: Record<string, unknown>) =>
+    fetch(`${stack.baseUrl}/ops/v1${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OPS_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  it('the sandbox helpers do not exist for a production token', async () => {
+    const response = await production(`/v3/sandbox/loans/${loan.id}/signatures`, {
+      method: 'POST',
+      body: { cpf: loan.signers[0]!.cpf },
+    });
+    expect(response.status).toBe(404);
+  });
+
+  it('ops report the disbursement and record payments; commands the status forbids are 409, wrong amounts 422', async () => {
+    expect((await ops(`/loans/${loan.id}/payments`, { amount: 1 })).status).toBe(409);
+    expect((await ops(`/loans/${loan.id}/disbursement`, { outcome: 'confirmed' })).status).toBe(
+      409,
+    );
+    const stranger = await api(`/v3/sandbox/loans/${loan.id}/signatures`, {
+      method: 'POST',
+      body: { cpf: fakeCpf() },
+    });
+    expect(stranger.status).toBe(422);
+    expect((await problem(stranger)).errors?.map((e) => e.path)).toEqual(['body.cpf']);
+    // The signing page, posted as a browser would.
+    const page = await fetch(`${stack.baseUrl}${new URL(loan.signing_url).pathname}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `cpf=${loan.signers[0]!.cpf}&agree=yes`,
+    });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('Assinatura registrada');
+    const processing = (await (await api(`/v3/loans/${loan.id}`)).json()) as LoanBody;
+    expect(processing.status).toBe('processing');
+    const confirmed = await ops(`/loans/${loan.id}/disbursement`, { outcome: 'confirmed' });
+    expect(confirmed.status).toBe(200);
+    expect(((await confirmed.json()) as LoanBody).status).toBe('active');
+    const due = loan.schedule[0]!.installment_amount;
+    const wrong = await ops(`/loans/${loan.id}/payments`, { amount: due - 1 });
+    expect(wrong.status).toBe(422);
+    const wrongBody = await problem(wrong);
+    expect(wrongBody.errors?.[0]).toMatchObject({ path: 'body.amount' });
+    expect(wrongBody.errors?.[0]!.message).toContain(String(due));
+    const future = await ops(`/loans/${loan.id}/payments`, {
+      amount: due,
+      paid_at: new Date(Date.now() + 86_400_000).toISOString(),
+    });
+    expect(future.status).toBe(422);
+    const paid = await ops(`/loans/${loan.id}/payments`, { amount: due });
+    expect(paid.status).toBe(200);
+    expect(await paid.json()).toMatchObject({ paid_installments: 1 });
+    const cancel = await api(`/v3/loans/${loan.id}/cancel`, { method: 'POST', body: {} });
+    expect(cancel.status).toBe(409);
+    expect((await ops(`/loans/ln_${'0'.repeat(32)}/payments`, { amount: due })).status).toBe(404);
+  });
+
+  it('lists loans by customer and status; other tenants see none of it', async () => {
+    const page = (await (
+      await api(`/v3/loans?customer_id=${loan.customer_id}&status=active`)
+    ).json()) as { data: LoanBody[] };
+    expect(page.data.map((l) => l.id)).toEqual([loan.id]);
+    const productionPage = (await (await production('/v3/loans')).json()) as { data: unknown[] };
+    expect(productionPage.data).toEqual([]);
+    expect((await otherPartner(`/v3/loans/${loan.id}`)).status).toBe(404);
+    expect((await otherPartner(`/v3/loans/${loan.id}/contract`)).status).toBe(404);
+    expect((await otherPartner(`/v3/loans/${loan.id}/transactions`)).status).toBe(404);
+    expect((await production(`/v3/loans/${loan.id}`)).status).toBe(404);
+  });
+});

@@ -1,0 +1,391 @@
+import { createHash } from 'node:crypto';
+import { PDFDocument } from 'pdf-lib';
+import { chromium, type Browser } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import { chromiumPath } from '../../src/devstack/browser.js';
+import type { simulationSchema } from '../../src/http/routes/credit-offers/schema.js';
+import type { loanSchema, loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
+import { activeCustomer, offerOf } from '../helpers/credit.js';
+import { fakeCpf } from '../helpers/customers.js';
+import { recordHistory } from '../helpers/histories.js';
+import { startReceiver, type Receiver } from '../helpers/https-receiver.js';
+import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
+import { eventually, startStack, type TestStack } from '../helpers/stack.js';
+
+type LoanBody = z.infer<typeof loanSchema>;
+type SimulationBody = z.infer<typeof simulationSchema>;
+type TransactionBody = z.infer<typeof loanTransactionSchema>;
+
+let stack: TestStack;
+let receiver: Receiver;
+let api: Client;
+let browser: Browser;
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  receiver.answer(() => ({ status: 200 }));
+  stack = await startStack({
+    env: {
+      SANDBOX_REVIEW_DELAY: '1h',
+      SANDBOX_DISBURSEMENT_DELAY: '2s',
+      OFFER_RENEWAL_DELAY: '2s',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    },
+    webhookCa: receiver.ca,
+  });
+  api = client(stack, await tokenFor(stack, (await createPartner(stack)).credentials.sandbox));
+  browser = await chromium.launch({
+    executablePath: chromiumPath(),
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop();
+  await receiver?.close();
+});
+
+const loanOf = async (id: string) => (await (await api(`/v3/loans/${id}`)).json()) as LoanBody;
+
+const loanIn = (id: string, status: string) =>
+  eventually(async () => {
+    const loan = await loanOf(id);
+    return loan.status === status ? loan : undefined;
+  }, `loan ${id} to be ${status}`);
+
+async function simulation(offerId: string, body: Record<string, unknown>) {
+  const response = await api(`/v3/credit-offers/${offerId}/simulations`, { method: 'POST', body });
+  expect(response.status).toBe(201);
+  return (await response.json()) as SimulationBody;
+}
+
+const pixPhone = { type: 'pix', pix_key: '+5511987654321' };
+
+describe('a loan from contract to last installment, over HTTP on the real stack', () => {
+  it('customer → offer → simulation → loan → two signatures (page and sandbox) → active → every payment → finished', async () => {
+    const endpoint = (await (
+      await api('/v3/webhooks/endpoints', {
+        method: 'POST',
+        body: { url: receiver.url('/loans'), events: ['loan.*'] },
+      })
+    ).json()) as { id: string; secret: string };
+    const customer = await activeCustomer(stack, api);
+    const offer = await offerOf(api, customer.id);
+    const sim = await simulation(offer.id, {
+      amount: offer.min_amount + 100_000,
+      installments: offer.min_installments,
+    });
+    const guarantor = { name: 'Maria Fiadora', cpf: fakeCpf(), email: 'maria@example.com' };
+
+    const created = await api('/v3/loans', {
+      method: 'POST',
+      body: {
+        credit_offer_id: offer.id,
+        simulation_id: sim.id,
+        disbursement_account: pixPhone,
+        signers: [guarantor],
+      },
+    });
+    expect(created.status).toBe(201);
+    const loan = (await created.json()) as LoanBody;
+    expect(created.headers.get('location')).toBe(`/v3/loans/${loan.id}`);
+    // Every field of contract §8, in its order.
+    expect(Object.keys(loan)).toEqual([
+      'id',
+      'customer_id',
+      'credit_offer_id',
+      'simulation_id',
+      'status',
+      'currency',
+      'requested_amount',
+      'iof_amount',
+      'principal_amount',
+      'installments',
+      'installment_amount',
+      'monthly_interest_rate',
+      'cet_annual',
+      'first_due_date',
+      'contract_sha256',
+      'signing_url',
+      'signatures_required',
+      'signatures_received',
+      'signers',
+      'disbursement_account',
+      'disbursed_at',
+      'outstanding_amount',
+      'paid_installments',
+      'next_due_date',
+      'schedule',
+      'error',
+      'cancellation_reason',
+      'created_at',
+      'updated_at',
+    ]);
+    expect(loan).toMatchObject({
+      customer_id: customer.id,
+      credit_offer_id: offer.id,
+      simulation_id: sim.id,
+      status: 'awaiting_signatures',
+      requested_amount: sim.requested_amount,
+      iof_amount: sim.iof_amount,
+      principal_amount: sim.principal_amount,
+      installments: sim.installments,
+      installment_amount: sim.installment_amount,
+      cet_annual: sim.cet_annual,
+      first_due_date: sim.first_due_date,
+      signatures_required: 2,
+      signatures_received: 0,
+      signers: [
+        { name: customer.name, cpf: customer.cpf, signed_at: null },
+        { name: guarantor.name, cpf: guarantor.cpf, signed_at: null },
+      ],
+      disbursement_account: { type: 'pix', pix_key: '+5511987654321', pix_key_type: 'phone' },
+      disbursed_at: null,
+      outstanding_amount: sim.total_amount,
+      paid_installments: 0,
+      next_due_date: null,
+      error: null,
+      cancellation_reason: null,
+    });
+    expect(loan.schedule).toEqual(
+      sim.schedule.map((row) => ({ ...row, status: 'pending', paid_at: null })),
+    );
+    expect(loan.signing_url).toMatch(new RegExp(`^${stack.config.publicBaseUrl}/hosted/signing/`));
+    // The offer was accepted by the same transaction.
+    expect((await offerOf(api, customer.id, 'accepted')).id).toBe(offer.id);
+
+    // The contract: a PDF that opens, whose hash is the loan's.
+    const pdfResponse = await api(`/v3/loans/${loan.id}/contract`);
+    expect(pdfResponse.headers.get('content-type')).toBe('application/pdf');
+    const pdf = Buffer.from(await pdfResponse.arrayBuffer());
+    expect(createHash('sha256').update(pdf).digest('hex')).toBe(loan.contract_sha256);
+    expect((await PDFDocument.load(pdf)).getTitle()).toBe(`CCB ${loan.id}`);
+
+    // The customer signs on the hosted page, in a browser; nothing is loaded from elsewhere.
+    const page = await browser.newPage();
+    const foreign: string[] = [];
+    page.on('request', (request) => {
+      if (!request.url().startsWith(stack.baseUrl)) foreign.push(request.url());
+    });
+    await page.goto(`${stack.baseUrl}${new URL(loan.signing_url).pathname}`);
+    expect(await page.locator('h1').textContent()).toBe('Cédula de Crédito Bancário');
+    expect(await page.content()).toContain(loan.contract_sha256);
+    const href = await page.getByRole('link', { name: /contrato completo/ }).getAttribute('href');
+    const linked = await page.request.get(new URL(href!, page.url()).toString());
+    expect(
+      createHash('sha256')
+        .update(await linked.body())
+        .digest('hex'),
+    ).toBe(loan.contract_sha256);
+    // A cpf that does not sign this loan is refused and changes nothing.
+    await page.getByLabel('Seu CPF').fill(fakeCpf());
+    await page.getByLabel(/Li o contrato/).check();
+    await page.getByRole('button', { name: 'Assinar' }).click();
+    await page.waitForSelector('text=não é de um signatário');
+    expect((await loanOf(loan.id)).signatures_received).toBe(0);
+    await page.getByLabel('Seu CPF').fill(customer.cpf);
+    await page.getByLabel(/Li o contrato/).check();
+    await page.getByRole('button', { name: 'Assinar' }).click();
+    await page.waitForSelector('text=Assinatura registrada');
+    expect(foreign).toEqual([]);
+    await page.close();
+
+    const afterPage = await loanOf(loan.id);
+    expect(afterPage).toMatchObject({ status: 'awaiting_signatures', signatures_received: 1 });
+    expect(afterPage.signers[0]!.signed_at).not.toBeNull();
+
+    // The guarantor signs through the sandbox helper, twice: the second changes nothing.
+    const sign = (cpf: string) =>
+      api(`/v3/sandbox/loans/${loan.id}/signatures`, { method: 'POST', body: { cpf } });
+    const signed = (await (await sign(guarantor.cpf)).json()) as LoanBody;
+    expect(signed).toMatchObject({ status: 'processing', signatures_received: 2 });
+    const again = await sign(guarantor.cpf);
+    expect(again.status).toBe(200);
+    expect(((await again.json()) as LoanBody).signers).toEqual(signed.signers);
+
+    // The sandbox disburses by itself after SANDBOX_DISBURSEMENT_DELAY.
+    const active = await loanIn(loan.id, 'active');
+    expect(active.disbursed_at).not.toBeNull();
+    expect(active.next_due_date).toBe(sim.schedule[0]!.due_date);
+    expect(
+      await api(`/v3/loans/${loan.id}/cancel`, { method: 'POST', body: {} }).then((r) => r.status),
+    ).toBe(409);
+
+    // A payment that is not the amount due is refused, naming it.
+    const pay = (body: Record<string, unknown>) =>
+      api(`/v3/sandbox/loans/${loan.id}/payments`, { method: 'POST', body });
+    const wrong = await pay({ amount: sim.schedule[0]!.installment_amount + 1 });
+    expect(wrong.status).toBe(422);
+    expect(JSON.stringify(await wrong.json())).toContain(
+      String(sim.schedule[0]!.installment_amount),
+    );
+    for (const row of sim.schedule) {
+      const paid = await pay(row.number === 1 ? { amount: row.installment_amount } : {});
+      expect(paid.status).toBe(200);
+      const body = (await paid.json()) as LoanBody;
+      expect(body.paid_installments).toBe(row.number);
+    }
+    const finished = await loanOf(loan.id);
+    expect(finished).toMatchObject({
+      status: 'finished',
+      outstanding_amount: 0,
+      paid_installments: sim.installments,
+      next_due_date: null,
+    });
+    expect(finished.schedule.every((row) => row.status === 'paid' && row.paid_at)).toBe(true);
+
+    // The ledger: one disbursement, one payment per installment, oldest first.
+    const ledger = (await (await api(`/v3/loans/${loan.id}/transactions`)).json()) as {
+      data: TransactionBody[];
+    };
+    expect(ledger.data.map((t) => [t.type, t.amount, t.installment_number])).toEqual([
+      ['disbursement', sim.requested_amount, null],
+      ...sim.schedule.map((row) => ['payment', row.installment_amount, row.number]),
+    ]);
+
+    // Every event, in the order written, each with the loan as it stood…
+    const expected = [
+      'loan.created',
+      'loan.signature_received',
+      'loan.signature_received',
+      'loan.processing',
+      'loan.active',
+      ...sim.schedule.map(() => 'loan.payment_received'),
+      'loan.finished',
+    ];
+    const log = (await (await api('/v3/events?order=asc&limit=100')).json()) as {
+      data: {
+        id: string;
+        type: string;
+        data: LoanBody & { signer?: unknown; payment?: { installment_number: number } };
+      }[];
+    };
+    const written = log.data.filter((e) => e.type.startsWith('loan.') && e.data.id === loan.id);
+    expect(written.map((e) => e.type)).toEqual(expected);
+    expect(written[1]!.data.signer).toMatchObject({ name: customer.name, cpf: customer.cpf });
+    expect(written[2]!.data.signatures_received).toBe(2);
+    expect(written.at(-2)!.data.payment).toMatchObject({
+      amount: sim.schedule.at(-1)!.installment_amount,
+      installment_number: sim.installments,
+    });
+    expect(written.at(-1)!.data).toEqual(finished);
+    // …reached the partner's endpoint, signed as Standard Webhooks say.
+    const received = await eventually(
+      async () => {
+        const mine = receiver.requests.filter(
+          (r) => r.path === '/loans' && r.body.includes(loan.id),
+        );
+        return mine.length >= expected.length ? mine : undefined;
+      },
+      'every loan event delivered',
+      30_000,
+    );
+    const verified = received.map(
+      (request) =>
+        new Webhook(endpoint.secret).verify(request.body, request.headers) as { id: string },
+    );
+    expect(verified.map((event) => event.id).sort()).toEqual(written.map((e) => e.id).sort());
+
+    // Ops see the loan's workflow by its id, with its state.
+    const handle = stack.temporal.workflow.getHandle(`loan/${loan.id}`);
+    const described = await handle.describe();
+    expect(
+      described.typedSearchAttributes.getAll().map((p) => `${p.key.name}=${String(p.value)}`),
+    ).toEqual(
+      expect.arrayContaining([
+        `LoanId=${loan.id}`,
+        `CustomerId=${customer.id}`,
+        'Environment=sandbox',
+      ]),
+    );
+
+    // The repaid offer is spent; a new one follows after OFFER_RENEWAL_DELAY.
+    const next = await offerOf(api, customer.id, 'available');
+    expect(next.id).not.toBe(offer.id);
+    await recordHistory(handle, 'loan');
+  });
+
+  it('cancelled before disbursement: loan.cancelled, the offer available again; cancel refused after', async () => {
+    const customer = await activeCustomer(stack, api);
+    const offer = await offerOf(api, customer.id);
+    const sim = await simulation(offer.id, { amount: offer.min_amount, installments: 3 });
+    const loan = (await (
+      await api('/v3/loans', {
+        method: 'POST',
+        body: { credit_offer_id: offer.id, simulation_id: sim.id, disbursement_account: pixPhone },
+      })
+    ).json()) as LoanBody;
+    const cancelled = await api(`/v3/loans/${loan.id}/cancel`, {
+      method: 'POST',
+      body: { reason: 'customer gave up' },
+    });
+    expect(cancelled.status).toBe(200);
+    expect(await cancelled.json()).toMatchObject({
+      status: 'cancelled',
+      cancellation_reason: 'customer gave up',
+    });
+    expect((await offerOf(api, customer.id, 'available')).id).toBe(offer.id);
+    const again = await api(`/v3/loans/${loan.id}/cancel`, { method: 'POST', body: {} });
+    expect(again.status).toBe(409);
+    expect(((await again.json()) as { code: string }).code).toBe('invalid_state');
+    const sign = await api(`/v3/sandbox/loans/${loan.id}/signatures`, {
+      method: 'POST',
+      body: { cpf: customer.cpf },
+    });
+    expect(sign.status).toBe(409);
+    // …and the same simulation can be taken again while it is valid.
+    const retaken = await api('/v3/loans', {
+      method: 'POST',
+      body: { credit_offer_id: offer.id, simulation_id: sim.id, disbursement_account: pixPhone },
+    });
+    expect(retaken.status).toBe(201);
+  });
+
+  it('a sandbox disbursement of an amount ending in 13 centavos fails: loan.error, the offer available again', async () => {
+    const customer = await activeCustomer(stack, api);
+    const offer = await offerOf(api, customer.id);
+    const sim = await simulation(offer.id, { amount: offer.min_amount + 13, installments: 3 });
+    const loan = (await (
+      await api('/v3/loans', {
+        method: 'POST',
+        body: {
+          credit_offer_id: offer.id,
+          simulation_id: sim.id,
+          disbursement_account: {
+            type: 'bank_account',
+            bank_code: '341',
+            branch: '0001',
+            account_number: '12345-6',
+            account_type: 'checking',
+          },
+        },
+      })
+    ).json()) as LoanBody;
+    await api(`/v3/sandbox/loans/${loan.id}/signatures`, {
+      method: 'POST',
+      body: { cpf: customer.cpf },
+    });
+    const failed = await loanIn(loan.id, 'error');
+    expect(failed.error).toMatchObject({ code: 'disbursement_failed' });
+    expect(failed.disbursed_at).toBeNull();
+    expect((await offerOf(api, customer.id, 'available')).id).toBe(offer.id);
+    const events = (await (await api(`/v3/events?type=loan.error&limit=100`)).json()) as {
+      data: { data: LoanBody }[];
+    };
+    expect(events.data.map((e) => e.data.id)).toContain(loan.id);
+    const ledger = (await (await api(`/v3/loans/${loan.id}/transactions`)).json()) as {
+      data: unknown[];
+    };
+    expect(ledger.data).toEqual([]);
+  });
+});

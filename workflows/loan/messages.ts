@@ -1,0 +1,72 @@
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { Environment } from '../../src/domain/environments.js';
+import type { LoanStatus } from '../../src/domain/loans/loans.js';
+
+/**
+ * The contract of a loan's workflow (`loan/{ln_id}`): its input and the messages the API (the
+ * partner's, the hosted signing page's, ops' and the sandbox's) sends it. Imported by both sides,
+ * so the API never imports the workflow module itself.
+ */
+export interface LoanInput {
+  loanId: string;
+  customerId: string;
+  creditOfferId: string;
+  partnerId: string;
+  environment: Environment;
+  /** Epoch milliseconds: unsigned by then, the loan is cancelled (`signature_deadline`). */
+  signatureDeadline: number;
+  /** SANDBOX_DISBURSEMENT_DELAY for a sandbox loan; null in production (ops confirm). */
+  sandboxDisbursementDelayMs: number | null;
+  /** What the customer receives, in centavos (a sandbox amount ending in 13 fails to disburse). */
+  requestedAmount: number;
+  /** The cpfs that must sign, the customer's first. */
+  signerCpfs: string[];
+  /** Each installment's amount in centavos, in schedule order: what each payment must equal. */
+  installmentAmounts: number[];
+  /** What a run carries across continue-as-new; a first run starts awaiting signatures. */
+  carried?: LoanProgress;
+}
+
+/** The loan's state as the workflow keeps it: small, whatever the schedule's length. */
+export interface LoanProgress {
+  status: LoanStatus;
+  signed: string[];
+  paidInstallments: number;
+}
+
+export interface SignRequest {
+  cpf: string;
+  /** RFC 3339; the moment the signer confirmed. */
+  signedAt: string;
+  ipAddress: string | null;
+  userAgent: string | null;
+  /** The contract hash the signer was shown. */
+  contractSha256: string;
+}
+
+/**
+ * A signer confirms (the hosted page or the sandbox helper). Idempotent per signer: a second
+ * signature answers the first. Refused with `signer_not_found` for a cpf that is not a signer and
+ * `invalid_state` once the loan no longer takes signatures.
+ */
+export const signUpdate = defineUpdate<{ signedAt: string }, [SignRequest]>('sign');
+
+/** The partner cancels (before the disbursement is confirmed; else refused with `invalid_state`). */
+export const cancelUpdate = defineUpdate<void, [{ reason: string | null }]>('cancel');
+
+/** Ops (or the sandbox helper) report the disbursement's outcome while the loan is `processing`. */
+export const disbursementUpdate = defineUpdate<
+  void,
+  [{ outcome: 'confirmed' | 'failed'; reason: string | null; at: string }]
+>('disbursement');
+
+/**
+ * A payment of the oldest unpaid installment. Refused with `payment_amount_mismatch` (naming the
+ * amount due) unless it equals that installment, and `invalid_state` unless the loan is `active`.
+ */
+export const paymentUpdate = defineUpdate<
+  { installmentNumber: number },
+  [{ amount: number; paidAt: string }]
+>('payment');
+
+export const loanProgressQuery = defineQuery<LoanProgress>('progress');

@@ -1,0 +1,278 @@
+import {
+  allHandlersFinished,
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../../activities/index.js';
+import {
+  cancellableStatuses,
+  sandboxDisbursementFails,
+  type LoanError,
+  type LoanStatus,
+} from '../../src/domain/loans/loans.js';
+import { workflowIds } from '../../src/temporal/workflow-ids.js';
+import {
+  loanFinishedSignal,
+  offerAcceptedSignal,
+  releaseOfferSignal,
+} from '../credit-offers/messages.js';
+import { formatBrl } from '../../src/domain/money.js';
+import { databaseWrite } from '../presets.js';
+import {
+  cancelUpdate,
+  disbursementUpdate,
+  loanProgressQuery,
+  paymentUpdate,
+  signUpdate,
+  type LoanInput,
+  type LoanProgress,
+  type SignRequest,
+} from './messages.js';
+
+const { recordSignature, recordLoanEnd, recordDisbursement, recordPayment } =
+  proxyActivities<Activities>(databaseWrite);
+
+/** A run records at most this many payments (a year of a monthly loan), then continues as new. */
+export const PAYMENTS_PER_RUN = 12;
+
+const hexId = (prefix: string) => `${prefix}_${uuid4().replaceAll('-', '')}`;
+
+const refuse = (type: string, message: string): never => {
+  throw ApplicationFailure.create({ type, message, nonRetryable: true });
+};
+
+/**
+ * One per loan (`loan/{ln_id}`), started by the outbox row `POST /v3/loans` commits with the loan.
+ * The only writer of the loan after its creation: it collects the signatures (Updates from the
+ * hosted page and the sandbox helper) until `LOAN_SIGNATURE_DEADLINE`, waits for the disbursement
+ * (ops in production; a timer in the sandbox), records each payment against the oldest unpaid
+ * installment and finishes the loan with the last. Every step is one activity writing the change,
+ * its ledger entry and its event in one transaction, keyed so a retry writes nothing twice. The
+ * offer's workflow hears of the loan's start and end. Repayment continues as new every
+ * `PAYMENTS_PER_RUN` payments, carrying three fields, so a 30-year loan's history stays small.
+ */
+export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
+  const tenant = { partnerId: input.partnerId, environment: input.environment };
+  const { loanId } = input;
+  const progress: LoanProgress = input.carried ?? {
+    status: 'awaiting_signatures',
+    signed: [],
+    paidInstallments: 0,
+  };
+  const paidAtRunStart = progress.paidInstallments;
+  const offers = getExternalWorkflowHandle(workflowIds.creditOffers(input.customerId));
+  const offer = { offerId: input.creditOfferId, loanId };
+
+  // Steps run one at a time: a cancellation never interleaves with a signature or a disbursement.
+  let queue: Promise<unknown> = Promise.resolve();
+  const serialized = <T>(step: () => Promise<T>): Promise<T> => {
+    const run = queue.then(step);
+    queue = run.catch(() => undefined);
+    return run;
+  };
+
+  /** Tells the offer's workflow; one that has ended (a denied customer's) has nothing to hear. */
+  const tellOffer = async (send: () => Promise<void>) => {
+    try {
+      await send();
+    } catch (error) {
+      log.warn('credit-offers workflow not signalled', { loanId, error: String(error) });
+    }
+  };
+
+  const end = async (
+    ending:
+      { status: 'cancelled'; cancellationReason: string } | { status: 'error'; error: LoanError },
+  ) => {
+    await recordLoanEnd({ tenant, loanId, ...ending, eventId: hexId('evt') });
+    progress.status = ending.status;
+    showDetails();
+    await tellOffer(() =>
+      offers.signal(releaseOfferSignal, {
+        ...offer,
+        reason: ending.status === 'cancelled' ? 'loan_cancelled' : 'loan_error',
+      }),
+    );
+  };
+
+  const disburse = async (at: string) => {
+    await recordDisbursement({
+      tenant,
+      loanId,
+      at,
+      transactionId: hexId('txn'),
+      eventId: hexId('evt'),
+    });
+    progress.status = 'active';
+    showDetails();
+  };
+
+  // Each check runs twice: in the validator (a refusal leaves no trace in the history) and again
+  // when the step's turn comes, since an earlier step may have changed the loan meanwhile.
+  const assertSignable = ({ cpf }: SignRequest) => {
+    if (!input.signerCpfs.includes(cpf))
+      refuse('signer_not_found', 'This cpf is not a signer of the loan.');
+    if (!progress.signed.includes(cpf) && progress.status !== 'awaiting_signatures')
+      refuse('invalid_state', `The loan is ${progress.status}; it takes no more signatures.`);
+  };
+  const assertCancellable = () => {
+    if (!cancellableStatuses.includes(progress.status))
+      refuse('invalid_state', `The loan is ${progress.status}; it can no longer be cancelled.`);
+  };
+  const assertStatus = (wanted: LoanStatus) => {
+    if (progress.status !== wanted)
+      refuse('invalid_state', `The loan is ${progress.status}, not ${wanted}.`);
+  };
+  const assertPayable = ({ amount }: { amount: number }) => {
+    assertStatus('active');
+    const due = input.installmentAmounts[progress.paidInstallments];
+    if (due !== undefined && amount !== due)
+      refuse(
+        'payment_amount_mismatch',
+        `Installment ${progress.paidInstallments + 1} is due: ${due} centavos.`,
+      );
+  };
+
+  setHandler(
+    signUpdate,
+    (request) =>
+      serialized(async () => {
+        assertSignable(request);
+        const { signedAt, allSigned } = await recordSignature({
+          tenant,
+          loanId,
+          ...request,
+          eventIds: { signature: hexId('evt'), processing: hexId('evt') },
+        });
+        if (!progress.signed.includes(request.cpf)) progress.signed.push(request.cpf);
+        if (allSigned && progress.status === 'awaiting_signatures') progress.status = 'processing';
+        showDetails();
+        return { signedAt };
+      }),
+    { validator: assertSignable },
+  );
+
+  setHandler(
+    cancelUpdate,
+    ({ reason }) =>
+      serialized(async () => {
+        assertCancellable();
+        await end({ status: 'cancelled', cancellationReason: reason ?? 'requested' });
+      }),
+    { validator: (_request: { reason: string | null }) => assertCancellable() },
+  );
+
+  setHandler(
+    disbursementUpdate,
+    ({ outcome, reason, at }) =>
+      serialized(async () => {
+        assertStatus('processing');
+        if (outcome === 'confirmed') await disburse(at);
+        else
+          await end({
+            status: 'error',
+            error: { code: 'disbursement_failed', message: reason ?? 'The disbursement failed.' },
+          });
+      }),
+    { validator: (_report: { outcome: string }) => assertStatus('processing') },
+  );
+
+  setHandler(
+    paymentUpdate,
+    (payment) =>
+      serialized(async () => {
+        assertPayable(payment);
+        const installmentNumber = progress.paidInstallments + 1;
+        const last = installmentNumber === input.installmentAmounts.length;
+        await recordPayment({
+          tenant,
+          loanId,
+          installmentNumber,
+          amount: payment.amount,
+          paidAt: payment.paidAt,
+          last,
+          transactionId: hexId('txn'),
+          eventIds: { payment: hexId('evt'), finished: hexId('evt') },
+        });
+        progress.paidInstallments = installmentNumber;
+        if (last) progress.status = 'finished';
+        showDetails();
+        return { installmentNumber };
+      }),
+    { validator: assertPayable },
+  );
+
+  setHandler(loanProgressQuery, () => progress);
+
+  /** What ops see for this workflow in the Temporal UI. */
+  function showDetails(): void {
+    const outstanding = input.installmentAmounts
+      .slice(progress.paidInstallments)
+      .reduce((sum, amount) => sum + amount, 0);
+    setCurrentDetails(
+      [
+        `**Loan:** ${loanId} · **Status:** ${progress.status}`,
+        `**Signatures:** ${progress.signed.length} of ${input.signerCpfs.length}`,
+        `**Paid installments:** ${progress.paidInstallments} of ${input.installmentAmounts.length} · **Outstanding:** ${formatBrl(outstanding)}`,
+      ].join('\n\n'),
+    );
+  }
+  showDetails();
+
+  if (!input.carried) await tellOffer(() => offers.signal(offerAcceptedSignal, offer));
+
+  if (progress.status === 'awaiting_signatures') {
+    const remaining = input.signatureDeadline - Date.now();
+    const moved =
+      remaining > 0 &&
+      (await condition(() => progress.status !== 'awaiting_signatures', remaining));
+    if (!moved)
+      await serialized(async () => {
+        if (progress.status === 'awaiting_signatures')
+          await end({ status: 'cancelled', cancellationReason: 'signature_deadline' });
+      });
+  }
+
+  if (progress.status === 'processing') {
+    const delay = input.sandboxDisbursementDelayMs;
+    if (delay === null) await condition(() => progress.status !== 'processing');
+    else if (!(await condition(() => progress.status !== 'processing', delay)))
+      await serialized(async () => {
+        if (progress.status !== 'processing') return;
+        if (sandboxDisbursementFails(input.requestedAmount))
+          await end({
+            status: 'error',
+            error: {
+              code: 'disbursement_failed',
+              message: 'Sandbox: a requested amount ending in 13 centavos fails to disburse.',
+            },
+          });
+        else await disburse(new Date().toISOString());
+      });
+  }
+
+  if (progress.status === 'active') {
+    // Installment boundaries: continue as new after a year of payments (or sooner if the server
+    // suggests it), with nothing in flight, carrying the progress only.
+    const runIsFull = () =>
+      progress.paidInstallments - paidAtRunStart >= PAYMENTS_PER_RUN ||
+      workflowInfo().continueAsNewSuggested;
+    await condition(() => progress.status !== 'active' || runIsFull());
+    await condition(allHandlersFinished);
+    if (progress.status === 'active')
+      return continueAsNew<typeof loanWorkflow>({ ...input, carried: progress });
+  }
+
+  if (progress.status === 'finished')
+    await tellOffer(() => offers.signal(loanFinishedSignal, offer));
+  await condition(allHandlersFinished);
+  return progress.status;
+}
