@@ -1,0 +1,412 @@
+import { randomUUID } from 'node:crypto';
+import { activityInfo } from '@temporalio/activity';
+import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Activities } from '../../activities/index.js';
+import {
+  currentOfferQuery,
+  type CreditOffersInput,
+  type OfferState,
+} from '../../workflows/credit-offers/messages.js';
+import {
+  cancelUpdate,
+  disbursementUpdate,
+  loanProgressQuery,
+  paymentUpdate,
+  signUpdate,
+  type LoanInput,
+} from '../../workflows/loan/messages.js';
+import { creditOffersWorkflow, loanWorkflow } from '../../workflows/index.js';
+import { PAYMENTS_PER_RUN } from '../../workflows/loan/workflow.js';
+
+const SECOND = 1_000;
+const DAY = 86_400_000;
+const CUSTOMER_CPF = '52998224725';
+const GUARANTOR_CPF = '11144477735';
+
+let env: TestWorkflowEnvironment;
+beforeAll(async () => {
+  env = await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: inject('testServerExecutable') },
+  });
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+
+type LoanActivities = Pick<
+  Activities,
+  'recordSignature' | 'recordLoanEnd' | 'recordDisbursement' | 'recordPayment'
+>;
+interface Write {
+  kind: 'sign' | 'end' | 'disburse' | 'pay';
+  at: number;
+  detail: Record<string, unknown>;
+}
+
+/** The loan's writes, recorded with the server time each was scheduled at, over a tiny table. */
+function recordingActivities(signers: string[]) {
+  const writes: Write[] = [];
+  const signed = new Map<string, string>();
+  const activities: LoanActivities = {
+    async recordSignature(input) {
+      const first = signed.get(input.cpf);
+      if (first) return { signedAt: first, allSigned: signed.size === signers.length };
+      signed.set(input.cpf, input.signedAt);
+      writes.push({
+        kind: 'sign',
+        at: activityInfo().scheduledTimestampMs,
+        detail: { cpf: input.cpf },
+      });
+      return { signedAt: input.signedAt, allSigned: signed.size === signers.length };
+    },
+    async recordLoanEnd(input) {
+      const { tenant: _tenant, eventId: _eventId, loanId: _loanId, ...detail } = input;
+      writes.push({ kind: 'end', at: activityInfo().scheduledTimestampMs, detail });
+    },
+    async recordDisbursement() {
+      writes.push({ kind: 'disburse', at: activityInfo().scheduledTimestampMs, detail: {} });
+    },
+    async recordPayment(input) {
+      writes.push({
+        kind: 'pay',
+        at: activityInfo().scheduledTimestampMs,
+        detail: { n: input.installmentNumber, amount: input.amount, last: input.last },
+      });
+    },
+  };
+  return { activities, writes };
+}
+
+interface Harness {
+  handle: WorkflowHandle<typeof loanWorkflow>;
+  input: LoanInput;
+  writes: Write[];
+  sign: (cpf: string) => Promise<{ signedAt: string }>;
+  pay: (amount: number) => Promise<{ installmentNumber: number }>;
+}
+
+/** Other workflows a test starts beside the loan, terminated with it. */
+const others: WorkflowHandle[] = [];
+
+async function withLoan(
+  given: Partial<LoanInput> | ((taskQueue: string) => Promise<Partial<LoanInput>>),
+  body: (harness: Harness) => Promise<void>,
+  offerActivities: Partial<Activities> = {},
+) {
+  const signerCpfs = (typeof given === 'function' ? undefined : given.signerCpfs) ?? [
+    CUSTOMER_CPF,
+    GUARANTOR_CPF,
+  ];
+  const { activities, writes } = recordingActivities(signerCpfs);
+  const taskQueue = `loan-${randomUUID()}`;
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+    activities: { ...activities, ...offerActivities },
+  });
+  const loanId = `ln_${randomUUID().replaceAll('-', '')}`;
+  await worker.runUntil(async () => {
+    const overrides = typeof given === 'function' ? await given(taskQueue) : given;
+    const input: LoanInput = {
+      loanId,
+      customerId: `cust_${randomUUID().replaceAll('-', '')}`,
+      creditOfferId: `co_${randomUUID().replaceAll('-', '')}`,
+      partnerId: 'ptn_test',
+      environment: 'sandbox',
+      signatureDeadline: (await env.currentTimeMs()) + 7 * DAY,
+      sandboxDisbursementDelayMs: 30 * SECOND,
+      requestedAmount: 1_000_000,
+      signerCpfs,
+      installmentAmounts: [35_000, 35_000, 35_003],
+      ...overrides,
+    };
+    const handle = await env.client.workflow.start(loanWorkflow, {
+      workflowId: `loan/${loanId}`,
+      taskQueue,
+      args: [input],
+    });
+    // Updates go to the workflow id, not a run: the loan continues as new.
+    const current = env.client.workflow.getHandle<typeof loanWorkflow>(`loan/${loanId}`);
+    try {
+      await body({
+        handle: current,
+        input,
+        writes,
+        sign: async (cpf) =>
+          current.executeUpdate(signUpdate, {
+            args: [
+              {
+                cpf,
+                signedAt: new Date(await env.currentTimeMs()).toISOString(),
+                ipAddress: '203.0.113.7',
+                userAgent: 'test',
+                contractSha256: 'a'.repeat(64),
+              },
+            ],
+          }),
+        pay: async (amount) =>
+          current.executeUpdate(paymentUpdate, {
+            args: [{ amount, paidAt: new Date(await env.currentTimeMs()).toISOString() }],
+          }),
+      });
+    } finally {
+      // A timer left behind would fire in a later test's skipped time with no worker to take it.
+      for (const running of [current, ...others])
+        if ((await running.describe()).status.name === 'RUNNING')
+          await running.terminate('test over');
+      void handle;
+    }
+  });
+}
+
+/** The failure type an Update was refused with, or undefined if it was accepted. */
+async function refusal(update: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await update;
+    return undefined;
+  } catch (error) {
+    if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure)
+      return error.cause.type ?? 'untyped';
+    throw error;
+  }
+}
+
+const kinds = (writes: Write[]) => writes.map((w) => w.kind);
+
+/** A query's answer once it has one (workflows answer as soon as their first task has run). */
+async function eventuallyQuery<T>(ask: () => Promise<T | null | undefined>): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const answer = await ask();
+    if (answer) return answer;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error('no answer');
+}
+
+describe('loan workflow', () => {
+  it('moves to processing with the last signature; a repeated one writes nothing, a stranger is refused', async () => {
+    await withLoan({ sandboxDisbursementDelayMs: 365 * DAY }, async ({ handle, sign, writes }) => {
+      const first = await sign(CUSTOMER_CPF);
+      expect((await handle.query(loanProgressQuery)).status).toBe('awaiting_signatures');
+      expect(await sign(CUSTOMER_CPF)).toEqual(first);
+      expect(await refusal(sign('39053344705'))).toBe('signer_not_found');
+      await sign(GUARANTOR_CPF);
+      expect(await handle.query(loanProgressQuery)).toEqual({
+        status: 'processing',
+        signed: [CUSTOMER_CPF, GUARANTOR_CPF],
+        paidInstallments: 0,
+      });
+      expect(writes.map((w) => w.detail.cpf)).toEqual([CUSTOMER_CPF, GUARANTOR_CPF]);
+    });
+  });
+
+  it('is cancelled exactly at the signature deadline when a signer never signs', async () => {
+    await withLoan({}, async ({ handle, input, sign, writes }) => {
+      await sign(CUSTOMER_CPF);
+      expect(await handle.result()).toBe('cancelled');
+      const end = writes.at(-1)!;
+      expect(end.detail).toEqual({ status: 'cancelled', cancellationReason: 'signature_deadline' });
+      expect(end.at).toBeGreaterThanOrEqual(input.signatureDeadline);
+      expect(end.at - input.signatureDeadline).toBeLessThan(SECOND);
+    });
+  });
+
+  it('disburses a sandbox loan SANDBOX_DISBURSEMENT_DELAY after the last signature', async () => {
+    await withLoan({}, async ({ handle, sign, writes }) => {
+      await sign(CUSTOMER_CPF);
+      await sign(GUARANTOR_CPF);
+      const signedAt = writes.at(-1)!.at;
+      await env.sleep(31 * SECOND);
+      expect((await handle.query(loanProgressQuery)).status).toBe('active');
+      const disbursed = writes.find((w) => w.kind === 'disburse')!;
+      expect(disbursed.at - signedAt).toBeGreaterThanOrEqual(30 * SECOND);
+      expect(disbursed.at - signedAt).toBeLessThan(31 * SECOND);
+    });
+  });
+
+  it('fails a sandbox disbursement of an amount ending in 13 centavos', async () => {
+    await withLoan(
+      { requestedAmount: 1_000_013, signerCpfs: [CUSTOMER_CPF] },
+      async ({ handle, sign, writes }) => {
+        await sign(CUSTOMER_CPF);
+        expect(await handle.result()).toBe('error');
+        expect(kinds(writes)).toEqual(['sign', 'end']);
+        expect(writes[1]!.detail).toMatchObject({
+          status: 'error',
+          error: { code: 'disbursement_failed' },
+        });
+      },
+    );
+  });
+
+  it('in production waits for ops, for days if need be: confirmed → active, failed → error', async () => {
+    for (const outcome of ['confirmed', 'failed'] as const) {
+      await withLoan(
+        { environment: 'production', sandboxDisbursementDelayMs: null, signerCpfs: [CUSTOMER_CPF] },
+        async ({ handle, sign, writes }) => {
+          await sign(CUSTOMER_CPF);
+          await env.sleep(5 * DAY);
+          expect((await handle.query(loanProgressQuery)).status).toBe('processing');
+          await handle.executeUpdate(disbursementUpdate, {
+            args: [{ outcome, reason: null, at: new Date().toISOString() }],
+          });
+          expect((await handle.query(loanProgressQuery)).status).toBe(
+            outcome === 'confirmed' ? 'active' : 'error',
+          );
+          expect(kinds(writes)).toEqual(['sign', outcome === 'confirmed' ? 'disburse' : 'end']);
+        },
+      );
+    }
+  });
+
+  it('cancels while awaiting signatures and while processing; refuses after the disbursement', async () => {
+    await withLoan({}, async ({ handle, writes }) => {
+      await handle.executeUpdate(cancelUpdate, { args: [{ reason: null }] });
+      expect(await handle.result()).toBe('cancelled');
+      expect(writes.at(-1)!.detail).toEqual({
+        status: 'cancelled',
+        cancellationReason: 'requested',
+      });
+    });
+    await withLoan({ signerCpfs: [CUSTOMER_CPF] }, async ({ handle, sign, writes }) => {
+      // Reporting a disbursement before the signatures is refused.
+      expect(
+        await refusal(
+          handle.executeUpdate(disbursementUpdate, {
+            args: [{ outcome: 'confirmed', reason: null, at: new Date().toISOString() }],
+          }),
+        ),
+      ).toBe('invalid_state');
+      await sign(CUSTOMER_CPF);
+      await handle.executeUpdate(cancelUpdate, { args: [{ reason: 'changed my mind' }] });
+      expect(await handle.result()).toBe('cancelled');
+      expect(kinds(writes)).toEqual(['sign', 'end']);
+      expect(writes[1]!.detail.cancellationReason).toBe('changed my mind');
+    });
+    await withLoan({ signerCpfs: [CUSTOMER_CPF] }, async ({ handle, sign }) => {
+      await sign(CUSTOMER_CPF);
+      await env.sleep(31 * SECOND);
+      expect(await refusal(handle.executeUpdate(cancelUpdate, { args: [{ reason: null }] }))).toBe(
+        'invalid_state',
+      );
+    });
+  });
+
+  it('takes payments of the amount due, oldest first, and finishes with the last', async () => {
+    await withLoan({ signerCpfs: [CUSTOMER_CPF] }, async ({ handle, sign, pay, writes }) => {
+      expect(await refusal(pay(35_000))).toBe('invalid_state'); // not active yet
+      await sign(CUSTOMER_CPF);
+      await env.sleep(31 * SECOND);
+      const wrong = pay(35_001);
+      await expect(wrong).rejects.toThrow(WorkflowUpdateFailedError);
+      await wrong.catch((error: WorkflowUpdateFailedError) => {
+        expect((error.cause as ApplicationFailure).type).toBe('payment_amount_mismatch');
+        expect(error.cause?.message).toContain('35000 centavos');
+      });
+      expect(await pay(35_000)).toEqual({ installmentNumber: 1 });
+      expect(await pay(35_000)).toEqual({ installmentNumber: 2 });
+      expect(await pay(35_003)).toEqual({ installmentNumber: 3 });
+      expect(await handle.result()).toBe('finished');
+      expect(writes.filter((w) => w.kind === 'pay').map((w) => w.detail)).toEqual([
+        { n: 1, amount: 35_000, last: false },
+        { n: 2, amount: 35_000, last: false },
+        { n: 3, amount: 35_003, last: true },
+      ]);
+      await expect(pay(35_000)).rejects.toThrow(); // the loan is over
+    });
+  });
+
+  it('repays a 360-installment loan over continue-as-new runs, each history small', async () => {
+    const amounts = [...Array.from({ length: 359 }, () => 1_000), 1_003];
+    await withLoan(
+      { signerCpfs: [CUSTOMER_CPF], installmentAmounts: amounts },
+      async ({ handle, sign, pay, writes }) => {
+        await sign(CUSTOMER_CPF);
+        await env.sleep(31 * SECOND);
+        const firstRun = (await handle.describe()).runId;
+        for (const [index, amount] of amounts.entries())
+          expect(await pay(amount)).toEqual({ installmentNumber: index + 1 });
+        expect(await handle.result()).toBe('finished');
+        expect(writes.filter((w) => w.kind === 'pay').map((w) => w.detail.n)).toEqual(
+          amounts.map((_, index) => index + 1),
+        );
+        const last = await handle.describe();
+        expect(last.runId).not.toBe(firstRun);
+        // Walk the chain of runs back from the last one (each names the run it continued).
+        const sizes: number[] = [];
+        let runId: string | null | undefined = last.runId;
+        while (runId) {
+          const history = await env.client.workflow
+            .getHandle(handle.workflowId, runId)
+            .fetchHistory();
+          sizes.push(history.events?.length ?? 0);
+          runId =
+            history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+        }
+        expect(sizes.length).toBeGreaterThanOrEqual(360 / PAYMENTS_PER_RUN);
+        expect(Math.max(...sizes)).toBeLessThan(400);
+      },
+    );
+  }, 180_000);
+
+  it('tells the offer’s workflow: accepted at the start, available again after a cancellation', async () => {
+    const stored = new Map<string, OfferState>();
+    const offerActivities: Partial<Activities> = {
+      async issueOffer(input) {
+        stored.set(input.offerId, { status: 'available', loanId: null });
+        return { validUntil: activityInfo().scheduledTimestampMs + 30 * DAY, approvedAmount: 1 };
+      },
+      async recordOfferMove(input) {
+        const row = stored.get(input.offerId)!;
+        if (row.status === input.from.status && row.loanId === input.from.loanId)
+          Object.assign(row, { status: input.status, loanId: input.loanId });
+        return { ...row };
+      },
+      async recordOfferSpent() {},
+    };
+    const customerId = `cust_${randomUUID().replaceAll('-', '')}`;
+    let offers!: WorkflowHandle<typeof creditOffersWorkflow>;
+    await withLoan(
+      async (taskQueue) => {
+        offers = await env.client.workflow.start(creditOffersWorkflow, {
+          workflowId: `credit-offers/${customerId}`,
+          taskQueue,
+          args: [
+            {
+              customerId,
+              partnerId: 'ptn_test',
+              environment: 'sandbox',
+              offerValidityMs: 30 * DAY,
+              renewalDelayMs: DAY,
+            } satisfies CreditOffersInput,
+          ],
+        });
+        others.push(offers);
+        const offer = await eventuallyQuery(() => offers.query(currentOfferQuery));
+        return { customerId, creditOfferId: offer.id, signerCpfs: [CUSTOMER_CPF] };
+      },
+      async ({ handle, input }) => {
+        // What POST /v3/loans wrote in its transaction, before the loan's workflow started.
+        stored.set(input.creditOfferId, { status: 'accepted', loanId: input.loanId });
+        const accepted = await eventuallyQuery(async () => {
+          const offer = await offers.query(currentOfferQuery);
+          return offer?.status === 'accepted' ? offer : undefined;
+        });
+        expect(accepted.loanId).toBe(input.loanId);
+        await handle.executeUpdate(cancelUpdate, { args: [{ reason: null }] });
+        const released = await eventuallyQuery(async () => {
+          const offer = await offers.query(currentOfferQuery);
+          return offer?.status === 'available' ? offer : undefined;
+        });
+        expect(released).toMatchObject({ id: input.creditOfferId, loanId: null });
+        expect(stored.get(input.creditOfferId)).toEqual({ status: 'available', loanId: null });
+      },
+      offerActivities,
+    );
+  });
+});
