@@ -71,6 +71,7 @@ describe('POST /v3/loans refuses what contract §8 refuses, and writes nothing',
       [pix('123.456.789-00'), 'body.disbursement_account.pix_key'], // cpf check digits
       [pix('11.222.333/0001-00'), 'body.disbursement_account.pix_key'], // cnpj check digits
       [pix('0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f'), 'body.disbursement_account.pix_key'],
+      [pix(`${'a'.repeat(66)}@example.com`), 'body.disbursement_account.pix_key'], // 78 > 77
       [
         {
           type: 'bank_account',

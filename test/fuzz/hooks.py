@@ -3,7 +3,9 @@ JSON Schema cannot spell out.
 
 - `format: cpf` / `format: cnpj`: tax ids whose check digits match (the API verifies them);
 - `format: e164`: phone numbers that libphonenumber takes as valid (Brazilian mobiles);
-- a fresh Idempotency-Key per request (see `before_call`).
+- `format: pix-key`: each kind of pix key (cpf, cnpj, e-mail, phone, random key);
+- a fresh Idempotency-Key per request (see `before_call`);
+- distinct signer cpfs in a schema-valid loan request (see `_distinct_signers`).
 
 Without them most schema-valid values would fail a rule the schema cannot state, and the fuzzer
 would report those refusals instead of looking further.
@@ -62,6 +64,17 @@ schemathesis.openapi.format(
     st.from_regex(r"\A\+55(11|21|31|41|51|61|71|81|91)9[0-9]{8}\Z"),
 )
 
+schemathesis.openapi.format(
+    "pix-key",
+    st.one_of(
+        cpfs(),
+        cnpjs(),
+        st.from_regex(r"\A[a-z0-9._-]{1,20}@[a-z0-9]{1,20}\.com\.br\Z"),
+        st.from_regex(r"\A\+55(11|21|31|41|51|61|71|81|91)9[0-9]{8}\Z"),
+        st.uuids().map(str),
+    ),
+)
+
 _keys = itertools.count(1)
 _key_shape = re.compile(r"[\x20-\x7e]{1,255}")
 
@@ -82,6 +95,7 @@ def before_call(context, case, kwargs):
     if _headers_are_the_invalid_part(case):
         return
     _fresh_idempotency_key(case)
+    _distinct_signers(case)
 
 
 def _fresh_idempotency_key(case):
@@ -97,3 +111,30 @@ def _fresh_idempotency_key(case):
     for name in list(headers):
         if name.lower() == "idempotency-key" and _key_shape.fullmatch(str(headers[name])):
             headers[name] = f"fuzz-{next(_keys)}"
+
+
+_spare_cpfs = (_cpf_check_digits(f"{n:09d}") for n in itertools.count(100_000_001))
+
+
+def _distinct_signers(case):
+    """A loan's extra signers need distinct cpfs (contract §8), which `uniqueItems` cannot say of
+    one property. In a schema-valid `POST /v3/loans`, a repeated cpf becomes a fresh valid one, so
+    the case reaches the rules behind it; negative cases are sent as generated."""
+    meta = case.meta
+    if meta is not None and meta.generation.mode.is_negative:
+        return
+    if case.method.upper() != "POST" or case.operation.path != "/v3/loans":
+        return
+    signers = case.body.get("signers") if isinstance(case.body, dict) else None
+    if not isinstance(signers, list):
+        return
+    seen = set()
+    for signer in signers:
+        if not isinstance(signer, dict):
+            continue
+        cpf = re.sub(r"\D", "", str(signer.get("cpf", "")))
+        if cpf in seen:
+            while cpf in seen:
+                cpf = next(_spare_cpfs)
+            signer["cpf"] = cpf
+        seen.add(cpf)

@@ -19,6 +19,8 @@ export type DisbursementAccount =
       account_type: BankAccountType;
     };
 
+/** The longest key of any kind: an e-mail of 77 characters (the DICT's limit). */
+const MAX_PIX_KEY_LENGTH = 77;
 const evpPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 // The DICT's own e-mail rule: at most 77 characters, one @, a dotted domain.
 const emailPattern =
@@ -31,6 +33,7 @@ const emailPattern =
  */
 export function parsePixKey(input: string): { key: string; type: PixKeyType } | undefined {
   const text = input.trim();
+  if (text.length > MAX_PIX_KEY_LENGTH) return undefined;
   if (/^\+\d+$/.test(text)) {
     const phone = parsePhoneNumberFromString(text);
     return phone?.isValid() && phone.country === 'BR'
@@ -40,9 +43,7 @@ export function parsePixKey(input: string): { key: string; type: PixKeyType } | 
   const lower = text.toLowerCase();
   if (evpPattern.test(lower)) return { key: lower, type: 'evp' };
   if (lower.includes('@'))
-    return lower.length <= 77 && emailPattern.test(lower)
-      ? { key: lower, type: 'email' }
-      : undefined;
+    return emailPattern.test(lower) ? { key: lower, type: 'email' } : undefined;
   const cpf = /^[\d.\-\s]{11,14}$/.test(text) ? normalizeCpf(text) : undefined;
   if (cpf) return { key: cpf, type: 'cpf' };
   const cnpj = normalizeCnpj(text);

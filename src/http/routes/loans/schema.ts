@@ -20,10 +20,10 @@ const instant = (description: string) => z.iso.datetime().meta({ description });
 const pixAccount = z
   .strictObject({
     type: z.literal('pix'),
+    // No length bounds in the document: each kind has its own (parsePixKey checks them), and a
+    // string of the right length is not yet a key.
     pix_key: z
       .string()
-      .min(1)
-      .max(77)
       .transform(
         (value, ctx) =>
           parsePixKey(value) ??
@@ -37,6 +37,7 @@ const pixAccount = z
       .meta({
         description:
           'A cpf or cnpj (check digits verified), an e-mail, a Brazilian phone in E.164 (`+5511987654321`) or a random key (UUID). Answered normalized, with `pix_key_type`.',
+        format: 'pix-key',
         example: '+5511987654321',
       }),
   })
