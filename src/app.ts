@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import Koa from 'koa';
+import { createCredentialCache } from './auth/credential-cache.js';
 import { createTokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
@@ -47,6 +48,8 @@ export interface AppDeps {
 
 export interface App {
   koa: Koa<AppState>;
+  /** Stops what the app runs besides requests (the credential listener); the database stays open. */
+  close: () => Promise<void>;
   /** The partner API's OpenAPI document (served at /v3/openapi.json). */
   partnerDocument: () => unknown;
   /** The ops API's OpenAPI document (served at /ops/v1/openapi.json). */
@@ -68,6 +71,12 @@ export function createApp(deps: AppDeps): App {
     issuer: config.publicBaseUrl,
     clock,
   });
+  const credentials = createCredentialCache({
+    db,
+    databaseUrl: database.url,
+    maxAgeMs: config.credentialCacheMaxAgeMs,
+    logger,
+  });
   const now = () => clock().getTime();
   const requestBuckets = new TokenBuckets(config.rateLimit.perSecond, config.rateLimit.burst, now);
   const { limit, windowMs } = config.tokenFailures;
@@ -85,7 +94,7 @@ export function createApp(deps: AppDeps): App {
     publicBaseUrl: config.publicBaseUrl,
   });
   const guards = {
-    partner: [partnerAuth({ db, tokens }), rateLimit(requestBuckets)],
+    partner: [partnerAuth({ credentials, tokens }), rateLimit(requestBuckets)],
     ops: [opsAuth(config.opsToken)],
     none: [],
   };
@@ -111,7 +120,7 @@ export function createApp(deps: AppDeps): App {
   };
 
   const partnerApi = new ApiRouter('/v3', guards, idempotencyGuard);
-  authRoutes(partnerApi, { db, tokens, tokenFailures, clock });
+  authRoutes(partnerApi, { db, tokens, credentials, tokenFailures, clock });
   customerRoutes(partnerApi, customerDeps);
   creditOfferRoutes(partnerApi, { db, iof: config.iof, clock });
   loanRoutes(partnerApi, loanDeps);
@@ -157,7 +166,7 @@ export function createApp(deps: AppDeps): App {
       throw problems.methodNotAllowed(ctx.method, [...allowed]);
     throw problems.routeNotFound(ctx.method, ctx.path);
   });
-  return { koa, ...documents };
+  return { koa, close: () => credentials.close(), ...documents };
 }
 
 /** Both OpenAPI documents, built on first request from the mounted operations. */

@@ -83,6 +83,7 @@ const schema = z.object({
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(200),
   TOKEN_FAILURE_LIMIT: z.coerce.number().int().min(1).default(10),
   TOKEN_FAILURE_WINDOW: duration('5m'),
+  CREDENTIAL_CACHE_MAX_AGE: duration('5s'),
   UPLOADS_DIR: z.string().min(1).optional(),
   WEBHOOK_CA_FILE: z.string().min(1).optional(),
 });
@@ -119,6 +120,8 @@ export interface Config {
   /** Key of data sealed at rest (stored idempotent responses). */
   readonly dataEncryptionKey: string;
   readonly rateLimit: { readonly perSecond: number; readonly burst: number };
+  /** The longest a credential is served from memory (0: read on every request); see credential-cache.ts. */
+  readonly credentialCacheMaxAgeMs: number;
   /** Failed token exchanges allowed per client_id and per IP within the window. */
   readonly tokenFailures: { readonly limit: number; readonly windowMs: number };
   /** Where the local file store keeps uploaded documents. */
@@ -196,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tokenSigningKey: e.TOKEN_SIGNING_KEY ?? DEVELOPMENT_TOKEN_SIGNING_KEY,
     dataEncryptionKey: e.DATA_ENCRYPTION_KEY ?? DEVELOPMENT_DATA_ENCRYPTION_KEY,
     rateLimit: Object.freeze({ perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST }),
+    credentialCacheMaxAgeMs: e.CREDENTIAL_CACHE_MAX_AGE,
     tokenFailures: Object.freeze({
       limit: e.TOKEN_FAILURE_LIMIT,
       windowMs: e.TOKEN_FAILURE_WINDOW,

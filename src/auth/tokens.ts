@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createSecretKey, randomUUID } from 'node:crypto';
 import { errors, jwtVerify, SignJWT } from 'jose';
 import type { Environment } from '../db/schema/index.js';
 
@@ -31,7 +31,8 @@ export function createTokenService(options: {
   issuer: string;
   clock: () => Date;
 }): TokenService {
-  const key = new TextEncoder().encode(options.signingKey);
+  // A KeyObject, imported once: given bytes, jose imports the key again on every call.
+  const key = createSecretKey(Buffer.from(options.signingKey, 'utf8'));
   return {
     async issue(claims) {
       const issuedAt = Math.floor(options.clock().getTime() / 1000);

@@ -8,6 +8,7 @@ export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 export type DbOrTx = Db | Tx;
 
 export interface Database {
+  readonly url: string;
   readonly db: Db;
   readonly sql: postgres.Sql;
   close(): Promise<void>;
@@ -20,7 +21,7 @@ export function createDatabase(url: string, options: { max?: number } = {}): Dat
     connection: { application_name: 'embedded-credit' },
   });
   const db = drizzle(sql, { schema, casing: 'snake_case' });
-  return { db, sql, close: () => sql.end({ timeout: 5 }) };
+  return { url, db, sql, close: () => sql.end({ timeout: 5 }) };
 }
 
 /** True when a trivial query answers within the timeout. */

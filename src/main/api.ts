@@ -12,7 +12,7 @@ await runMain('api', async (logger) => {
   await runMigrations(config.databaseUrl);
   const database = createDatabase(config.databaseUrl, { max: config.databasePoolSize });
   const temporal = await connectTemporalClient(config.temporal);
-  const { koa: app } = createApp({
+  const { koa: app, close: closeApp } = createApp({
     config,
     database,
     temporal,
@@ -25,6 +25,7 @@ await runMain('api', async (logger) => {
   return async () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
+    await closeApp();
     await temporal.connection.close();
     await database.close();
   };

@@ -27,5 +27,6 @@ const app = createApp({
 await mkdir(outDir, { recursive: true });
 await writeFile(join(outDir, 'partner.json'), JSON.stringify(app.partnerDocument(), null, 2));
 await writeFile(join(outDir, 'ops.json'), JSON.stringify(app.opsDocument(), null, 2));
+await app.close();
 await database.close();
 console.log(`OpenAPI documents written to ${outDir}/partner.json and ${outDir}/ops.json`);

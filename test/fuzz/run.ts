@@ -128,7 +128,7 @@ try {
     connection: await Connection.connect({ address: config.temporal.address }),
     namespace: config.temporal.namespace,
   });
-  const { koa } = createApp({
+  const { koa, close: closeApp } = createApp({
     config,
     database,
     temporal,
@@ -142,6 +142,7 @@ try {
       server.close(() => resolve());
       server.closeAllConnections();
     });
+    await closeApp();
     await temporal.connection.close();
     await database.close();
   });

@@ -124,7 +124,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     });
   }
 
-  const { koa: app } = createApp({
+  const { koa: app, close: closeApp } = createApp({
     config,
     database,
     temporal,
@@ -169,6 +169,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      await closeApp();
       for (const stop of stops) await stop();
       await temporal.connection.close();
       await database.close();

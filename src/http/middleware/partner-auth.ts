@@ -1,15 +1,17 @@
 import type { Middleware } from 'koa';
 import { TokenError, type TokenService } from '../../auth/tokens.js';
-import type { Db } from '../../db/client.js';
-import { findCredentialForAuthentication } from '../../db/queries/credentials.js';
+import type { CredentialCache } from '../../auth/credential-cache.js';
 import { problems } from '../../errors.js';
 import type { AppState } from '../context.js';
 
 /**
- * Bearer-token authentication of partner routes. The credential is read on every request, so a
- * revocation stops its tokens at once, in every API process.
+ * Bearer-token authentication of partner routes. The credential comes from the credential cache,
+ * which hears every revocation at once, in every API process.
  */
-export function partnerAuth(deps: { db: Db; tokens: TokenService }): Middleware<AppState> {
+export function partnerAuth(deps: {
+  credentials: CredentialCache;
+  tokens: TokenService;
+}): Middleware<AppState> {
   return async (ctx, next) => {
     const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(ctx.get('Authorization'));
     if (!match?.[1]) throw problems.unauthorized();
@@ -22,7 +24,7 @@ export function partnerAuth(deps: { db: Db; tokens: TokenService }): Middleware<
         'The bearer token is malformed or its signature does not verify.',
       );
     }
-    const credential = await findCredentialForAuthentication(deps.db, claims.clientId);
+    const credential = await deps.credentials.find(claims.clientId);
     if (
       !credential ||
       credential.partnerId !== claims.partnerId ||

@@ -1,4 +1,5 @@
 import { authenticateClient, parseBasicCredentials } from '../../../auth/client-credentials.js';
+import type { CredentialCache } from '../../../auth/credential-cache.js';
 import type { TokenService } from '../../../auth/tokens.js';
 import { createCredential } from '../../../commands/create-credential.js';
 import type { Db } from '../../../db/client.js';
@@ -29,6 +30,7 @@ import {
 export interface AuthRouteDeps {
   db: Db;
   tokens: TokenService;
+  credentials: CredentialCache;
   /** Failed token exchanges, counted per client_id and per IP. */
   tokenFailures: { perClient: TokenBuckets; perIp: TokenBuckets };
   clock: () => Date;
@@ -177,6 +179,7 @@ export function authRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
     async (ctx, { params }) => {
       const credential = await revokeCredential(deps.db, tenantOf(ctx), params.client_id);
       if (!credential) throw notFound(params.client_id);
+      await deps.credentials.changed(credential.clientId);
       ctx.body = presentCredential(credential);
     },
   );
