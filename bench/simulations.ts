@@ -11,29 +11,20 @@
  * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 50) size the HTTP runs; BENCH_PROFILE=dir
  * writes a CPU profile of the API process into dir.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createPartner } from '../src/commands/create-partner.js';
 import { loadConfig } from '../src/config.js';
 import { createDatabase } from '../src/db/client.js';
-import { runMigrations } from '../src/db/migrate.js';
 import { addDays, businessDate } from '../src/domain/business-date.js';
 import { simulateLoan } from '../src/domain/credit/simulation.js';
-import { startEmbeddedPostgres } from '../src/devstack/embedded-postgres.js';
-import { resolveTemporalCli } from '../src/devstack/temporal-binaries.js';
-import { startTemporalDevServer } from '../src/devstack/temporal-dev-server.js';
-import { projectRoot } from '../src/project-root.js';
 import { activeCustomer, offerOf } from '../test/helpers/credit.js';
 import { client, tokenFor } from '../test/helpers/partners.js';
 import type { TestStack } from '../test/helpers/stack.js';
+import { log, startBenchStack, waitForReady } from './support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const log = (line: string) => console.log(`[bench] ${line}`);
 
 // 1. The math alone.
 const { iof } = loadConfig({ DATABASE_URL: 'postgres://unused' });
@@ -61,26 +52,20 @@ for (const line of math) console.log(line);
 
 // 2. Over HTTP.
 Runtime.install({ logger: new DefaultLogger('WARN') });
-const scratch = await mkdtemp(join(tmpdir(), 'bench-simulations-'));
-const cli = await resolveTemporalCli(log);
-const postgres = await startEmbeddedPostgres({
-  dataDir: join(scratch, 'pg'),
-  port: 5498,
-  database: 'bench',
-  unsafeFast: true,
+const bench = await startBenchStack({
+  name: 'simulations',
+  postgresPort: 5498,
+  temporalPort: 7298,
 });
-const temporal = await startTemporalDevServer({ cli, port: 7298 });
-const children: ChildProcess[] = [];
 const port = 3998;
 const baseUrl = `http://127.0.0.1:${port}`;
 
 try {
-  await runMigrations(postgres.url);
   const env = {
     ...process.env,
     NODE_ENV: 'development',
-    DATABASE_URL: postgres.url,
-    TEMPORAL_ADDRESS: temporal.address,
+    DATABASE_URL: bench.databaseUrl,
+    TEMPORAL_ADDRESS: bench.temporalAddress,
     PORT: String(port),
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_SECOND: '1000000',
@@ -91,20 +76,11 @@ try {
   const profile = process.env.BENCH_PROFILE
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
     : [];
-  for (const [entry, flags, stderr] of [
-    ['src/main/worker.ts', [], 'ignore'],
-    ['src/main/api.ts', profile, 'inherit'],
-  ] as const) {
-    const child = spawn(process.execPath, [...flags, '--import', 'tsx', join(projectRoot, entry)], {
-      cwd: projectRoot,
-      env,
-      stdio: ['ignore', 'ignore', stderr],
-    });
-    children.push(child);
-  }
+  bench.spawn('src/main/worker.ts', env, ['--import', 'tsx']);
+  bench.spawn('src/main/api.ts', env, [...profile, '--import', 'tsx']);
   await waitForReady(`${baseUrl}/readyz`);
 
-  const database = createDatabase(postgres.url, { max: 2 });
+  const database = createDatabase(bench.databaseUrl, { max: 2 });
   const partner = await createPartner(database.db, { name: 'Bench' });
   await database.close();
   const stack = { baseUrl } as TestStack; // the helpers only need the address
@@ -156,30 +132,5 @@ try {
     `${'simulations / reads'.padEnd(58)} ${(simulate.requests.average / read.requests.average).toFixed(2).padStart(6)}`,
   );
 } finally {
-  for (const child of children) child.kill('SIGTERM');
-  await Promise.all(
-    children.map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null) return resolve();
-          child.once('exit', () => resolve());
-        }),
-    ),
-  );
-  await temporal.teardown();
-  await postgres.stop();
-  await rm(scratch, { recursive: true, force: true });
-}
-
-async function waitForReady(url: string): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`${url} did not answer 200 within 2 minutes`);
+  await bench.stop();
 }

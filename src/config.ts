@@ -84,6 +84,7 @@ const schema = z.object({
   TOKEN_FAILURE_LIMIT: z.coerce.number().int().min(1).default(10),
   TOKEN_FAILURE_WINDOW: duration('5m'),
   CREDENTIAL_CACHE_MAX_AGE: duration('5s'),
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(1).default(500),
   UPLOADS_DIR: z.string().min(1).optional(),
   WEBHOOK_CA_FILE: z.string().min(1).optional(),
 });
@@ -115,6 +116,8 @@ export interface Config {
   readonly iof: IofRates;
   readonly webhookAllowPrivateTargets: boolean;
   readonly outboxSweepIntervalMs: number;
+  /** Workflows a worker keeps in memory between their tasks. */
+  readonly workerMaxCachedWorkflows: number;
   /** HS256 key of the partner bearer tokens. */
   readonly tokenSigningKey: string;
   /** Key of data sealed at rest (stored idempotent responses). */
@@ -194,6 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }),
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     outboxSweepIntervalMs: e.OUTBOX_SWEEP_INTERVAL,
+    workerMaxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     uploadsDir: e.UPLOADS_DIR ?? join(projectRoot, '.data', 'uploads'),
     webhookCaFile: e.WEBHOOK_CA_FILE,
     tokenSigningKey: e.TOKEN_SIGNING_KEY ?? DEVELOPMENT_TOKEN_SIGNING_KEY,

@@ -1,8 +1,11 @@
 import { createSecretKey, randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { errors, jwtVerify, SignJWT } from 'jose';
 import type { Environment } from '../db/schema/index.js';
 
 export const TOKEN_LIFETIME_SECONDS = 3600;
+/** Tokens whose signature was verified, remembered by their exact text. */
+const VERIFIED_TOKENS = 10_000;
 const AUDIENCE = 'embedded-credit-api';
 
 export interface TokenClaims {
@@ -25,14 +28,22 @@ export interface TokenService {
   verify(token: string): Promise<TokenClaims>;
 }
 
-/** Partner bearer tokens: HS256 JWTs (`sub` = client_id, `ptn`, `env`), one hour, checked against `clock`. */
+/**
+ * Partner bearer tokens: HS256 JWTs (`sub` = client_id, `ptn`, `env`), one hour, checked against
+ * `clock`. A partner sends the same token for its hour, so a token verified once is remembered by
+ * its exact text (signature included) with its claims and expiry: a later request with it skips
+ * the HMAC and the parsing, not the expiry. Whether its credential still stands is not a token's
+ * matter (see credential-cache.ts).
+ */
 export function createTokenService(options: {
   signingKey: string;
   issuer: string;
   clock: () => Date;
 }): TokenService {
-  // A KeyObject, imported once: given bytes, jose imports the key again on every call.
   const key = createSecretKey(Buffer.from(options.signingKey, 'utf8'));
+  const verified = new LRUCache<string, { claims: TokenClaims; expiresAtMs: number }>({
+    max: VERIFIED_TOKENS,
+  });
   return {
     async issue(claims) {
       const issuedAt = Math.floor(options.clock().getTime() / 1000);
@@ -48,23 +59,36 @@ export function createTokenService(options: {
       return { accessToken, expiresIn: TOKEN_LIFETIME_SECONDS };
     },
     async verify(token) {
+      const known = verified.get(token);
+      if (known) {
+        // jose's rule: expired once the clock reaches `exp`.
+        if (options.clock().getTime() >= known.expiresAtMs) {
+          verified.delete(token);
+          throw new TokenError('expired');
+        }
+        return known.claims;
+      }
       try {
         const { payload } = await jwtVerify(token, key, {
           issuer: options.issuer,
           audience: AUDIENCE,
           algorithms: ['HS256'],
+          requiredClaims: ['exp'],
           currentDate: options.clock(),
           clockTolerance: 0,
         });
-        const { sub, ptn, env } = payload;
+        const { sub, ptn, env, exp } = payload;
         if (
           typeof sub !== 'string' ||
           typeof ptn !== 'string' ||
-          (env !== 'sandbox' && env !== 'production')
+          (env !== 'sandbox' && env !== 'production') ||
+          typeof exp !== 'number'
         ) {
           throw new TokenError('invalid');
         }
-        return { clientId: sub, partnerId: ptn, environment: env };
+        const claims: TokenClaims = { clientId: sub, partnerId: ptn, environment: env };
+        verified.set(token, { claims, expiresAtMs: exp * 1000 });
+        return claims;
       } catch (error) {
         if (error instanceof TokenError) throw error;
         throw new TokenError(error instanceof errors.JWTExpired ? 'expired' : 'invalid');

@@ -8,7 +8,6 @@ import { findLoan, type LoanView } from '../db/queries/loans.js';
 import { creditOffers, customers, loans, loanSigners } from '../db/schema/index.js';
 import { creditOfferEventTypes } from '../domain/credit/offers.js';
 import { newId } from '../domain/ids.js';
-import { renderContractPdf } from '../domain/loans/contract-pdf.js';
 import type { DisbursementAccount } from '../domain/loans/disbursement-account.js';
 import { loanEventTypes } from '../domain/loans/loans.js';
 import { hashSigningToken, signingToken } from '../domain/loans/signing-token.js';
@@ -106,7 +105,9 @@ export async function createLoan(
     ...extraSigners,
   ];
   const pdf = Buffer.from(
-    await renderContractPdf({
+    await (
+      await contractPdf()
+    ).renderContractPdf({
       loanId,
       issuedAt: now,
       environment: tenant.environment,
@@ -303,3 +304,6 @@ export async function recordPayment(
   );
   return reload(deps, loan);
 }
+
+/** pdf-lib and its fonts (some 20 MB resident) load with the first contract, not at startup. */
+const contractPdf = () => import('../domain/loans/contract-pdf.js');

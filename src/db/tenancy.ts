@@ -1,4 +1,4 @@
-import { and, eq, type SQL } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Tenant } from '../domain/tenant.js';
 
@@ -12,3 +12,16 @@ export interface TenantTable {
 export function ofTenant(table: TenantTable, tenant: Tenant): SQL {
   return and(eq(table.partnerId, tenant.partnerId), eq(table.environment, tenant.environment))!;
 }
+
+/** `ofTenant` in a prepared query: partner and environment are parameters, given by `tenantParams`. */
+export function ofTenantParams(table: TenantTable): SQL {
+  return and(
+    eq(table.partnerId, sql.placeholder('partnerId')),
+    eq(table.environment, sql.placeholder('environment')),
+  )!;
+}
+
+export const tenantParams = (tenant: Tenant) => ({
+  partnerId: tenant.partnerId,
+  environment: tenant.environment,
+});

@@ -22,6 +22,7 @@ await runMain('worker', async (logger) => {
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
       maintenanceIntervalMs: config.outboxSweepIntervalMs,
+      maxCachedWorkflows: config.workerMaxCachedWorkflows,
       // Production runs the bundle `npm run build` made; elsewhere the sources, never a stale build.
       ...(config.nodeEnv === 'production' ? { workflowBundlePath: requirePrebuiltBundle() } : {}),
     },

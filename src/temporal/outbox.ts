@@ -131,7 +131,7 @@ export async function sweepOutbox(
   return { started, failed };
 }
 
-function toTypedSearchAttributes(values: Record<string, string>): TypedSearchAttributes {
+export function toTypedSearchAttributes(values: Record<string, string>): TypedSearchAttributes {
   const pairs = Object.entries(values).flatMap(([name, value]) => {
     const key = searchAttributes[name as SearchAttributeName];
     return key ? [{ key, value }] : [];

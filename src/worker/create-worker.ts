@@ -27,6 +27,13 @@ export interface WorkerDeps {
    * run). Without it the worker bundles the workflow sources, so it can never run stale code.
    */
   workflowBundlePath?: string;
+  /**
+   * Workflows kept in memory between their tasks. Most of ours wait for days (a review, an offer's
+   * expiry, a due date), so the SDK's default, sized from the heap, lets a worker grow with every
+   * waiting customer; past this many, the least recently used is evicted and replayed from its
+   * history when its next task comes.
+   */
+  maxCachedWorkflows?: number;
   identity?: string;
 }
 
@@ -52,6 +59,9 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       loans: deps.loans,
     }),
     ...workflows,
+    ...(deps.maxCachedWorkflows !== undefined
+      ? { maxCachedWorkflows: deps.maxCachedWorkflows }
+      : {}),
   });
 }
 

@@ -9,6 +9,8 @@ export interface WorkerSettings {
   taskQueue: string;
   maintenanceIntervalMs: number;
   workflowBundlePath?: string;
+  /** Workflows kept in memory between tasks (WORKER_MAX_CACHED_WORKFLOWS); see create-worker.ts. */
+  maxCachedWorkflows?: number;
 }
 
 /**
@@ -36,6 +38,9 @@ export async function startWorker(
     offers: deps.offers,
     loans: deps.loans,
     ...(settings.workflowBundlePath ? { workflowBundlePath: settings.workflowBundlePath } : {}),
+    ...(settings.maxCachedWorkflows !== undefined
+      ? { maxCachedWorkflows: settings.maxCachedWorkflows }
+      : {}),
   });
   const maintenance = startMaintenance({
     db: deps.db,

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { maskTaxId } from '../../src/domain/masking.js';
+import Koa from 'koa';
+import { createHttpMetrics } from '../../src/http/metrics.js';
+import { requestContext } from '../../src/http/middleware/request-context.js';
 import { createLogger } from '../../src/logger.js';
 
 describe('logs', () => {
@@ -42,5 +45,36 @@ describe('logs', () => {
     expect(maskTaxId('123')).toBe('[masked]');
     expect(maskTaxId(52998224725)).toBe('[masked]');
     expect(maskTaxId(undefined)).toBe('[masked]');
+  });
+
+  it('write one access line a request, with its id, and a hosted page’s token masked', async () => {
+    const lines: string[] = [];
+    const logger = createLogger('info', 'test', { write: (line: string) => void lines.push(line) });
+    const app = new Koa();
+    app.use(requestContext(logger, createHttpMetrics({ processMetrics: false })));
+    app.use((ctx) => void (ctx.status = 204));
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const response = await fetch(
+        `http://127.0.0.1:${port}/hosted/signing/tok_secret123/contract`,
+        {
+          headers: { 'X-Request-Id': 'req-from-partner' },
+        },
+      );
+      expect(response.headers.get('x-request-id')).toBe('req-from-partner');
+    } finally {
+      server.close();
+    }
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).not.toContain('tok_secret123');
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      msg: 'request',
+      requestId: 'req-from-partner',
+      method: 'GET',
+      path: '/hosted/signing/[redacted]/contract',
+      status: 204,
+    });
   });
 });

@@ -2,21 +2,30 @@ import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { CustomerStatus } from '../../domain/customers/kyc.js';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
-import { ofTenant } from '../tenancy.js';
+import { prepared } from '../prepared.js';
+import { ofTenant, ofTenantParams, tenantParams } from '../tenancy.js';
 import { paginate, type ListParams, type Page } from '../pagination.js';
 import { customers } from '../schema/index.js';
 
 export type Customer = typeof customers.$inferSelect;
 export type NewCustomer = typeof customers.$inferInsert;
 
+const customerById = prepared((db) =>
+  db
+    .select()
+    .from(customers)
+    .where(and(ofTenantParams(customers), eq(customers.id, sql.placeholder('id'))))
+    .limit(1)
+    .prepare('customer_by_id'),
+);
+
 export async function findCustomer(
   db: DbOrTx,
   tenant: Tenant,
   id: string,
 ): Promise<Customer | undefined> {
-  return db.query.customers.findFirst({
-    where: and(ofTenant(customers, tenant), eq(customers.id, id)),
-  });
+  const [customer] = await customerById(db).execute({ ...tenantParams(tenant), id });
+  return customer;
 }
 
 /** Ops only: the service's staff act on any partner's customer, named by id. */

@@ -1,0 +1,128 @@
+/** What the HTTP benchmarks share: their own PostgreSQL and Temporal server, child processes, rows. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type autocannon from 'autocannon';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { runMigrations } from '../src/db/migrate.js';
+import { startEmbeddedPostgres } from '../src/devstack/embedded-postgres.js';
+import { resolveTemporalCli } from '../src/devstack/temporal-binaries.js';
+import { startTemporalDevServer } from '../src/devstack/temporal-dev-server.js';
+import { projectRoot } from '../src/project-root.js';
+
+export const log = (line: string) => console.log(`[bench] ${line}`);
+
+export interface BenchStack {
+  databaseUrl: string;
+  temporal: TestWorkflowEnvironment;
+  temporalAddress: string;
+  /** Starts `node [flags] entry` in the project root with `env`; stopped with the stack. */
+  spawn(entry: string, env: NodeJS.ProcessEnv, flags?: string[]): ChildProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * An embedded PostgreSQL and a Temporal dev server of the benchmark's own, in a scratch folder.
+ * `temporalFile` keeps the server's state in SQLite on disk, as `npm run dev` does.
+ */
+export async function startBenchStack(options: {
+  name: string;
+  postgresPort: number;
+  temporalPort: number;
+  temporalFile?: boolean;
+}): Promise<BenchStack> {
+  const scratch = await mkdtemp(join(tmpdir(), `bench-${options.name}-`));
+  const cli = await resolveTemporalCli(log);
+  const postgres = await startEmbeddedPostgres({
+    dataDir: join(scratch, 'pg'),
+    port: options.postgresPort,
+    database: 'bench',
+    unsafeFast: true,
+  });
+  const temporal = await startTemporalDevServer({
+    cli,
+    port: options.temporalPort,
+    ...(options.temporalFile ? { dbFilename: join(scratch, 'temporal.sqlite') } : {}),
+  });
+  await runMigrations(postgres.url);
+  const children: ChildProcess[] = [];
+  return {
+    databaseUrl: postgres.url,
+    temporal,
+    temporalAddress: `127.0.0.1:${options.temporalPort}`,
+    spawn(entry, env, flags = []) {
+      const child = spawn(process.execPath, [...flags, join(projectRoot, entry)], {
+        cwd: projectRoot,
+        env,
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      children.push(child);
+      return child;
+    },
+    async stop() {
+      for (const child of children) child.kill('SIGTERM');
+      await Promise.all(children.map(exited));
+      await temporal.teardown();
+      await postgres.stop();
+      await rm(scratch, { recursive: true, force: true });
+    },
+  };
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+  });
+}
+
+export async function waitForReady(url: string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`${url} did not answer 200 within 2 minutes`);
+}
+
+/** The peak resident set of a process so far (VmHWM), in MB. */
+export async function peakRssMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = /^VmHWM:\s+(\d+) kB$/m.exec(status)?.[1];
+  if (!kb) throw new Error(`no VmHWM for process ${pid}`);
+  return Number(kb) / 1024;
+}
+
+export interface Rate {
+  title: string;
+  perSecond: number;
+  p50?: number;
+  p99?: number;
+  /** Answers other than the expected status, errors and timeouts. */
+  bad: number;
+}
+
+export const fromAutocannon = (title: string, result: autocannon.Result): Rate => ({
+  title,
+  perSecond: result.requests.average,
+  p50: result.latency.p50,
+  p99: result.latency.p99,
+  bad: result.non2xx + result.errors + result.timeouts,
+});
+
+export function formatRate(rate: Rate): string {
+  const latency =
+    rate.p50 === undefined
+      ? ''.padEnd(30)
+      : `p50 ${String(rate.p50).padStart(4)} ms   p99 ${String(rate.p99).padStart(4)} ms`;
+  const bad = rate.bad > 0 ? `  (${rate.bad} failed)` : '';
+  return `${rate.title.padEnd(52)} ${rate.perSecond.toFixed(1).padStart(8)} /s   ${latency}${bad}`;
+}
+
+/** The better of two runs by rate: shared machines have slow moments; each side gets two tries. */
+export const best = (a: Rate, b: Rate): Rate => (b.perSecond > a.perSecond ? b : a);
