@@ -156,21 +156,14 @@ export function createLoanActivities(deps: ActivityDeps) {
     }): Promise<void> {
       await writeWithEvents(input.tenant, async (tx) => {
         const before = await lockLoan(tx, input.tenant, input.loanId);
-        const [entry] = await tx
-          .insert(loanTransactions)
-          .values({
-            id: input.transactionId,
-            partnerId: input.tenant.partnerId,
-            environment: input.tenant.environment,
-            loanId: input.loanId,
-            step: ledgerStep.disbursement,
-            type: 'disbursement',
-            amount: before.figures.requested_amount,
-            occurredAt: new Date(input.at),
-          })
-          .onConflictDoNothing()
-          .returning({ id: loanTransactions.id });
-        if (!entry) return { result: undefined, events: [] }; // written by an earlier attempt
+        const written = await writeLedgerEntry(tx, input.tenant, input.loanId, {
+          id: input.transactionId,
+          step: ledgerStep.disbursement,
+          type: 'disbursement',
+          amount: before.figures.requested_amount,
+          occurredAt: new Date(input.at),
+        });
+        if (!written) return { result: undefined, events: [] }; // by an earlier attempt
         if (before.status !== 'processing')
           throw ApplicationFailure.nonRetryable(`the loan is ${before.status}`, 'invalid_state');
         await tx
@@ -198,22 +191,15 @@ export function createLoanActivities(deps: ActivityDeps) {
     }): Promise<void> {
       await writeWithEvents(input.tenant, async (tx) => {
         const before = await lockLoan(tx, input.tenant, input.loanId);
-        const [entry] = await tx
-          .insert(loanTransactions)
-          .values({
-            id: input.transactionId,
-            partnerId: input.tenant.partnerId,
-            environment: input.tenant.environment,
-            loanId: input.loanId,
-            step: ledgerStep.payment(input.installmentNumber),
-            type: 'payment',
-            amount: input.amount,
-            installmentNumber: input.installmentNumber,
-            occurredAt: new Date(input.paidAt),
-          })
-          .onConflictDoNothing()
-          .returning({ id: loanTransactions.id });
-        if (!entry) return { result: undefined, events: [] }; // written by an earlier attempt
+        const written = await writeLedgerEntry(tx, input.tenant, input.loanId, {
+          id: input.transactionId,
+          step: ledgerStep.payment(input.installmentNumber),
+          type: 'payment',
+          amount: input.amount,
+          installmentNumber: input.installmentNumber,
+          occurredAt: new Date(input.paidAt),
+        });
+        if (!written) return { result: undefined, events: [] }; // by an earlier attempt
         if (before.status !== 'active' || before.paidInstallments !== input.installmentNumber - 1)
           throw ApplicationFailure.nonRetryable(
             `installment ${input.installmentNumber} is not the next due`,
@@ -243,4 +229,25 @@ export function createLoanActivities(deps: ActivityDeps) {
       });
     },
   };
+}
+
+/**
+ * One ledger entry, keyed by loan and step: false when that step was written already (an activity
+ * retried after a crash writes nothing twice).
+ */
+async function writeLedgerEntry(
+  tx: DbOrTx,
+  tenant: Tenant,
+  loanId: string,
+  entry: Pick<
+    typeof loanTransactions.$inferInsert,
+    'id' | 'step' | 'type' | 'amount' | 'installmentNumber' | 'occurredAt'
+  >,
+): Promise<boolean> {
+  const [row] = await tx
+    .insert(loanTransactions)
+    .values({ ...entry, partnerId: tenant.partnerId, environment: tenant.environment, loanId })
+    .onConflictDoNothing()
+    .returning({ id: loanTransactions.id });
+  return row !== undefined;
 }

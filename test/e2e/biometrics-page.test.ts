@@ -1,6 +1,6 @@
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumPath } from '../../src/devstack/browser.js';
+import { launchChromium } from '../helpers/browser.js';
 import { registerCustomer, type CustomerBody } from '../helpers/customers.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { startStack, TestClock, type TestStack } from '../helpers/stack.js';
@@ -13,19 +13,7 @@ const clock = new TestClock();
 beforeAll(async () => {
   stack = await startStack({ clock, env: { SANDBOX_REVIEW_DELAY: '1h' } });
   api = client(stack, await tokenFor(stack, (await createPartner(stack)).credentials.sandbox));
-  browser = await chromium.launch({
-    executablePath: chromiumPath(),
-    // As the machine notes advise for root in a closed network.
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

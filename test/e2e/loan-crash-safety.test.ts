@@ -80,7 +80,8 @@ async function holdLoan(
       return (row?.n ?? 0) > 0 ? true : undefined;
     },
     'a write to wait on the loan',
-    30_000,
+    // A worker process started just before bundles the workflows first: slow on a busy machine.
+    90_000,
   ).then(() => undefined);
   return {
     waiting,

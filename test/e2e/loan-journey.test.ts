@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { PDFDocument } from 'pdf-lib';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { chromiumPath } from '../../src/devstack/browser.js';
 import type { simulationSchema } from '../../src/http/routes/credit-offers/schema.js';
 import type { loanSchema, loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
+import { launchChromium } from '../helpers/browser.js';
 import { activeCustomer, offerOf } from '../helpers/credit.js';
 import { fakeCpf } from '../helpers/customers.js';
 import { recordHistory } from '../helpers/histories.js';
@@ -36,18 +36,7 @@ beforeAll(async () => {
     webhookCa: receiver.ca,
   });
   api = client(stack, await tokenFor(stack, (await createPartner(stack)).credentials.sandbox));
-  browser = await chromium.launch({
-    executablePath: chromiumPath(),
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
