@@ -2,6 +2,8 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# patch-package applies patches/ after install (postgres.js: a close racing a queued write).
+COPY patches ./patches
 RUN npm ci
 COPY . .
 # Compiles TypeScript and prebuilds the workflow bundle, so workers do not bundle at start.
@@ -10,6 +12,7 @@ RUN npm run build
 FROM node:20-bookworm-slim AS runtime-deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY patches ./patches
 RUN npm ci --omit=dev
 
 FROM node:20-bookworm-slim

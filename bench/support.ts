@@ -19,6 +19,10 @@ export interface BenchStack {
   temporalAddress: string;
   /** Starts `node [flags] entry` in the project root with `env`; stopped with the stack. */
   spawn(entry: string, env: NodeJS.ProcessEnv, flags?: string[]): ChildProcess;
+  /** Stops PostgreSQL, waits `downMs`, starts it again on the same data and port. */
+  restartPostgres(downMs: number): Promise<void>;
+  /** Stops the Temporal server, waits `downMs`, starts it again on the same port and SQLite file. */
+  restartTemporal(downMs: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -34,23 +38,40 @@ export async function startBenchStack(options: {
 }): Promise<BenchStack> {
   const scratch = await mkdtemp(join(tmpdir(), `bench-${options.name}-`));
   const cli = await resolveTemporalCli(log);
-  const postgres = await startEmbeddedPostgres({
-    dataDir: join(scratch, 'pg'),
-    port: options.postgresPort,
-    database: 'bench',
-    unsafeFast: true,
-  });
-  const temporal = await startTemporalDevServer({
-    cli,
-    port: options.temporalPort,
-    ...(options.temporalFile ? { dbFilename: join(scratch, 'temporal.sqlite') } : {}),
-  });
+  const startPostgres = () =>
+    startEmbeddedPostgres({
+      dataDir: join(scratch, 'pg'),
+      port: options.postgresPort,
+      database: 'bench',
+      unsafeFast: true,
+    });
+  const startTemporal = () =>
+    startTemporalDevServer({
+      cli,
+      port: options.temporalPort,
+      ...(options.temporalFile ? { dbFilename: join(scratch, 'temporal.sqlite') } : {}),
+    });
+  let postgres = await startPostgres();
+  let temporal = await startTemporal();
   await runMigrations(postgres.url);
   const children: ChildProcess[] = [];
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   return {
     databaseUrl: postgres.url,
-    temporal,
+    get temporal() {
+      return temporal;
+    },
     temporalAddress: `127.0.0.1:${options.temporalPort}`,
+    async restartPostgres(downMs) {
+      await postgres.stop();
+      await pause(downMs);
+      postgres = await startPostgres();
+    },
+    async restartTemporal(downMs) {
+      await temporal.teardown();
+      await pause(downMs);
+      temporal = await startTemporal();
+    },
     spawn(entry, env, flags = []) {
       const child = spawn(process.execPath, [...flags, join(projectRoot, entry)], {
         cwd: projectRoot,

@@ -15,6 +15,7 @@ import { opsAuth } from './http/middleware/ops-auth.js';
 import { partnerAuth } from './http/middleware/partner-auth.js';
 import { problemHandler } from './http/middleware/problem-handler.js';
 import { rateLimit } from './http/middleware/rate-limit.js';
+import { requestBudget } from './http/middleware/request-budget.js';
 import { requestContext } from './http/middleware/request-context.js';
 import { buildOpenApiDocument } from './http/openapi.js';
 import { authRoutes } from './http/routes/auth/router.js';
@@ -154,6 +155,7 @@ export function createApp(deps: AppDeps): App {
   koa.silent = true;
   koa.use(requestContext(logger, metrics));
   koa.use(problemHandler(config.publicBaseUrl));
+  koa.use(requestBudget(config.requestTimeoutMs));
   for (const router of routers) koa.use(router.routes());
   koa.use((ctx) => {
     const allowed = new Set<string>();

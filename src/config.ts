@@ -84,6 +84,7 @@ const schema = z.object({
   TOKEN_FAILURE_LIMIT: z.coerce.number().int().min(1).default(10),
   TOKEN_FAILURE_WINDOW: duration('5m'),
   CREDENTIAL_CACHE_MAX_AGE: duration('5s'),
+  REQUEST_TIMEOUT: duration('15s'),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(1).default(500),
   UPLOADS_DIR: z.string().min(1).optional(),
   WEBHOOK_CA_FILE: z.string().min(1).optional(),
@@ -123,6 +124,8 @@ export interface Config {
   /** Key of data sealed at rest (stored idempotent responses). */
   readonly dataEncryptionKey: string;
   readonly rateLimit: { readonly perSecond: number; readonly burst: number };
+  /** A request's budget: past it, 503 with Retry-After (see request-budget.ts). */
+  readonly requestTimeoutMs: number;
   /** The longest a credential is served from memory (0: read on every request); see credential-cache.ts. */
   readonly credentialCacheMaxAgeMs: number;
   /** Failed token exchanges allowed per client_id and per IP within the window. */
@@ -204,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataEncryptionKey: e.DATA_ENCRYPTION_KEY ?? DEVELOPMENT_DATA_ENCRYPTION_KEY,
     rateLimit: Object.freeze({ perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST }),
     credentialCacheMaxAgeMs: e.CREDENTIAL_CACHE_MAX_AGE,
+    requestTimeoutMs: e.REQUEST_TIMEOUT,
     tokenFailures: Object.freeze({
       limit: e.TOKEN_FAILURE_LIMIT,
       windowMs: e.TOKEN_FAILURE_WINDOW,

@@ -17,6 +17,8 @@ export interface Database {
 export function createDatabase(url: string, options: { max?: number } = {}): Database {
   const sql = postgres(url, {
     max: options.max ?? 10,
+    // A server restarting must not hold a request past its budget (the default is 30 s).
+    connect_timeout: 5,
     onnotice: () => {},
     connection: { application_name: 'embedded-credit' },
   });
