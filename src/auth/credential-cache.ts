@@ -14,11 +14,12 @@ export interface CredentialCache {
   /** The credential of a client_id: from memory while this process hears every change. */
   find(clientId: string): Promise<Credential | undefined>;
   /**
-   * Forgets a client_id, then waits (at most 2 s) for the change's notification to come back:
-   * PostgreSQL sends it to every listening process at once, so when it is back here the others
-   * have it too. Called after a revocation commits, before it is answered.
+   * Runs `change` (a transaction revoking or removing a client_id's credential) and, when it found
+   * one, waits (at most 2 s) for the change's notification to come back: PostgreSQL sends it to
+   * every listening process at once, so when it is back here the others have it too. The wait is
+   * set up before the change, so a notification that beats the transaction's answer still counts.
    */
-  changed(clientId: string): Promise<void>;
+  changing<T>(clientId: string, change: () => Promise<T | undefined>): Promise<T | undefined>;
   close(): Promise<void>;
 }
 
@@ -113,21 +114,29 @@ export function createCredentialCache(options: {
       }
       return credential;
     },
-    async changed(clientId) {
-      entries.delete(clientId);
-      generation++;
-      if (!listening) return;
+    async changing(clientId, change) {
+      let echoed!: () => void;
+      const echo = new Promise<void>((resolve) => (echoed = resolve));
+      const waiting = echoes.get(clientId) ?? new Set();
+      waiting.add(echoed);
+      echoes.set(clientId, waiting);
       let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve) => {
-        const waiting = echoes.get(clientId) ?? new Set();
-        waiting.add(resolve);
-        echoes.set(clientId, waiting);
-        timer = setTimeout(() => {
-          waiting.delete(resolve);
-          resolve();
-        }, ECHO_TIMEOUT_MS);
-      });
-      clearTimeout(timer);
+      try {
+        const result = await change();
+        if (result !== undefined && listening) {
+          await Promise.race([
+            echo,
+            new Promise((resolve) => (timer = setTimeout(resolve, ECHO_TIMEOUT_MS))),
+          ]);
+        }
+        return result;
+      } finally {
+        clearTimeout(timer);
+        waiting.delete(echoed);
+        if (waiting.size === 0 && echoes.get(clientId) === waiting) echoes.delete(clientId);
+        entries.delete(clientId);
+        generation++;
+      }
     },
     async close() {
       closed = true;

@@ -177,9 +177,10 @@ export function authRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
       errors: [404],
     },
     async (ctx, { params }) => {
-      const credential = await revokeCredential(deps.db, tenantOf(ctx), params.client_id);
+      const credential = await deps.credentials.changing(params.client_id, () =>
+        revokeCredential(deps.db, tenantOf(ctx), params.client_id),
+      );
       if (!credential) throw notFound(params.client_id);
-      await deps.credentials.changed(credential.clientId);
       ctx.body = presentCredential(credential);
     },
   );
