@@ -1,25 +1,15 @@
 import {
-  WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowUpdateFailedError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
   type Client,
 } from '@temporalio/client';
-import {
-  ApplicationFailure,
-  TypedSearchAttributes,
-  WorkflowIdReusePolicy,
-  type UpdateDefinition,
-} from '@temporalio/common';
+import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
 import type { Customer } from '../db/queries/customers.js';
 import { ProblemError, problems } from '../errors.js';
 import type { OnboardingInput } from '../../workflows/customer-onboarding/messages.js';
-import type { WorkflowStart } from './outbox.js';
-import { searchAttributes } from './search-attributes.js';
+import { updateWithStart, type WorkflowStart } from './outbox.js';
 import { workflowIds, workflowTypes } from './workflow-ids.js';
-
-/** How long a request waits for the workflow to take a change before answering 503. */
-const UPDATE_DEADLINE_MS = 10_000;
 
 export function onboardingInput(customer: Customer, sandboxReviewDelayMs: number): OnboardingInput {
   return {
@@ -69,26 +59,12 @@ export async function changeCustomer<Args extends unknown[]>(
   update: UpdateDefinition<void, Args>,
   args: Args,
 ): Promise<void> {
-  const start = new WithStartWorkflowOperation(workflowTypes.customerOnboarding, {
-    workflowId: workflowIds.customerOnboarding(customer.id),
-    taskQueue: deps.taskQueue,
-    args: [onboardingInput(customer, deps.sandboxReviewDelayMs)],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-    staticSummary: onboardingSummary(customer),
-    typedSearchAttributes: new TypedSearchAttributes(
-      Object.entries(onboardingSearchAttributes(customer)).map(([name, value]) => ({
-        key: searchAttributes[name as keyof typeof searchAttributes],
-        value,
-      })),
-    ),
-  });
   try {
-    await deps.temporal.connection.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () =>
-      deps.temporal.workflow.executeUpdateWithStart(update, {
-        args,
-        startWorkflowOperation: start,
-      }),
+    await updateWithStart(
+      deps.temporal,
+      onboardingStart(customer, deps.taskQueue, deps.sandboxReviewDelayMs),
+      update,
+      args,
     );
   } catch (error) {
     throw toProblem(error, customer);

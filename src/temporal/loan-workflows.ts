@@ -1,25 +1,15 @@
 import {
-  WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowUpdateFailedError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
   type Client,
 } from '@temporalio/client';
-import {
-  ApplicationFailure,
-  TypedSearchAttributes,
-  WorkflowIdReusePolicy,
-  type UpdateDefinition,
-} from '@temporalio/common';
+import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
 import type { Loan, LoanView } from '../db/queries/loans.js';
 import { ProblemError, problems } from '../errors.js';
 import type { LoanInput } from '../../workflows/loan/messages.js';
-import type { WorkflowStart } from './outbox.js';
-import { searchAttributes } from './search-attributes.js';
+import { updateWithStart, type WorkflowStart } from './outbox.js';
 import { workflowIds, workflowTypes } from './workflow-ids.js';
-
-/** How long a request waits for the loan's workflow to take a command before answering 503. */
-const UPDATE_DEADLINE_MS = 10_000;
 
 export interface LoanTiming {
   /** SANDBOX_DISBURSEMENT_DELAY */
@@ -82,27 +72,13 @@ export async function changeLoan<Ret, Args extends unknown[]>(
    */
   updateId?: string,
 ): Promise<Ret> {
-  const start = new WithStartWorkflowOperation(workflowTypes.loan, {
-    workflowId: workflowIds.loan(loan.id),
-    taskQueue: deps.taskQueue,
-    args: [loanInput(loan, deps)],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-    staticSummary: loanSummary(loan),
-    typedSearchAttributes: new TypedSearchAttributes(
-      Object.entries(loanSearchAttributes(loan)).map(([name, value]) => ({
-        key: searchAttributes[name as keyof typeof searchAttributes],
-        value,
-      })),
-    ),
-  });
   try {
-    return await deps.temporal.connection.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () =>
-      deps.temporal.workflow.executeUpdateWithStart(update, {
-        args,
-        startWorkflowOperation: start,
-        ...(updateId ? { updateId } : {}),
-      }),
+    return await updateWithStart(
+      deps.temporal,
+      loanStart(loan, deps.taskQueue, deps),
+      update,
+      args,
+      updateId,
     );
   } catch (error) {
     throw toProblem(error, loan);

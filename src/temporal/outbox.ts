@@ -1,5 +1,13 @@
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { TypedSearchAttributes, WorkflowIdReusePolicy } from '@temporalio/common';
+import {
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  type Client,
+} from '@temporalio/client';
+import {
+  TypedSearchAttributes,
+  WorkflowIdReusePolicy,
+  type UpdateDefinition,
+} from '@temporalio/common';
 import { and, eq, inArray, isNull, lte, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/client.js';
 import { workflowOutbox } from '../db/schema/index.js';
@@ -137,4 +145,38 @@ export function toTypedSearchAttributes(values: Record<string, string>): TypedSe
     return key ? [{ key, value }] : [];
   });
   return new TypedSearchAttributes(pairs);
+}
+
+/** How long a request waits for a workflow to take an Update before answering 503. */
+const UPDATE_DEADLINE_MS = 10_000;
+
+/**
+ * Sends an Update to the workflow `start` describes, starting it if its outbox start has not
+ * happened yet (update-with-start), so a command never waits on the sweeper. Bounded: past 10 s
+ * the caller gets `WorkflowUpdateRPCTimeoutOrCancelledError`. `updateId` names the command, so a
+ * retry after an unclear answer finds the one it sent (Temporal keeps an Update's outcome by id).
+ */
+export async function updateWithStart<Ret, Args extends unknown[]>(
+  temporal: Client,
+  start: WorkflowStart,
+  update: UpdateDefinition<Ret, Args>,
+  args: Args,
+  updateId?: string,
+): Promise<Ret> {
+  const startOperation = new WithStartWorkflowOperation(start.workflowType, {
+    workflowId: start.workflowId,
+    taskQueue: start.taskQueue,
+    args: start.args,
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    typedSearchAttributes: toTypedSearchAttributes(start.searchAttributes ?? {}),
+    ...(start.summary ? { staticSummary: start.summary } : {}),
+  });
+  return temporal.connection.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () =>
+    temporal.workflow.executeUpdateWithStart(update, {
+      args,
+      startWorkflowOperation: startOperation,
+      ...(updateId ? { updateId } : {}),
+    }),
+  );
 }
