@@ -60,6 +60,8 @@ export function createCreditOfferActivities(deps: ActivityDeps) {
       offerId: string;
       eventId: string;
       validityMs: number;
+      /** When the offer is made, on the customer's clock (epoch ms; default now). */
+      at?: number;
     }): Promise<{ validUntil: number; approvedAmount: number } | null> {
       const { tenant } = input;
       const offer = await writeWithEvent(tenant, input.eventId, async (tx) => {
@@ -89,7 +91,7 @@ export function createCreditOfferActivities(deps: ActivityDeps) {
           customerId: customer.id,
           status: 'available',
           ...terms,
-          validUntil: new Date(now.getTime() + input.validityMs),
+          validUntil: new Date((input.at ?? now.getTime()) + input.validityMs),
           createdAt: now,
           updatedAt: now,
         });

@@ -9,6 +9,8 @@ import {
   loanEventTypes,
   type LoanError,
 } from '../src/domain/loans/loans.js';
+import { payoffQuote } from '../src/domain/loans/repayment.js';
+import { businessDate } from '../src/domain/business-date.js';
 import type { Tenant } from '../src/domain/tenant.js';
 import { presentLoan, type SigningUrl } from '../src/http/routes/loans/presenter.js';
 import { recordAndFanOut, startDeliveries, type NewEvent } from '../src/webhooks/fan-out.js';
@@ -24,7 +26,9 @@ export interface LoanActivityDeps {
  * retry after a crash finds its work done and writes nothing twice.
  */
 export function createLoanActivities(deps: ActivityDeps) {
-  const present = (loan: LoanView) => presentLoan(loan, deps.loans.signingUrl);
+  /** The loan as of a business instant (the step's, on the customer's clock). */
+  const present = (loan: LoanView, asOf: string) =>
+    presentLoan(loan, deps.loans.signingUrl, businessDate(new Date(asOf)));
 
   /** Runs `change` in a transaction, records the events it returns, starts their deliveries. */
   async function writeWithEvents<T>(
@@ -51,8 +55,20 @@ export function createLoanActivities(deps: ActivityDeps) {
     return loan;
   }
 
-  const event = (id: string, type: string, loan: LoanView, extra: Record<string, unknown> = {}) =>
-    ({ id, type, data: { ...present(loan), ...extra }, createdAt: loan.updatedAt }) as NewEvent;
+  const event = (
+    id: string,
+    type: string,
+    loan: LoanView,
+    asOf: string,
+    extra: Record<string, unknown> = {},
+  ) =>
+    ({
+      id,
+      type,
+      data: { ...present(loan, asOf), ...extra },
+      createdAt: loan.updatedAt,
+    }) as NewEvent;
+  const realNow = () => new Date().toISOString();
 
   return {
     /**
@@ -105,7 +121,7 @@ export function createLoanActivities(deps: ActivityDeps) {
         const after = await lockLoan(tx, input.tenant, input.loanId);
         const signed = after.signers.find((s) => s.cpf === input.cpf)!;
         const events = [
-          event(input.eventIds.signature, loanEventTypes.signatureReceived, after, {
+          event(input.eventIds.signature, loanEventTypes.signatureReceived, after, realNow(), {
             signer: {
               name: signed.name,
               cpf: signed.cpf,
@@ -114,7 +130,9 @@ export function createLoanActivities(deps: ActivityDeps) {
           }),
         ];
         if (allSigned)
-          events.push(event(input.eventIds.processing, loanEventTypes.processing, after));
+          events.push(
+            event(input.eventIds.processing, loanEventTypes.processing, after, realNow()),
+          );
         return { result: { signedAt: input.signedAt, allSigned }, events };
       });
     },
@@ -142,7 +160,7 @@ export function createLoanActivities(deps: ActivityDeps) {
           .where(and(eq(loans.id, input.loanId), inArray(loans.status, [...cancellableStatuses])));
         const after = await lockLoan(tx, input.tenant, input.loanId);
         const type = input.status === 'cancelled' ? loanEventTypes.cancelled : loanEventTypes.error;
-        return { result: undefined, events: [event(input.eventId, type, after)] };
+        return { result: undefined, events: [event(input.eventId, type, after, realNow())] };
       });
     },
 
@@ -171,7 +189,10 @@ export function createLoanActivities(deps: ActivityDeps) {
           .set({ status: 'active', disbursedAt: new Date(input.at), updatedAt: sql`now()` })
           .where(eq(loans.id, input.loanId));
         const after = await lockLoan(tx, input.tenant, input.loanId);
-        return { result: undefined, events: [event(input.eventId, loanEventTypes.active, after)] };
+        return {
+          result: undefined,
+          events: [event(input.eventId, loanEventTypes.active, after, input.at)],
+        };
       });
     },
 
@@ -216,7 +237,7 @@ export function createLoanActivities(deps: ActivityDeps) {
           .where(eq(loans.id, input.loanId));
         const after = await lockLoan(tx, input.tenant, input.loanId);
         const events = [
-          event(input.eventIds.payment, loanEventTypes.paymentReceived, after, {
+          event(input.eventIds.payment, loanEventTypes.paymentReceived, after, input.paidAt, {
             payment: {
               amount: input.amount,
               paid_at: input.paidAt,
@@ -224,8 +245,107 @@ export function createLoanActivities(deps: ActivityDeps) {
             },
           }),
         ];
-        if (input.last) events.push(event(input.eventIds.finished, loanEventTypes.finished, after));
+        if (input.last)
+          events.push(event(input.eventIds.finished, loanEventTypes.finished, after, input.paidAt));
         return { result: undefined, events };
+      });
+    },
+
+    /**
+     * Installment `installmentNumber` was unpaid when its due date ended (`at`, on the customer's
+     * clock): the row becomes overdue, with `loan.installment_overdue`. Paid meanwhile, or marked
+     * already (a retry), nothing is written.
+     */
+    async recordOverdue(input: {
+      tenant: Tenant;
+      loanId: string;
+      installmentNumber: number;
+      at: string;
+      eventId: string;
+    }): Promise<void> {
+      await writeWithEvents(input.tenant, async (tx) => {
+        const before = await lockLoan(tx, input.tenant, input.loanId);
+        const n = input.installmentNumber;
+        if (
+          before.status !== 'active' ||
+          before.paidInstallments >= n ||
+          before.overdueThrough >= n
+        )
+          return { result: undefined, events: [] };
+        await tx
+          .update(loans)
+          .set({ overdueThrough: n, updatedAt: sql`now()` })
+          .where(eq(loans.id, input.loanId));
+        const after = await lockLoan(tx, input.tenant, input.loanId);
+        const row = present(after, input.at).schedule[n - 1]!;
+        return {
+          result: undefined,
+          events: [
+            event(input.eventId, loanEventTypes.installmentOverdue, after, input.at, {
+              installment: { number: n, due_date: row.due_date, amount_due: row.amount_due },
+            }),
+          ],
+        };
+      });
+    },
+
+    /**
+     * Early settlement on the day of `paidAt`: one `payoff` transaction for the payoff amount of
+     * that day (contract §12: pending rows at present value, overdue ones at their amount due),
+     * every row paid, the loan finished with `loan.finished`. A retry answers the first amount.
+     */
+    async recordPayoff(input: {
+      tenant: Tenant;
+      loanId: string;
+      paidAt: string;
+      transactionId: string;
+      eventId: string;
+    }): Promise<{ amount: number }> {
+      return writeWithEvents(input.tenant, async (tx) => {
+        const before = await lockLoan(tx, input.tenant, input.loanId);
+        const f = before.figures;
+        const quote = payoffQuote(
+          f.schedule.slice(before.paidInstallments),
+          businessDate(new Date(input.paidAt)),
+          String(f.monthly_interest_rate),
+          before.lateChargeRates,
+        );
+        const written = await writeLedgerEntry(tx, input.tenant, input.loanId, {
+          id: input.transactionId,
+          step: ledgerStep.payoff,
+          type: 'payoff',
+          amount: quote.payoffAmount,
+          occurredAt: new Date(input.paidAt),
+        });
+        if (!written) {
+          const [first] = await tx
+            .select({ amount: loanTransactions.amount })
+            .from(loanTransactions)
+            .where(
+              and(
+                eq(loanTransactions.loanId, input.loanId),
+                eq(loanTransactions.step, ledgerStep.payoff),
+              ),
+            );
+          return { result: { amount: first?.amount ?? quote.payoffAmount }, events: [] };
+        }
+        if (before.status !== 'active')
+          throw ApplicationFailure.nonRetryable(`the loan is ${before.status}`, 'invalid_state');
+        const settled = f.schedule.length - before.paidInstallments;
+        await tx
+          .update(loans)
+          .set({
+            paidInstallments: f.schedule.length,
+            paidAt: sql`${loans.paidAt} || ${JSON.stringify(Array(settled).fill(input.paidAt))}::jsonb`,
+            status: 'finished',
+            updatedAt: sql`now()`,
+          })
+          .where(eq(loans.id, input.loanId));
+        const after = await lockLoan(tx, input.tenant, input.loanId);
+        return {
+          result: { amount: quote.payoffAmount },
+          events: [event(input.eventId, loanEventTypes.finished, after, input.paidAt)],
+        };
       });
     },
   };

@@ -118,6 +118,7 @@ export function createApp(deps: AppDeps): App {
     signatureDeadlineMs: config.loanSignatureDeadlineMs,
     sandboxDisbursementDelayMs: config.sandboxDisbursementDelayMs,
     lender: config.lender,
+    lateChargeRates: config.lateCharges,
   };
 
   const partnerApi = new ApiRouter('/v3', guards, idempotencyGuard);

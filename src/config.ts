@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import ms, { type StringValue } from 'ms';
 import { z } from 'zod';
 import type { IofRates } from './domain/credit/simulation.js';
+import type { LateChargeRates } from './domain/loans/repayment.js';
 import { projectRoot } from './project-root.js';
 
 /** The OPS_TOKEN used when none is configured outside production. Printed by `npm run dev`. */
@@ -75,6 +76,9 @@ const schema = z.object({
   IOF_DAILY_RATE_COMPANY: rate('0.000082'),
   IOF_DAILY_RATE_MEI: rate('0.0000274'),
   IOF_MEI_PRINCIPAL_LIMIT: z.coerce.number().int().min(0).default(3_000_000),
+  // Late charges (contract §12), fixed in each loan when it is created.
+  LATE_FEE_RATE: rate('0.02'),
+  LATE_INTEREST_MONTHLY_RATE: rate('0.01'),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: flag,
   OUTBOX_SWEEP_INTERVAL: duration('5s'),
   TOKEN_SIGNING_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
@@ -115,6 +119,8 @@ export interface Config {
   readonly lender: { readonly name: string; readonly cnpj: string };
   /** IOF rates as decimal strings, and the principal (centavos) up to which the MEI rate applies. */
   readonly iof: IofRates;
+  /** LATE_FEE_RATE and LATE_INTEREST_MONTHLY_RATE as decimal strings. */
+  readonly lateCharges: LateChargeRates;
   readonly webhookAllowPrivateTargets: boolean;
   readonly outboxSweepIntervalMs: number;
   /** Workflows a worker keeps in memory between their tasks. */
@@ -197,6 +203,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       dailyCompany: e.IOF_DAILY_RATE_COMPANY,
       dailyMei: e.IOF_DAILY_RATE_MEI,
       meiPrincipalLimitAmount: e.IOF_MEI_PRINCIPAL_LIMIT,
+    }),
+    lateCharges: Object.freeze({
+      feeRate: e.LATE_FEE_RATE,
+      monthlyInterestRate: e.LATE_INTEREST_MONTHLY_RATE,
     }),
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     outboxSweepIntervalMs: e.OUTBOX_SWEEP_INTERVAL,

@@ -24,8 +24,18 @@ import {
   cancelUpdate,
   disbursementUpdate,
   paymentUpdate,
+  payoffUpdate,
   signUpdate,
 } from '../../workflows/loan/messages.js';
+import { businessDate } from '../domain/business-date.js';
+import {
+  amountDue,
+  lastPayoffDate,
+  payoffQuote,
+  type LateChargeRates,
+  type PayoffQuote,
+} from '../domain/loans/repayment.js';
+
 import { creditOfferNotFound } from './simulate-offer.js';
 
 /** What loan commands need. */
@@ -42,6 +52,8 @@ export interface LoanDeps extends LoanTiming {
   /** LOAN_SIGNATURE_DEADLINE */
   signatureDeadlineMs: number;
   lender: { name: string; cnpj: string };
+  /** LATE_FEE_RATE and LATE_INTEREST_MONTHLY_RATE, fixed in each new loan. */
+  lateChargeRates: LateChargeRates;
 }
 
 export interface CreateLoanRequest {
@@ -160,6 +172,7 @@ export async function createLoan(
         contractKey,
         signingTokenHash: hashSigningToken(signingToken(deps.signingKey, loanId)),
         signatureDeadline: new Date(now.getTime() + deps.signatureDeadlineMs),
+        lateChargeRates: deps.lateChargeRates,
         createdAt: now,
         updatedAt: now,
       });
@@ -186,7 +199,7 @@ export async function createLoan(
           {
             id: newId('evt'),
             type: loanEventTypes.created,
-            data: presentLoan(loan, deps.signingUrl),
+            data: presentLoan(loan, deps.signingUrl, businessDate(now)),
             createdAt: now,
           },
         ],
@@ -259,14 +272,19 @@ export async function reportDisbursement(
   report: { outcome: 'confirmed' | 'failed'; reason?: string | undefined },
 ): Promise<LoanView> {
   await changeLoan(deps, loan, disbursementUpdate, [
-    { outcome: report.outcome, reason: report.reason ?? null, at: deps.clock().toISOString() },
+    {
+      outcome: report.outcome,
+      reason: report.reason ?? null,
+      at: deps.clock().toISOString(),
+    },
   ]);
   return reload(deps, loan);
 }
 
 /**
- * A payment of the oldest unpaid installment. `amount` defaults to what that row owes (the
- * sandbox helper's convenience); `paid_at` defaults to now and may not lie in the future.
+ * A payment of the oldest unpaid installment. `amount` defaults to what that row owes on the
+ * payment's day (the sandbox helper's convenience); `paid_at` defaults to now and
+ * may not lie in the future.
  */
 export async function recordPayment(
   deps: LoanDeps,
@@ -274,8 +292,77 @@ export async function recordPayment(
   payment: { amount?: number | undefined; paid_at?: string | undefined },
   idempotencyKey?: string,
 ): Promise<LoanView> {
-  const now = deps.clock();
-  const paidAt = payment.paid_at ? new Date(payment.paid_at) : now;
+  const paidAt = checkPaidAt(loan, payment.paid_at, deps.clock());
+  const row = loan.figures.schedule[loan.paidInstallments];
+  const due = row && amountDue(row, businessDate(paidAt), loan.lateChargeRates).amount;
+  await changeLoan(
+    deps,
+    loan,
+    paymentUpdate,
+    [{ amount: payment.amount ?? due ?? 0, paidAt: paidAt.toISOString() }],
+    idempotencyKey && commandId('payment', loan, idempotencyKey),
+  );
+  return reload(deps, loan);
+}
+
+/**
+ * Early settlement (contract §12): every unpaid row at once, for the payoff amount of the day of
+ * `paid_at`, in one `payoff` transaction; the loan finishes.
+ */
+export async function settleLoan(
+  deps: LoanDeps,
+  loan: LoanView,
+  request: { paid_at?: string | undefined },
+  idempotencyKey?: string,
+): Promise<LoanView> {
+  const paidAt = checkPaidAt(loan, request.paid_at, deps.clock());
+  await changeLoan(
+    deps,
+    loan,
+    payoffUpdate,
+    [{ paidAt: paidAt.toISOString() }],
+    idempotencyKey && commandId('payoff', loan, idempotencyKey),
+  );
+  return reload(deps, loan);
+}
+
+/**
+ * The payoff quote of `date` (default today, São Paulo, at most 30 days ahead):
+ * pending rows at present value, rows due by then at their amount due.
+ */
+export function quotePayoff(
+  deps: Pick<LoanDeps, 'clock'>,
+  loan: LoanView,
+  date: string | undefined,
+): PayoffQuote {
+  if (loan.status !== 'active')
+    throw new ProblemError(
+      'invalid_state',
+      `The loan is ${loan.status}; only an active loan has a payoff.`,
+    );
+  const today = businessDate(deps.clock());
+  const on = date ?? today;
+  const last = lastPayoffDate(today);
+  if (on < today || on > last)
+    throw problems.validation([
+      {
+        path: 'query.date',
+        code: 'out_of_range',
+        message: `Must be between today (${today}) and ${last}.`,
+      },
+    ]);
+  const f = loan.figures;
+  return payoffQuote(
+    f.schedule.slice(loan.paidInstallments),
+    on,
+    String(f.monthly_interest_rate),
+    loan.lateChargeRates,
+  );
+}
+
+/** A payment's `paid_at`: now by default; never in the future, nor before the disbursement. */
+function checkPaidAt(loan: LoanView, paidAtText: string | undefined, now: Date): Date {
+  const paidAt = paidAtText ? new Date(paidAtText) : now;
   if (paidAt.getTime() > now.getTime())
     throw problems.validation([
       {
@@ -294,15 +381,7 @@ export async function recordPayment(
         message: `A payment cannot be dated before the disbursement (${loan.disbursedAt.toISOString()}).`,
       },
     ]);
-  const due = loan.figures.schedule[loan.paidInstallments]?.installment_amount;
-  await changeLoan(
-    deps,
-    loan,
-    paymentUpdate,
-    [{ amount: payment.amount ?? due ?? 0, paidAt: paidAt.toISOString() }],
-    idempotencyKey && commandId('payment', loan, idempotencyKey),
-  );
-  return reload(deps, loan);
+  return paidAt;
 }
 
 /** pdf-lib and its fonts (some 20 MB resident) load with the first contract, not at startup. */

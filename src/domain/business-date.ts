@@ -20,3 +20,20 @@ export function addDays(date: string, days: number): string {
   at.setUTCDate(at.getUTCDate() + days);
   return at.toISOString().slice(0, 10);
 }
+
+/** Whole calendar days from a to b (`YYYY-MM-DD`). */
+export function daysBetween(a: string, b: string): number {
+  return Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / 86_400_000);
+}
+
+/**
+ * The instant a business date begins in São Paulo (epoch ms). The zone has kept UTC−3 all year
+ * since 2019; the zone's own calendar confirms it, and settles dates under the old summer time.
+ */
+export function startOfBusinessDate(date: string): number {
+  const standard = Date.parse(`${date}T03:00:00Z`);
+  for (const at of [standard, standard - 3_600_000]) {
+    if (businessDate(new Date(at)) === date && businessDate(new Date(at - 1)) !== date) return at;
+  }
+  return standard;
+}

@@ -30,6 +30,8 @@ export function loanInput(loan: LoanView, timing: LoanTiming): LoanInput {
     requestedAmount: loan.figures.requested_amount,
     signerCpfs: loan.signers.map((signer) => signer.cpf),
     installmentAmounts: loan.figures.schedule.map((row) => row.installment_amount),
+    installmentDueDates: loan.figures.schedule.map((row) => row.due_date),
+    lateChargeRates: loan.lateChargeRates,
   };
 }
 

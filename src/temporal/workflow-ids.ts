@@ -20,3 +20,6 @@ export const workflowTypes = {
   loan: 'loanWorkflow',
   webhookDelivery: 'webhookDeliveryWorkflow',
 } as const satisfies Record<keyof typeof workflowIds, keyof typeof workflows>;
+
+/** The sandbox clock of a customer (contract §12): what waiting workflows answer an advance to. */
+export const sandboxClockWorkflowId = (customerId: string) => `sandbox-clock/${customerId}`;

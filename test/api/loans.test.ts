@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { loans, simulations } from '../../src/db/schema/index.js';
 import type { simulationSchema } from '../../src/http/routes/credit-offers/schema.js';
-import type { loanSchema } from '../../src/http/routes/loans/schema.js';
+import type { loanSchema, payoffSchema } from '../../src/http/routes/loans/schema.js';
+import { addDays, businessDate } from '../../src/domain/business-date.js';
+import { payoffQuote } from '../../src/domain/loans/repayment.js';
 import { activeCustomer, offerOf, type OfferBody } from '../helpers/credit.js';
 import type { CustomerBody } from '../helpers/customers.js';
 import { fakeCpf } from '../helpers/customers.js';
@@ -11,6 +13,7 @@ import { client, createPartner, tokenFor, type Client } from '../helpers/partner
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 
 type LoanBody = z.infer<typeof loanSchema>;
+type PayoffBody = z.infer<typeof payoffSchema>;
 type SimulationBody = z.infer<typeof simulationSchema>;
 interface Problem {
   code: string;
@@ -311,5 +314,65 @@ describe('loan commands', () => {
     expect((await otherPartner(`/v3/loans/${loan.id}/contract`)).status).toBe(404);
     expect((await otherPartner(`/v3/loans/${loan.id}/transactions`)).status).toBe(404);
     expect((await production(`/v3/loans/${loan.id}`)).status).toBe(404);
+    expect((await otherPartner(`/v3/loans/${loan.id}/payoff`)).status).toBe(404);
+  });
+
+  it('quotes an early settlement, settles it in one payoff transaction, and finishes the loan', async () => {
+    const active = (await (await api(`/v3/loans/${loan.id}`)).json()) as LoanBody;
+    expect(active).toMatchObject({ status: 'active', overdue_amount: 0, days_overdue: 0 });
+    expect(active.schedule.map((row) => row.status)).toEqual(
+      active.schedule.map((_, index) => (index < active.paid_installments ? 'paid' : 'pending')),
+    );
+    expect(active.schedule[1]!.amount_due).toBe(active.schedule[1]!.installment_amount);
+    const unpaid = active.schedule.slice(active.paid_installments);
+    const today = businessDate(new Date());
+
+    const quote = (await (await api(`/v3/loans/${loan.id}/payoff`)).json()) as PayoffBody;
+    const expected = payoffQuote(unpaid, today, String(active.monthly_interest_rate), {
+      feeRate: '0.02',
+      monthlyInterestRate: '0.01',
+    });
+    expect(quote).toEqual({
+      loan_id: loan.id,
+      date: today,
+      payoff_amount: expected.payoffAmount,
+      discount_amount: expected.discountAmount,
+      rows: expected.rows,
+    });
+    // Every row is due after today: the payoff is less than what is left, and less further out.
+    expect(quote.payoff_amount).toBeLessThan(active.outstanding_amount);
+    expect(quote.payoff_amount + quote.discount_amount).toBe(active.outstanding_amount);
+    const later = (await (
+      await api(`/v3/loans/${loan.id}/payoff?date=${addDays(today, 30)}`)
+    ).json()) as PayoffBody;
+    expect(later.payoff_amount).toBeGreaterThan(quote.payoff_amount);
+    for (const date of [addDays(today, -1), addDays(today, 31), '2026-02-30']) {
+      const bad = await api(`/v3/loans/${loan.id}/payoff?date=${date}`);
+      expect(bad.status).toBe(422);
+      expect((await problem(bad)).errors?.map((e) => e.path)).toEqual(['query.date']);
+    }
+
+    const settled = await api(`/v3/sandbox/loans/${loan.id}/payoff`, { method: 'POST', body: {} });
+    expect(settled.status).toBe(200);
+    const finished = (await settled.json()) as LoanBody;
+    expect(finished).toMatchObject({
+      status: 'finished',
+      outstanding_amount: 0,
+      paid_installments: finished.installments,
+    });
+    expect(finished.schedule.every((row) => row.status === 'paid' && row.amount_due === 0)).toBe(
+      true,
+    );
+    const ledger = (await (await api(`/v3/loans/${loan.id}/transactions`)).json()) as {
+      data: { type: string; amount: number; installment_number: number | null }[];
+    };
+    expect(ledger.data.at(-1)).toMatchObject({
+      type: 'payoff',
+      amount: quote.payoff_amount,
+      installment_number: null,
+    });
+    expect(ledger.data.filter((t) => t.type === 'payoff')).toHaveLength(1);
+    expect((await api(`/v3/loans/${loan.id}/payoff`)).status).toBe(409);
+    expect((await ops(`/loans/${loan.id}/payoff`, {})).status).toBe(409);
   });
 });

@@ -68,6 +68,7 @@ const matrix: Record<string, { requests: Partial<Record<Method, () => Request>>;
     code: 'loan_not_found',
   },
   '/v3/loans/{loan_id}/transactions': { requests: { GET: () => ({}) }, code: 'loan_not_found' },
+  '/v3/loans/{loan_id}/payoff': { requests: { GET: () => ({}) }, code: 'loan_not_found' },
   '/v3/loans/{loan_id}/contract': { requests: { GET: () => ({}) }, code: 'loan_not_found' },
   '/v3/sandbox/loans/{loan_id}/signatures': {
     requests: { POST: () => ({ body: { cpf: ownerCpf } }) },
@@ -78,6 +79,10 @@ const matrix: Record<string, { requests: Partial<Record<Method, () => Request>>;
     code: 'loan_not_found',
   },
   '/v3/sandbox/loans/{loan_id}/payments': {
+    requests: { POST: () => ({ body: {} }) },
+    code: 'loan_not_found',
+  },
+  '/v3/sandbox/loans/{loan_id}/payoff': {
     requests: { POST: () => ({ body: {} }) },
     code: 'loan_not_found',
   },

@@ -112,6 +112,8 @@ describe('a loan from contract to last installment, over HTTP on the real stack'
       'disbursement_account',
       'disbursed_at',
       'outstanding_amount',
+      'overdue_amount',
+      'days_overdue',
       'paid_installments',
       'next_due_date',
       'schedule',
@@ -147,7 +149,12 @@ describe('a loan from contract to last installment, over HTTP on the real stack'
       cancellation_reason: null,
     });
     expect(loan.schedule).toEqual(
-      sim.schedule.map((row) => ({ ...row, status: 'pending', paid_at: null })),
+      sim.schedule.map((row) => ({
+        ...row,
+        status: 'pending',
+        amount_due: row.installment_amount,
+        paid_at: null,
+      })),
     );
     expect(loan.signing_url).toMatch(new RegExp(`^${stack.config.publicBaseUrl}/hosted/signing/`));
     // The offer was accepted by the same transaction.

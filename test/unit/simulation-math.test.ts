@@ -3,7 +3,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   annualInterestRate,
-  daysBetween,
   dueDates,
   iofRate,
   priceInstallment,
@@ -12,6 +11,7 @@ import {
   type IofRates,
   type SimulationInput,
 } from '../../src/domain/credit/simulation.js';
+import { daysBetween } from '../../src/domain/business-date.js';
 
 const iof: IofRates = {
   flat: '0.0038',

@@ -158,8 +158,9 @@ describe('credit-offers workflow', () => {
       expect(expired!.at).toBeGreaterThanOrEqual(first.validUntil);
       expect(expired!.at - first.validUntil).toBeLessThan(1_000);
       expect(first.validUntil - issued!.at).toBe(VALIDITY);
-      expect(renewed!.at - expired!.at).toBeGreaterThanOrEqual(RENEWAL);
-      expect(renewed!.at - expired!.at).toBeLessThan(RENEWAL + 1_000);
+      // The renewal delay runs from valid_until, when the offer ended.
+      expect(renewed!.at - first.validUntil).toBeGreaterThanOrEqual(RENEWAL);
+      expect(renewed!.at - first.validUntil).toBeLessThan(RENEWAL + 1_000);
     });
   });
 

@@ -21,6 +21,8 @@ import {
 } from '../../workflows/loan/messages.js';
 import { creditOffersWorkflow, loanWorkflow } from '../../workflows/index.js';
 import { PAYMENTS_PER_RUN } from '../../workflows/loan/workflow.js';
+import { payoffUpdate } from '../../workflows/loan/messages.js';
+import { addDays, businessDate, startOfBusinessDate } from '../../src/domain/business-date.js';
 
 const SECOND = 1_000;
 const DAY = 86_400_000;
@@ -39,10 +41,15 @@ afterAll(async () => {
 
 type LoanActivities = Pick<
   Activities,
-  'recordSignature' | 'recordLoanEnd' | 'recordDisbursement' | 'recordPayment'
+  | 'recordSignature'
+  | 'recordLoanEnd'
+  | 'recordDisbursement'
+  | 'recordPayment'
+  | 'recordOverdue'
+  | 'recordPayoff'
 >;
 interface Write {
-  kind: 'sign' | 'end' | 'disburse' | 'pay';
+  kind: 'sign' | 'end' | 'disburse' | 'pay' | 'overdue' | 'payoff';
   at: number;
   detail: Record<string, unknown>;
 }
@@ -76,6 +83,21 @@ function recordingActivities(signers: string[]) {
         at: activityInfo().scheduledTimestampMs,
         detail: { n: input.installmentNumber, amount: input.amount, last: input.last },
       });
+    },
+    async recordOverdue(input) {
+      writes.push({
+        kind: 'overdue',
+        at: activityInfo().scheduledTimestampMs,
+        detail: { n: input.installmentNumber, at: input.at },
+      });
+    },
+    async recordPayoff(input) {
+      writes.push({
+        kind: 'payoff',
+        at: activityInfo().scheduledTimestampMs,
+        detail: { paidAt: input.paidAt },
+      });
+      return { amount: 70_123 };
     },
   };
   return { activities, writes };
@@ -317,6 +339,72 @@ describe('loan workflow', () => {
         { n: 2, amount: 35_000, last: false },
         { n: 3, amount: 35_003, last: true },
       ]);
+      await expect(pay(35_000)).rejects.toThrow(); // the loan is over
+    });
+  });
+
+  it('marks a row overdue when its due date ends unpaid, and then takes it only with its late charges', async () => {
+    const today = businessDate(new Date(await env.currentTimeMs()));
+    const dueDates = [addDays(today, 30), addDays(today, 60), addDays(today, 90)];
+    await withLoan(
+      { signerCpfs: [CUSTOMER_CPF], installmentDueDates: dueDates },
+      async ({ handle, sign, pay, writes }) => {
+        await sign(CUSTOMER_CPF);
+        await env.sleep(31 * SECOND);
+        const overdueAt = startOfBusinessDate(addDays(dueDates[0]!, 1));
+        // The last moment of the due date: not overdue yet.
+        await env.sleep(overdueAt - 60 * SECOND - (await env.currentTimeMs()));
+        expect(writes.filter((w) => w.kind === 'overdue')).toEqual([]);
+        await env.sleep(2 * 60 * SECOND);
+        const [overdue] = writes.filter((w) => w.kind === 'overdue');
+        expect(overdue!.detail).toEqual({ n: 1, at: new Date(overdueAt).toISOString() });
+        expect(overdue!.at - overdueAt).toBeGreaterThanOrEqual(0);
+        expect(overdue!.at - overdueAt).toBeLessThan(SECOND);
+        expect((await handle.query(loanProgressQuery)).overdueThrough).toBe(1);
+
+        // 15 days late: R$ 350.00 + 2 % fee (R$ 7.00) + 1 % a month × 15/30 (R$ 1.75).
+        await env.sleep(
+          startOfBusinessDate(addDays(dueDates[0]!, 15)) + DAY / 2 - (await env.currentTimeMs()),
+        );
+        const plain = pay(35_000);
+        await expect(plain).rejects.toThrow(WorkflowUpdateFailedError);
+        await plain.catch((error: WorkflowUpdateFailedError) => {
+          expect((error.cause as ApplicationFailure).type).toBe('payment_amount_mismatch');
+          expect(error.cause?.message).toContain('35875 centavos');
+        });
+        expect(await pay(35_875)).toEqual({ installmentNumber: 1 });
+        // The second row is paid before its due date: it never becomes overdue.
+        expect(await pay(35_000)).toEqual({ installmentNumber: 2 });
+        await env.sleep(
+          startOfBusinessDate(addDays(dueDates[1]!, 2)) - (await env.currentTimeMs()),
+        );
+        expect(writes.filter((w) => w.kind === 'overdue').map((w) => w.detail.n)).toEqual([1]);
+        // The third is not: it is overdue on the day after its due date.
+        await env.sleep(
+          startOfBusinessDate(addDays(dueDates[2]!, 1)) + SECOND - (await env.currentTimeMs()),
+        );
+        expect(writes.filter((w) => w.kind === 'overdue').map((w) => w.detail.n)).toEqual([1, 3]);
+        expect(await handle.query(loanProgressQuery)).toMatchObject({
+          status: 'active',
+          paidInstallments: 2,
+        });
+      },
+    );
+  });
+
+  it('settles early with one payoff and finishes; refused unless active', async () => {
+    await withLoan({ signerCpfs: [CUSTOMER_CPF] }, async ({ handle, sign, pay, writes }) => {
+      const settle = async () =>
+        handle.executeUpdate(payoffUpdate, {
+          args: [{ paidAt: new Date(await env.currentTimeMs()).toISOString() }],
+        });
+      expect(await refusal(settle())).toBe('invalid_state'); // not disbursed yet
+      await sign(CUSTOMER_CPF);
+      await env.sleep(31 * SECOND);
+      expect(await pay(35_000)).toEqual({ installmentNumber: 1 });
+      expect(await settle()).toEqual({ amount: 70_123 });
+      expect(await handle.result()).toBe('finished');
+      expect(writes.map((w) => w.kind)).toEqual(['sign', 'disburse', 'pay', 'payoff']);
       await expect(pay(35_000)).rejects.toThrow(); // the loan is over
     });
   });

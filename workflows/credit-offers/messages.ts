@@ -1,3 +1,4 @@
+import type { ClockState } from '../sandbox-clock/messages.js';
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { CreditOfferStatus } from '../../src/domain/credit/offers.js';
 import type { Environment } from '../../src/domain/environments.js';
@@ -17,6 +18,10 @@ export interface CreditOffersInput {
   renewalDelayMs: number;
   /** The offer a run carries across continue-as-new; a run without one issues a new offer. */
   carried?: LiveOffer;
+  /** When a renewal's offer is issued, on the customer's clock (default: now on that clock). */
+  issueAt?: number;
+  /** The customer's sandbox clock (absent: real time). */
+  clock?: ClockState;
 }
 
 /** What the workflow keeps of its current offer. */

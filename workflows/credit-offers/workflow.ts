@@ -11,6 +11,7 @@ import {
 import type { Activities } from '../../activities/index.js';
 import type { CreditOfferStatus } from '../../src/domain/credit/offers.js';
 import { formatBrl } from '../../src/domain/money.js';
+import { customerClock } from '../clock.js';
 import { databaseWrite } from '../presets.js';
 import {
   currentOfferQuery,
@@ -43,6 +44,15 @@ export async function creditOffersWorkflow(input: CreditOffersInput): Promise<Cr
   let denied = false;
   let released = false;
   let loanFinished = false;
+  /** When the offer's life ended (expired or spent), on the customer's clock. */
+  let endedAt: number | undefined;
+  const clock = customerClock(input.customerId, input.clock);
+  /** Ends the run: the clock hears this workflow is done with what was due. */
+  const finish = async <T>(outcome: T): Promise<T> => {
+    await condition(allHandlersFinished);
+    await clock.settled();
+    return outcome;
+  };
 
   // Moves run one at a time, so the timer and a release never both act on one offer.
   let queue: Promise<unknown> = Promise.resolve();
@@ -111,10 +121,11 @@ export async function creditOffersWorkflow(input: CreditOffersInput): Promise<Cr
       offerId,
       eventId: hexId('evt'),
       validityMs: input.offerValidityMs,
+      ...(input.issueAt === undefined ? {} : { at: input.issueAt }),
     });
     if (!issued) {
       showDetails();
-      return 'not_eligible';
+      return finish('not_eligible');
     }
     offer = { id: offerId, status: 'available', loanId: null, ...issued };
   }
@@ -131,19 +142,24 @@ export async function creditOffersWorkflow(input: CreditOffersInput): Promise<Cr
     ) {
       await condition(allHandlersFinished);
       if (!pending())
-        return continueAsNew<typeof creditOffersWorkflow>({ ...input, carried: offer });
+        return continueAsNew<typeof creditOffersWorkflow>({
+          ...input,
+          carried: offer,
+          clock: clock.state(),
+        });
     }
     if (current.status === 'available') {
-      const remaining = current.validUntil - Date.now();
-      if (!denied && remaining > 0)
-        await condition(() => denied || offer?.status !== 'available', remaining);
+      await clock.until(current.validUntil, () => denied || offer?.status !== 'available');
       await serialized(async () => {
         if (offer?.status !== 'available') return; // accepted meanwhile
         if (denied) await move(offer, 'cancelled');
-        else if (Date.now() >= offer.validUntil) await move(offer, 'expired');
+        else if (clock.now() >= offer.validUntil) {
+          await move(offer, 'expired');
+          endedAt = offer.validUntil; // the deadline that fell due, however late it was seen
+        }
       });
     } else if (current.status === 'accepted') {
-      await condition(() => released || loanFinished);
+      await clock.until(null, () => released || loanFinished);
       if (loanFinished) {
         await serialized(() => recordOfferSpent({ tenant, offerId: current.id }));
         break;
@@ -151,19 +167,28 @@ export async function creditOffersWorkflow(input: CreditOffersInput): Promise<Cr
       released = false;
       await serialized(async () => {
         if (denied) await move(current, 'cancelled', current.loanId);
-        else if (Date.now() < current.validUntil) await move(current, 'available', null);
-        else await move(current, 'expired');
+        else if (clock.now() < current.validUntil) await move(current, 'available', null);
+        else {
+          await move(current, 'expired');
+          endedAt = clock.now();
+        }
       });
     } else if (current.status === 'cancelled') {
-      return 'customer_denied';
+      return finish('customer_denied');
     } else {
       break; // expired
     }
   }
 
-  // Expired or spent: the next offer follows after the renewal delay, in a fresh run.
-  if (await condition(() => denied, input.renewalDelayMs)) return 'customer_denied';
+  // Expired or spent: the next offer follows after the renewal delay, in a fresh run. The delay
+  // runs from when the offer ended (an expiry seen late on an advanced clock ended at its deadline).
+  const renewAt = (endedAt ?? clock.now()) + input.renewalDelayMs;
+  if (await clock.until(renewAt, () => denied)) return finish('customer_denied');
   await condition(allHandlersFinished);
   const { carried: _carried, ...next } = input;
-  return continueAsNew<typeof creditOffersWorkflow>(next);
+  return continueAsNew<typeof creditOffersWorkflow>({
+    ...next,
+    issueAt: renewAt,
+    clock: clock.state(),
+  });
 }

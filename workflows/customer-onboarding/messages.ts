@@ -1,3 +1,4 @@
+import type { ClockState } from '../sandbox-clock/messages.js';
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { KycState, ReviewItem } from '../../src/domain/customers/kyc.js';
 import type { Environment } from '../../src/domain/environments.js';
@@ -21,6 +22,8 @@ export interface OnboardingInput {
     creditAnalysis: string;
     biometrics?: { sessionId: string; expiresAt: number };
   };
+  /** The customer's sandbox clock (absent: real time). */
+  clock?: ClockState;
   /** Events after which a run continues as new (default 5,000; tests lower it). */
   historyLimit?: number;
 }

@@ -35,6 +35,7 @@ import {
   type OnboardingInput,
   type SubmittedDocument,
 } from './messages.js';
+import { customerClock } from '../clock.js';
 
 /** Events after which a run continues as new, unless Temporal suggests it sooner. */
 const HISTORY_LIMIT = 5_000;
@@ -55,6 +56,7 @@ const {
  */
 export async function customerOnboardingWorkflow(input: OnboardingInput): Promise<KycState> {
   const tenant = { partnerId: input.partnerId, environment: input.environment };
+  const clock = customerClock(input.customerId, input.clock);
   const ref = { id: input.customerId, external_id: input.externalId };
   let state: KycState = input.initial;
   /** Workflow time at which each item became submitted: the sandbox reviews it a delay later. */
@@ -95,7 +97,7 @@ export async function customerOnboardingWorkflow(input: OnboardingInput): Promis
         ...extras,
       });
       state = after;
-      const now = Date.now();
+      const now = clock.now();
       for (const item of after.kyc) {
         if (item.status !== 'submitted') submittedAt.delete(item.type);
         else if (!submittedAt.has(item.type)) submittedAt.set(item.type, now);
@@ -210,16 +212,17 @@ export async function customerOnboardingWorkflow(input: OnboardingInput): Promis
           creditAnalysis,
           ...(biometrics ? { biometrics } : {}),
         },
+        clock: clock.state(),
       });
     }
-    const wakeAt = nextWake(submittedAt, input.sandboxReviewDelayMs, biometrics);
+    // Reviews fall due on the customer's clock; a biometrics link expires in real time.
+    const wakeAt = nextWake(submittedAt, input.sandboxReviewDelayMs, biometrics, clock.now());
     changed = false;
-    if (wakeAt === undefined) await condition(() => changed || final());
-    else if (wakeAt > Date.now()) await condition(() => changed || final(), wakeAt - Date.now());
+    await clock.until(wakeAt ?? null, () => changed || final());
     if (final()) break;
 
-    const now = Date.now();
-    if (biometrics && now >= biometrics.expiresAt) {
+    const now = clock.now();
+    if (biometrics && Date.now() >= biometrics.expiresAt) {
       const expired = biometrics.sessionId;
       biometrics = undefined;
       await serialized(() => expireBiometricsSession({ tenant, sessionId: expired }));
@@ -231,6 +234,7 @@ export async function customerOnboardingWorkflow(input: OnboardingInput): Promis
     }
   }
   await condition(allHandlersFinished);
+  await clock.settled();
   return state;
 
   async function sandboxAutoReview(types: string[]): Promise<void> {
@@ -253,16 +257,17 @@ export async function customerOnboardingWorkflow(input: OnboardingInput): Promis
   }
 }
 
-/** The next moment a durable timer must wake the workflow, if any. */
+/** The next moment (on the customer's clock, which reads `now`) a timer must wake the workflow. */
 function nextWake(
   submittedAt: Map<string, number>,
   sandboxReviewDelayMs: number | null,
   biometrics: { expiresAt: number } | undefined,
+  now: number,
 ): number | undefined {
   const times: number[] = [];
   if (sandboxReviewDelayMs !== null)
     for (const at of submittedAt.values()) times.push(at + sandboxReviewDelayMs);
-  if (biometrics) times.push(biometrics.expiresAt);
+  if (biometrics) times.push(biometrics.expiresAt + (now - Date.now()));
   return times.length > 0 ? Math.min(...times) : undefined;
 }
 

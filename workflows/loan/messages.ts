@@ -1,6 +1,8 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { Environment } from '../../src/domain/environments.js';
 import type { LoanStatus } from '../../src/domain/loans/loans.js';
+import type { LateChargeRates } from '../../src/domain/loans/repayment.js';
+import type { ClockState } from '../sandbox-clock/messages.js';
 
 /**
  * The contract of a loan's workflow (`loan/{ln_id}`): its input and the messages the API (the
@@ -23,6 +25,12 @@ export interface LoanInput {
   signerCpfs: string[];
   /** Each installment's amount in centavos, in schedule order: what each payment must equal. */
   installmentAmounts: number[];
+  /** Each installment's due date (`YYYY-MM-DD`); unpaid past it, a row becomes overdue. */
+  installmentDueDates?: string[];
+  /** The late-payment terms the loan was made with. */
+  lateChargeRates?: LateChargeRates;
+  /** The customer's sandbox clock (absent: real time). */
+  clock?: ClockState;
   /** What a run carries across continue-as-new; a first run starts awaiting signatures. */
   carried?: LoanProgress;
 }
@@ -32,6 +40,8 @@ export interface LoanProgress {
   status: LoanStatus;
   signed: string[];
   paidInstallments: number;
+  /** Rows 1…overdueThrough were found unpaid after their due date (some may be paid since). */
+  overdueThrough?: number;
 }
 
 export interface SignRequest {
@@ -62,11 +72,18 @@ export const disbursementUpdate = defineUpdate<
 
 /**
  * A payment of the oldest unpaid installment. Refused with `payment_amount_mismatch` (naming the
- * amount due) unless it equals that installment, and `invalid_state` unless the loan is `active`.
+ * amount due) unless it equals that row's amount due on the day of `paidAt` (its installment, plus
+ * late charges once late), and `invalid_state` unless the loan is `active`.
  */
 export const paymentUpdate = defineUpdate<
   { installmentNumber: number },
   [{ amount: number; paidAt: string }]
 >('payment');
+
+/**
+ * Early settlement: every unpaid row settled at once, on the day of `paidAt`, for the payoff amount
+ * of that day (one `payoff` transaction), and the loan finished. `invalid_state` unless `active`.
+ */
+export const payoffUpdate = defineUpdate<{ amount: number }, [{ paidAt: string }]>('payoff');
 
 export const loanProgressQuery = defineQuery<LoanProgress>('progress');

@@ -5,6 +5,7 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   log,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -18,7 +19,10 @@ import {
   type LoanError,
   type LoanStatus,
 } from '../../src/domain/loans/loans.js';
+import { addDays, businessDate, startOfBusinessDate } from '../../src/domain/business-date.js';
+import { amountDue, type LateChargeRates } from '../../src/domain/loans/repayment.js';
 import { workflowIds } from '../../src/temporal/workflow-ids.js';
+import { customerClock } from '../clock.js';
 import {
   loanFinishedSignal,
   offerAcceptedSignal,
@@ -31,14 +35,24 @@ import {
   disbursementUpdate,
   loanProgressQuery,
   paymentUpdate,
+  payoffUpdate,
   signUpdate,
   type LoanInput,
   type LoanProgress,
   type SignRequest,
 } from './messages.js';
 
-const { recordSignature, recordLoanEnd, recordDisbursement, recordPayment } =
-  proxyActivities<Activities>(databaseWrite);
+const {
+  recordSignature,
+  recordLoanEnd,
+  recordDisbursement,
+  recordPayment,
+  recordOverdue,
+  recordPayoff,
+} = proxyActivities<Activities>(databaseWrite);
+
+/** Loans made before late charges were configurable kept §12's defaults. */
+const defaultLateChargeRates: LateChargeRates = { feeRate: '0.02', monthlyInterestRate: '0.01' };
 
 /** A run records at most this many payments (a year of a monthly loan), then continues as new. */
 export const PAYMENTS_PER_RUN = 12;
@@ -68,6 +82,11 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
     paidInstallments: 0,
   };
   const paidAtRunStart = progress.paidInstallments;
+  const clock = customerClock(input.customerId, input.clock);
+  /** The business instant of a step: the customer's clock now, or the deadline that fell due. */
+  const businessNow = (at = clock.now()) => new Date(at).toISOString();
+  const dueDates = input.installmentDueDates ?? [];
+  const lateChargeRates = input.lateChargeRates ?? defaultLateChargeRates;
   const offers = getExternalWorkflowHandle(workflowIds.creditOffers(input.customerId));
   const offer = { offerId: input.creditOfferId, loanId };
 
@@ -131,13 +150,25 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
     if (progress.status !== wanted)
       refuse('invalid_state', `The loan is ${progress.status}, not ${wanted}.`);
   };
-  const assertPayable = ({ amount }: { amount: number }) => {
+  const assertPayable = ({ amount, paidAt }: { amount: number; paidAt: string }) => {
     assertStatus('active');
-    const due = input.installmentAmounts[progress.paidInstallments];
-    if (due !== undefined && amount !== due)
+    const index = progress.paidInstallments;
+    const installment = input.installmentAmounts[index];
+    const dueDate = dueDates[index];
+    if (installment === undefined) return;
+    const day = businessDate(new Date(paidAt));
+    const due =
+      dueDate === undefined
+        ? installment
+        : amountDue(
+            { number: index + 1, due_date: dueDate, installment_amount: installment },
+            day,
+            lateChargeRates,
+          ).amount;
+    if (amount !== due)
       refuse(
         'payment_amount_mismatch',
-        `Installment ${progress.paidInstallments + 1} is due: ${due} centavos.`,
+        `Installment ${index + 1} is due: ${due} centavos on ${day}.`,
       );
   };
 
@@ -210,6 +241,26 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
     { validator: assertPayable },
   );
 
+  setHandler(
+    payoffUpdate,
+    ({ paidAt }) =>
+      serialized(async () => {
+        assertStatus('active');
+        const { amount } = await recordPayoff({
+          tenant,
+          loanId,
+          paidAt,
+          transactionId: hexId('txn'),
+          eventId: hexId('evt'),
+        });
+        progress.paidInstallments = input.installmentAmounts.length;
+        progress.status = 'finished';
+        showDetails();
+        return { amount };
+      }),
+    { validator: (_request: { paidAt: string }) => assertStatus('active') },
+  );
+
   setHandler(loanProgressQuery, () => progress);
 
   /** What ops see for this workflow in the Temporal UI. */
@@ -222,6 +273,9 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
         `**Loan:** ${loanId} · **Status:** ${progress.status}`,
         `**Signatures:** ${progress.signed.length} of ${input.signerCpfs.length}`,
         `**Paid installments:** ${progress.paidInstallments} of ${input.installmentAmounts.length} · **Outstanding:** ${formatBrl(outstanding)}`,
+        (progress.overdueThrough ?? 0) > progress.paidInstallments
+          ? `**Overdue installments:** ${(progress.overdueThrough ?? 0) - progress.paidInstallments}`
+          : '',
       ].join('\n\n'),
     );
   }
@@ -230,10 +284,10 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
   if (!input.carried) await tellOffer(() => offers.signal(offerAcceptedSignal, offer));
 
   if (progress.status === 'awaiting_signatures') {
-    const remaining = input.signatureDeadline - Date.now();
-    const moved =
-      remaining > 0 &&
-      (await condition(() => progress.status !== 'awaiting_signatures', remaining));
+    const moved = await clock.until(
+      input.signatureDeadline,
+      () => progress.status !== 'awaiting_signatures',
+    );
     if (!moved)
       await serialized(async () => {
         if (progress.status === 'awaiting_signatures')
@@ -243,8 +297,8 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
 
   if (progress.status === 'processing') {
     const delay = input.sandboxDisbursementDelayMs;
-    if (delay === null) await condition(() => progress.status !== 'processing');
-    else if (!(await condition(() => progress.status !== 'processing', delay)))
+    const disburseBy = delay === null ? null : clock.now() + delay;
+    if (!(await clock.until(disburseBy, () => progress.status !== 'processing')))
       await serialized(async () => {
         if (progress.status !== 'processing') return;
         if (sandboxDisbursementFails(input.requestedAmount))
@@ -255,7 +309,7 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
               message: 'Sandbox: a requested amount ending in 13 centavos fails to disburse.',
             },
           });
-        else await disburse(new Date().toISOString());
+        else await disburse(businessNow(disburseBy ?? undefined));
       });
   }
 
@@ -265,14 +319,51 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
     const runIsFull = () =>
       progress.paidInstallments - paidAtRunStart >= PAYMENTS_PER_RUN ||
       workflowInfo().continueAsNewSuggested;
-    await condition(() => progress.status !== 'active' || runIsFull());
+    const stop = () => progress.status !== 'active' || runIsFull();
+    if (patched('overdue-timers')) await watchDueDates(stop);
+    else await condition(stop);
     await condition(allHandlersFinished);
     if (progress.status === 'active')
-      return continueAsNew<typeof loanWorkflow>({ ...input, carried: progress });
+      return continueAsNew<typeof loanWorkflow>({
+        ...input,
+        carried: progress,
+        clock: clock.state(),
+      });
   }
 
   if (progress.status === 'finished')
     await tellOffer(() => offers.signal(loanFinishedSignal, offer));
   await condition(allHandlersFinished);
+  await clock.settled();
   return progress.status;
+
+  /**
+   * While active: a durable timer to the end of the oldest unpaid row's due date (on the
+   * customer's clock); unpaid then, the row becomes overdue, and the next row's timer follows.
+   */
+  async function watchDueDates(stop: () => boolean): Promise<void> {
+    for (;;) {
+      const next = Math.max(progress.overdueThrough ?? 0, progress.paidInstallments);
+      const dueDate = dueDates[next];
+      const deadline = dueDate === undefined ? null : startOfBusinessDate(addDays(dueDate, 1));
+      const moved = () =>
+        stop() || Math.max(progress.overdueThrough ?? 0, progress.paidInstallments) !== next;
+      if (await clock.until(deadline, moved)) {
+        if (stop()) return;
+        continue;
+      }
+      await serialized(async () => {
+        if (progress.status !== 'active' || progress.paidInstallments !== next) return;
+        await recordOverdue({
+          tenant,
+          loanId,
+          installmentNumber: next + 1,
+          at: businessNow(deadline ?? undefined),
+          eventId: hexId('evt'),
+        });
+        progress.overdueThrough = next + 1;
+        showDetails();
+      });
+    }
+  }
 }

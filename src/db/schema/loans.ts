@@ -2,7 +2,8 @@ import { sql } from 'drizzle-orm';
 import { index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import type { SimulationFigures } from '../../domain/credit/simulation.js';
 import type { DisbursementAccount } from '../../domain/loans/disbursement-account.js';
-import type { LoanError, LoanStatus } from '../../domain/loans/loans.js';
+import { loanTransactionTypes, type LoanError, type LoanStatus } from '../../domain/loans/loans.js';
+import type { LateChargeRates } from '../../domain/loans/repayment.js';
 import { timestampColumn as ts } from './columns.js';
 import { creditOffers, simulations } from './credit.js';
 import { customers } from './customers.js';
@@ -40,6 +41,16 @@ export const loans = pgTable(
     signatureDeadline: ts('signature_deadline').notNull(),
     disbursedAt: ts('disbursed_at'),
     paidInstallments: integer('paid_installments').notNull().default(0),
+    /**
+     * The rows the workflow has found unpaid after their due date: 1…`overdue_through`. Those not
+     * paid yet are `overdue`; their timer has fired and their event is written.
+     */
+    overdueThrough: integer('overdue_through').notNull().default(0),
+    /** The late-payment terms the loan was made with (LATE_FEE_RATE, LATE_INTEREST_MONTHLY_RATE). */
+    lateChargeRates: jsonb('late_charge_rates')
+      .$type<LateChargeRates>()
+      .notNull()
+      .default({ feeRate: '0.02', monthlyInterestRate: '0.01' }),
     /** `paid_at` of each paid row, oldest first. */
     paidAt: jsonb('paid_at')
       .$type<string[]>()
@@ -81,7 +92,10 @@ export const loanSigners = pgTable(
   ],
 );
 
-/** The loan's ledger: one disbursement, one payment per installment, each written once. */
+/**
+ * The loan's ledger: one disbursement, one payment per installment (or one payoff for every row
+ * left), each written once.
+ */
 export const loanTransactions = pgTable(
   'loan_transactions',
   {
@@ -91,9 +105,12 @@ export const loanTransactions = pgTable(
     loanId: text('loan_id')
       .notNull()
       .references(() => loans.id),
-    /** `disbursement` or `payment:{n}`: a retried write finds its step taken and writes nothing. */
+    /**
+     * `disbursement`, `payment:{n}` or `payoff`: a retried write finds its step taken and writes
+     * nothing.
+     */
     step: text('step').notNull(),
-    type: text('type', { enum: ['disbursement', 'payment'] }).notNull(),
+    type: text('type', { enum: loanTransactionTypes }).notNull(),
     amount: integer('amount').notNull(),
     installmentNumber: integer('installment_number'),
     occurredAt: ts('occurred_at').notNull(),

@@ -1,4 +1,5 @@
 import { Decimal } from 'decimal.js';
+import { daysBetween } from '../business-date.js';
 
 /**
  * The money math of a loan simulation (contract §7). Pure and deterministic: integer centavos in
@@ -81,7 +82,6 @@ export class CetNotFoundError extends Error {
   }
 }
 
-const DAY_MS = 86_400_000;
 /** The CET is reported to 4 decimals; the solver stops far below that (in the daily factor). */
 const CET_TOLERANCE = '1e-16';
 /** The cheap first stretch of the search stops here, well inside the rough precision. */
@@ -91,11 +91,6 @@ const IOF_MAX_DAYS = 365;
 
 const centavos = (value: Dec): number => value.toDecimalPlaces(0, D.ROUND_HALF_EVEN).toNumber();
 const rate4 = (value: Dec): number => value.toDecimalPlaces(4, D.ROUND_HALF_EVEN).toNumber();
-
-const utc = (date: string): number => {
-  const [year, month, day] = date.split('-').map(Number) as [number, number, number];
-  return Date.UTC(year, month - 1, day);
-};
 
 /**
  * The k-th root of x, by logarithms (decimal.js's fractional pow costs twice as much), memoized:
@@ -129,11 +124,6 @@ function powers(x: Dec): (k: number) => Dec {
     }
     return power;
   };
-}
-
-/** Whole calendar days from a to b (`YYYY-MM-DD`). */
-export function daysBetween(a: string, b: string): number {
-  return Math.round((utc(b) - utc(a)) / DAY_MS);
 }
 
 /**

@@ -17,6 +17,10 @@ export const loanStatuses = [
 ] as const;
 export type LoanStatus = (typeof loanStatuses)[number];
 
+/** A schedule row: `overdue` once the workflow has found it unpaid after its due date. */
+export const installmentStatuses = ['pending', 'overdue', 'paid'] as const;
+export type InstallmentStatus = (typeof installmentStatuses)[number];
+
 /** The statuses a loan can still be cancelled in: the disbursement is not confirmed yet. */
 export const cancellableStatuses: readonly LoanStatus[] = ['awaiting_signatures', 'processing'];
 
@@ -26,6 +30,7 @@ export const loanEventTypes = {
   processing: 'loan.processing',
   active: 'loan.active',
   paymentReceived: 'loan.payment_received',
+  installmentOverdue: 'loan.installment_overdue',
   finished: 'loan.finished',
   cancelled: 'loan.cancelled',
   error: 'loan.error',
@@ -48,8 +53,13 @@ export function sandboxDisbursementFails(requestedAmount: number): boolean {
   return requestedAmount % 100 === 13;
 }
 
-/** Ledger steps: one disbursement, one payment per installment; each is written once. */
+/** What a ledger entry is. */
+export const loanTransactionTypes = ['disbursement', 'payment', 'payoff'] as const;
+export type LoanTransactionType = (typeof loanTransactionTypes)[number];
+
+/** Ledger steps: one disbursement, one payment per installment, one payoff; each written once. */
 export const ledgerStep = {
   disbursement: 'disbursement',
   payment: (installmentNumber: number) => `payment:${installmentNumber}`,
+  payoff: 'payoff',
 } as const;

@@ -14,6 +14,7 @@ export const eventCatalogue = [
   'loan.processing',
   'loan.active',
   'loan.payment_received',
+  'loan.installment_overdue',
   'loan.finished',
   'loan.cancelled',
   'loan.error',

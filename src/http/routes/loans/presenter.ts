@@ -1,19 +1,27 @@
 import type { z } from 'zod';
 import type { LoanTransaction, LoanView } from '../../../db/queries/loans.js';
+import { standing } from '../../../domain/loans/repayment.js';
 import type { loanSchema, loanTransactionSchema } from './schema.js';
 
 /** How the signing page's address is made for a loan (it depends on a server key and base URL). */
 export type SigningUrl = (loanId: string) => string;
 
 /**
- * The public loan: the API's answer and every `loan.*` event's data. The schedule is the
- * simulation's, each row with its status; installments are paid oldest first, so the first
- * `paid_installments` rows are the paid ones.
+ * The public loan: the API's answer and every `loan.*` event's data, as it stands on `today` (the
+ * customer's business date: late charges grow by the day). The schedule is the simulation's, each
+ * row with its status; installments are paid oldest first, so the first `paid_installments` rows
+ * are the paid ones.
  */
-export function presentLoan(loan: LoanView, signingUrl: SigningUrl): z.infer<typeof loanSchema> {
+export function presentLoan(
+  loan: LoanView,
+  signingUrl: SigningUrl,
+  today: string,
+): z.infer<typeof loanSchema> {
   const f = loan.figures;
   const paid = loan.paidInstallments;
   const unpaid = f.schedule.slice(paid);
+  const repaying = loan.status === 'active' ? today : null;
+  const now = standing(f.schedule, paid, loan.overdueThrough, repaying, loan.lateChargeRates);
   return {
     id: loan.id,
     customer_id: loan.customerId,
@@ -41,6 +49,8 @@ export function presentLoan(loan: LoanView, signingUrl: SigningUrl): z.infer<typ
     disbursement_account: loan.disbursementAccount,
     disbursed_at: loan.disbursedAt?.toISOString() ?? null,
     outstanding_amount: unpaid.reduce((sum, row) => sum + row.installment_amount, 0),
+    overdue_amount: now.overdueAmount,
+    days_overdue: now.daysOverdue,
     paid_installments: paid,
     next_due_date: loan.status === 'active' ? (unpaid[0]?.due_date ?? null) : null,
     schedule: f.schedule.map((row, index) => ({
@@ -50,7 +60,8 @@ export function presentLoan(loan: LoanView, signingUrl: SigningUrl): z.infer<typ
       principal_amount: row.principal_amount,
       interest_amount: row.interest_amount,
       balance_amount: row.balance_amount,
-      status: index < paid ? ('paid' as const) : ('pending' as const),
+      status: now.rows[index]!.status,
+      amount_due: now.rows[index]!.amount_due,
       paid_at: loan.paidAt[index] ?? null,
     })),
     error: loan.error,

@@ -3,11 +3,14 @@ import {
   cancelLoan,
   createLoan,
   loanNotFound,
+  quotePayoff,
   recordPayment,
   reportDisbursement,
+  settleLoan,
   signLoan,
   type LoanDeps,
 } from '../../../commands/loans.js';
+import { businessDate } from '../../../domain/business-date.js';
 import {
   findLoan,
   findLoanForOps,
@@ -31,11 +34,18 @@ import {
   loanTransactionList,
   loanTransactionListQuery,
   paymentBody,
+  payoffBody,
+  payoffQuery,
+  payoffSchema,
   sandboxPaymentBody,
   signLoanBody,
 } from './schema.js';
 
 const tag = 'Loans';
+
+/** Presents a loan as it stands today (its late charges grow by the day). */
+const presenter = (deps: LoanDeps) => (loan: LoanView) =>
+  presentLoan(loan, deps.signingUrl, businessDate(deps.clock()));
 const loanResponse = (description: string) => ({ 200: { description, schema: loanSchema } });
 
 /** Sends the contract PDF of a loan (the partner's download and the signing page's link). */
@@ -50,6 +60,7 @@ export async function sendContract(ctx: AppContext, deps: LoanDeps, loan: LoanVi
 
 /** The partner's loan endpoints (`/v3/loans…`). */
 export function loanRoutes(api: ApiRouter, deps: LoanDeps): void {
+  const present = presenter(deps);
   const load = async (ctx: AppContext, loanId: string) => {
     const loan = await findLoan(deps.db, tenantOf(ctx), loanId);
     if (!loan) throw loanNotFound(loanId);
@@ -81,7 +92,7 @@ export function loanRoutes(api: ApiRouter, deps: LoanDeps): void {
       const loan = await createLoan(deps, tenantOf(ctx), body);
       ctx.status = 201;
       ctx.set('Location', `/v3/loans/${loan.id}`);
-      ctx.body = presentLoan(loan, deps.signingUrl);
+      ctx.body = present(loan);
     },
   );
 
@@ -98,9 +109,7 @@ export function loanRoutes(api: ApiRouter, deps: LoanDeps): void {
       errors: [400],
     },
     async (ctx, { query }) => {
-      ctx.body = presentPage(await listLoans(deps.db, tenantOf(ctx), query), (loan) =>
-        presentLoan(loan, deps.signingUrl),
-      );
+      ctx.body = presentPage(await listLoans(deps.db, tenantOf(ctx), query), present);
     },
   );
 
@@ -117,7 +126,7 @@ export function loanRoutes(api: ApiRouter, deps: LoanDeps): void {
       errors: [404],
     },
     async (ctx, { params }) => {
-      ctx.body = presentLoan(await load(ctx, params.loan_id), deps.signingUrl);
+      ctx.body = present(await load(ctx, params.loan_id));
     },
   );
 
@@ -139,7 +148,7 @@ export function loanRoutes(api: ApiRouter, deps: LoanDeps): void {
     },
     async (ctx, { params, body }) => {
       const loan = await cancelLoan(deps, tenantOf(ctx), params.loan_id, body.reason);
-      ctx.body = presentLoan(loan, deps.signingUrl);
+      ctx.body = present(loan);
     },
   );
 
@@ -166,6 +175,34 @@ export function loanRoutes(api: ApiRouter, deps: LoanDeps): void {
         order: 'asc',
       });
       ctx.body = presentPage(page, presentLoanTransaction);
+    },
+  );
+
+  api.add(
+    {
+      method: 'get',
+      path: '/loans/{loan_id}/payoff',
+      operationId: 'getLoanPayoff',
+      summary: 'Quote an early settlement',
+      description:
+        'What settles every unpaid installment on `date` (today in São Paulo by default, at most 30 days ahead; no fee): each pending row discounted to `date` at the contract’s monthly rate on calendar days, (1 + i)^(d/30); a row due by then at its amount due, late charges included. Only while `active` (else 409 `invalid_state`). Settle with the ops or sandbox payoff command.',
+      tag,
+      security: 'partner',
+      params: loanParams,
+      query: payoffQuery,
+      responses: { 200: { description: 'The quote.', schema: payoffSchema } },
+      errors: [404, 409],
+    },
+    async (ctx, { params, query }) => {
+      const loan = await load(ctx, params.loan_id);
+      const quote = quotePayoff(deps, loan, query.date);
+      ctx.body = {
+        loan_id: loan.id,
+        date: quote.date,
+        payoff_amount: quote.payoffAmount,
+        discount_amount: quote.discountAmount,
+        rows: quote.rows,
+      };
     },
   );
 
@@ -204,6 +241,7 @@ export function loanCommandRoutes(
   deps: LoanDeps,
   audience: 'ops' | 'sandbox',
 ): void {
+  const present = presenter(deps);
   const prefix = audience === 'ops' ? '/loans' : '/sandbox/loans';
   const security = audience === 'ops' ? ('ops' as const) : ('partner' as const);
   const resolve = async (ctx: AppContext, loanId: string): Promise<LoanView> => {
@@ -238,7 +276,7 @@ export function loanCommandRoutes(
     },
     async (ctx, { params, body }) => {
       const loan = await reportDisbursement(deps, await resolve(ctx, params.loan_id), body);
-      ctx.body = presentLoan(loan, deps.signingUrl);
+      ctx.body = present(loan);
     },
   );
 
@@ -249,7 +287,7 @@ export function loanCommandRoutes(
       operationId: id('recordLoanPayment'),
       summary: 'Record a payment of the oldest unpaid installment',
       description:
-        'The amount must equal that installment’s `installment_amount` (422 naming the amount due)' +
+        'The amount must equal that installment’s amount due on the day of `paid_at` — its `installment_amount`, plus late charges once it is late (422 naming the amount due)' +
         (audience === 'sandbox' ? '; it defaults to it here' : '') +
         '. The last payment finishes the loan. Only while `active` (else 409 `invalid_state`).',
       tag: tagName,
@@ -267,7 +305,34 @@ export function loanCommandRoutes(
         body,
         ctx.get('Idempotency-Key') || undefined,
       );
-      ctx.body = presentLoan(loan, deps.signingUrl);
+      ctx.body = present(loan);
+    },
+  );
+
+  api.add(
+    {
+      method: 'post',
+      path: `${prefix}/{loan_id}/payoff`,
+      operationId: id('settleLoan'),
+      summary: 'Settle the loan early',
+      description:
+        'Every unpaid installment at once, for the payoff amount of the day of `paid_at` (default now; see `GET /v3/loans/{id}/payoff`): one `payoff` transaction, every row paid, `loan.finished`. Only while `active` (else 409 `invalid_state`).',
+      tag: tagName,
+      security,
+      idempotent: true,
+      params: loanParams,
+      body: payoffBody,
+      responses: loanResponse('The finished loan.'),
+      errors: [404, 409],
+    },
+    async (ctx, { params, body }) => {
+      const loan = await settleLoan(
+        deps,
+        await resolve(ctx, params.loan_id),
+        body,
+        ctx.get('Idempotency-Key') || undefined,
+      );
+      ctx.body = present(loan);
     },
   );
 
@@ -293,7 +358,7 @@ export function loanCommandRoutes(
         ipAddress: ctx.ip || null,
         userAgent: ctx.get('User-Agent') || null,
       });
-      ctx.body = presentLoan(loan, deps.signingUrl);
+      ctx.body = present(loan);
     },
   );
 }

@@ -7,7 +7,12 @@ import {
   parsePixKey,
   pixKeyTypes,
 } from '../../../domain/loans/disbursement-account.js';
-import { loanStatuses, MAX_EXTRA_SIGNERS } from '../../../domain/loans/loans.js';
+import {
+  installmentStatuses,
+  loanStatuses,
+  loanTransactionTypes,
+  MAX_EXTRA_SIGNERS,
+} from '../../../domain/loans/loans.js';
 import { idField, pathId } from '../../ids.js';
 import { listEnvelope, listQuery } from '../../list.js';
 import { trimmedText } from '../../text.js';
@@ -113,7 +118,8 @@ const paidAt = z.iso
 export const paymentBody = z
   .strictObject({
     amount: z.int().min(1).max(100_000_000_000).meta({
-      description: 'Centavos; must equal the oldest unpaid installment’s `installment_amount`.',
+      description:
+        'Centavos; must equal the oldest unpaid installment’s `amount_due` on the day of `paid_at` (its installment, plus late charges once it is late).',
     }),
     paid_at: paidAt.optional(),
   })
@@ -127,6 +133,36 @@ export const sandboxPaymentBody = z
     paid_at: paidAt.optional(),
   })
   .meta({ id: 'SandboxPaymentRequest' });
+
+export const payoffBody = z
+  .strictObject({ paid_at: paidAt.optional() })
+  .meta({ id: 'PayoffRequest' });
+
+export const payoffQuery = z.strictObject({
+  date: z.iso.date().optional().meta({
+    description:
+      'The settlement date (YYYY-MM-DD, America/Sao_Paulo): today by default, at most 30 days ahead.',
+  }),
+});
+
+export const payoffSchema = z
+  .object({
+    loan_id: idField('ln'),
+    date: z.iso.date(),
+    payoff_amount: centavos('What settles every unpaid installment on `date`.'),
+    discount_amount: centavos('The interest forgone: the rows’ amounts due minus the payoff.'),
+    rows: z.array(
+      z.object({
+        number: z.int().min(1),
+        due_date: z.iso.date(),
+        amount_due: centavos('The installment (plus late charges for a row already due).'),
+        present_value: centavos(
+          'Its value on `date`, discounted at the contract rate on calendar days.',
+        ),
+      }),
+    ),
+  })
+  .meta({ id: 'LoanPayoff' });
 
 export const loanParams = z.object({ loan_id: pathId('ln', 'loan_not_found') });
 
@@ -176,6 +212,10 @@ export const loanSchema = z
     disbursement_account: disbursementAccountSchema,
     disbursed_at: z.iso.datetime().nullable(),
     outstanding_amount: centavos('Sum of the unpaid installments.'),
+    overdue_amount: centavos('Sum of the overdue installments’ `amount_due` today.'),
+    days_overdue: z.int().min(0).meta({
+      description: 'Days since the due date of the oldest overdue installment (0 when none is).',
+    }),
     paid_installments: z.int().min(0),
     next_due_date: z.iso
       .date()
@@ -183,7 +223,10 @@ export const loanSchema = z
       .meta({ description: 'Due date of the oldest unpaid installment while `active`.' }),
     schedule: z.array(
       scheduleRowSchema.extend({
-        status: z.enum(['pending', 'paid']),
+        status: z.enum(installmentStatuses),
+        amount_due: centavos(
+          'What the row owes today: its installment, plus late charges once overdue; 0 once paid.',
+        ),
         paid_at: z.iso.datetime({ offset: true }).nullable(),
       }),
     ),
@@ -209,7 +252,7 @@ export const loanTransactionSchema = z
   .object({
     id: idField('txn'),
     loan_id: idField('ln'),
-    type: z.enum(['disbursement', 'payment']),
+    type: z.enum(loanTransactionTypes),
     amount: centavos('Centavos.'),
     currency: z.literal('BRL'),
     installment_number: z.int().min(1).nullable(),

@@ -1,0 +1,2 @@
+ALTER TABLE "loans" ADD COLUMN "overdue_through" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE "loans" ADD COLUMN "late_charge_rates" jsonb DEFAULT '{"feeRate":"0.02","monthlyInterestRate":"0.01"}'::jsonb NOT NULL;

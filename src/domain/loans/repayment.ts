@@ -1,0 +1,143 @@
+import { Decimal } from 'decimal.js';
+import { addDays, daysBetween } from '../business-date.js';
+import type { InstallmentStatus } from './loans.js';
+
+/**
+ * What an unpaid installment owes on a given day, and what settling a loan early costs (contract
+ * §12). Pure and deterministic — the API, the loan workflow and its activities all run it: integer
+ * centavos in and out, `decimal.js` inside (half-even), no binary float on an amount. Dates are
+ * business dates (`YYYY-MM-DD`, America/Sao_Paulo).
+ *
+ * - Late: a row unpaid after its due date owes its installment, plus a late fee (a share of the
+ *   installment, once) and late interest pro rata die (simple: monthly rate × days late ÷ 30, on
+ *   the installment), each rounded half-even to the centavo.
+ * - Early settlement: each pending row's installment discounted to the settlement date at the
+ *   contract's monthly rate on calendar days, (1 + i)^(d/30), rounded half-even; a row already due
+ *   counts at its amount due. No fee.
+ */
+const D = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_EVEN });
+type Dec = InstanceType<typeof D>;
+
+const centavos = (value: Dec): number => value.toDecimalPlaces(0, D.ROUND_HALF_EVEN).toNumber();
+
+/** The late-payment terms of a loan, as decimal text (LATE_FEE_RATE, LATE_INTEREST_MONTHLY_RATE). */
+export interface LateChargeRates {
+  /** e.g. '0.02': 2 % of the installment, once (the consumer-protection code's cap). */
+  feeRate: string;
+  /** e.g. '0.01': 1 % a month on the installment, pro rata die. */
+  monthlyInterestRate: string;
+}
+
+/** An installment of the schedule, as the loan keeps it. */
+export interface Installment {
+  number: number;
+  due_date: string;
+  installment_amount: number;
+}
+
+export interface AmountDue {
+  /** What the row owes on the day: installment + late fee + late interest. */
+  amount: number;
+  lateFee: number;
+  lateInterest: number;
+  /** Calendar days after the due date (0 on or before it). */
+  daysLate: number;
+}
+
+/** What `row` owes if paid on `date`: its installment, plus the late charges once it is late. */
+export function amountDue(row: Installment, date: string, rates: LateChargeRates): AmountDue {
+  const daysLate = Math.max(0, daysBetween(row.due_date, date));
+  if (daysLate === 0)
+    return { amount: row.installment_amount, lateFee: 0, lateInterest: 0, daysLate };
+  const installment = new D(row.installment_amount);
+  const lateFee = centavos(installment.times(rates.feeRate));
+  const lateInterest = centavos(
+    installment.times(rates.monthlyInterestRate).times(daysLate).div(30),
+  );
+  return {
+    amount: row.installment_amount + lateFee + lateInterest,
+    lateFee,
+    lateInterest,
+    daysLate,
+  };
+}
+
+/** `amount` due `days` calendar days after the valuation date, discounted at the monthly rate. */
+export function presentValue(amount: number, monthlyRate: string, days: number): number {
+  if (days <= 0) return amount;
+  const factor = new D(1).plus(monthlyRate).pow(new D(days).div(30));
+  return centavos(new D(amount).div(factor));
+}
+
+export interface PayoffQuote {
+  date: string;
+  /** What settles every unpaid row on `date`. */
+  payoffAmount: number;
+  /** The interest forgone: Σ amount due − Σ present value. */
+  discountAmount: number;
+  rows: { number: number; due_date: string; amount_due: number; present_value: number }[];
+}
+
+/**
+ * Settling every unpaid row on `date`: a row due after `date` at its present value (its
+ * installment discounted at the contract rate), a row due on or before it at its amount due then.
+ */
+export function payoffQuote(
+  unpaid: readonly Installment[],
+  date: string,
+  monthlyRate: string,
+  rates: LateChargeRates,
+): PayoffQuote {
+  const rows = unpaid.map((row) => {
+    const days = daysBetween(date, row.due_date);
+    const due = days > 0 ? row.installment_amount : amountDue(row, date, rates).amount;
+    return {
+      number: row.number,
+      due_date: row.due_date,
+      amount_due: due,
+      present_value: presentValue(due, monthlyRate, days),
+    };
+  });
+  const payoffAmount = rows.reduce((sum, row) => sum + row.present_value, 0);
+  const owed = rows.reduce((sum, row) => sum + row.amount_due, 0);
+  return { date, payoffAmount, discountAmount: owed - payoffAmount, rows };
+}
+
+export interface Standing {
+  rows: { status: InstallmentStatus; amount_due: number }[];
+  overdueAmount: number;
+  daysOverdue: number;
+}
+
+/**
+ * Where each row of a schedule stands on `today`: the first `paid` rows are paid; the rows up to
+ * `overdueThrough` that are not are overdue (their timer fired); the rest pending. An unpaid row's
+ * `amount_due` is what a payment dated today must be; with no `today` (a loan not repaying: not
+ * disbursed yet, or ended) it is the installment.
+ */
+export function standing(
+  schedule: readonly Installment[],
+  paid: number,
+  overdueThrough: number,
+  today: string | null,
+  rates: LateChargeRates,
+): Standing {
+  let overdueAmount = 0;
+  let oldestOverdue: string | undefined;
+  const rows = schedule.map((row, index) => {
+    if (index < paid) return { status: 'paid' as const, amount_due: 0 };
+    const due = today === null ? row.installment_amount : amountDue(row, today, rates).amount;
+    if (row.number > overdueThrough) return { status: 'pending' as const, amount_due: due };
+    overdueAmount += due;
+    oldestOverdue ??= row.due_date;
+    return { status: 'overdue' as const, amount_due: due };
+  });
+  const daysOverdue = oldestOverdue && today ? Math.max(0, daysBetween(oldestOverdue, today)) : 0;
+  return { rows, overdueAmount, daysOverdue };
+}
+
+/** The furthest ahead a payoff can be quoted (contract §12). */
+export const PAYOFF_MAX_DAYS_AHEAD = 30;
+
+/** The last date a payoff can be quoted for, seen from `today`. */
+export const lastPayoffDate = (today: string): string => addDays(today, PAYOFF_MAX_DAYS_AHEAD);
