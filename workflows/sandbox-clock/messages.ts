@@ -4,7 +4,8 @@ import { defineSignal } from '@temporalio/workflow';
  * The sandbox clock's messages (contract §12). A sandbox customer's clock is real time plus an
  * offset that only grows. The customer's `sandbox-clock/{cust_id}` workflow tells every workflow
  * that waits on the customer's behalf of a new offset (`clockAdvanced`); each one fires what has
- * fallen due, in order, and answers `clockSettled` once it waits for nothing already due.
+ * fallen due, in order, and answers `clockSettled` once it waits for nothing already due. (The
+ * clock's workflow and its API are the rest of issue 12, not built yet: the offset stays 0.)
  */
 
 /** What a waiting workflow keeps of the clock, and carries across continue-as-new. */
