@@ -22,6 +22,7 @@ import {
 import { creditOffersWorkflow, loanWorkflow } from '../../workflows/index.js';
 import { PAYMENTS_PER_RUN } from '../../workflows/loan/workflow.js';
 import { payoffUpdate } from '../../workflows/loan/messages.js';
+import { clockAdvancedSignal } from '../../workflows/sandbox-clock/messages.js';
 import { addDays, businessDate, startOfBusinessDate } from '../../src/domain/business-date.js';
 
 const SECOND = 1_000;
@@ -387,6 +388,47 @@ describe('loan workflow', () => {
         expect(await handle.query(loanProgressQuery)).toMatchObject({
           status: 'active',
           paidInstallments: 2,
+        });
+      },
+    );
+  });
+
+  it('marks each row that ends unpaid, also while older ones are overdue, and all a clock advance passes at once', async () => {
+    const today = businessDate(new Date(await env.currentTimeMs()));
+    const dueDates = [30, 60, 90, 120].map((days) => addDays(today, days));
+    const endOf = (dueDate: string) => startOfBusinessDate(addDays(dueDate, 1));
+    const overdue = (writes: Write[]) =>
+      writes.filter((w) => w.kind === 'overdue').map((w) => w.detail);
+    await withLoan(
+      {
+        signerCpfs: [CUSTOMER_CPF],
+        installmentAmounts: [35_000, 35_000, 35_000, 35_003],
+        installmentDueDates: dueDates,
+      },
+      async ({ handle, sign, writes }) => {
+        await sign(CUSTOMER_CPF);
+        await env.sleep(31 * SECOND);
+        // Nothing paid: the second row falls due while the first is overdue.
+        await env.sleep(endOf(dueDates[1]!) + SECOND - (await env.currentTimeMs()));
+        expect(overdue(writes)).toEqual([
+          { n: 1, at: new Date(endOf(dueDates[0]!)).toISOString() },
+          { n: 2, at: new Date(endOf(dueDates[1]!)).toISOString() },
+        ]);
+
+        // The customer's clock jumps 40 days past the third due date, beyond the fourth: both
+        // rows are marked at once, each dated by the end of its own due date.
+        const offsetMs = endOf(dueDates[3]!) + 5 * DAY - (await env.currentTimeMs());
+        await handle.signal(clockAdvancedSignal, { offsetMs, replyTo: 'sandbox-clock/none/1' });
+        for (let i = 0; i < 200 && overdue(writes).length < 4; i++)
+          await new Promise((resolve) => setTimeout(resolve, 25));
+        expect(overdue(writes).slice(2)).toEqual([
+          { n: 3, at: new Date(endOf(dueDates[2]!)).toISOString() },
+          { n: 4, at: new Date(endOf(dueDates[3]!)).toISOString() },
+        ]);
+        expect(await handle.query(loanProgressQuery)).toMatchObject({
+          status: 'active',
+          paidInstallments: 0,
+          overdueThrough: 4,
         });
       },
     );

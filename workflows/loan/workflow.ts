@@ -346,14 +346,16 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
       const next = Math.max(progress.overdueThrough ?? 0, progress.paidInstallments);
       const dueDate = dueDates[next];
       const deadline = dueDate === undefined ? null : startOfBusinessDate(addDays(dueDate, 1));
-      const moved = () =>
-        stop() || Math.max(progress.overdueThrough ?? 0, progress.paidInstallments) !== next;
+      const oldestUnmarked = () =>
+        Math.max(progress.overdueThrough ?? 0, progress.paidInstallments);
+      const moved = () => stop() || oldestUnmarked() !== next;
       if (await clock.until(deadline, moved)) {
         if (stop()) return;
         continue;
       }
       await serialized(async () => {
-        if (progress.status !== 'active' || progress.paidInstallments !== next) return;
+        // Paid or marked meanwhile: the next round looks at the row after it.
+        if (progress.status !== 'active' || oldestUnmarked() !== next) return;
         await recordOverdue({
           tenant,
           loanId,
