@@ -16,6 +16,7 @@ import type {
   CustomerFieldChanges,
   SubmittedDocument,
 } from '../workflows/customer-onboarding/messages.js';
+import { clockOffset } from '../src/db/queries/sandbox-clocks.js';
 import type { ActivityDeps } from './index.js';
 
 const UNIQUE_VIOLATION = '23505';
@@ -112,7 +113,13 @@ export function createCustomerActivities(deps: ActivityDeps) {
             creditStart: becameActive
               ? await enqueueWorkflowStart(
                   tx,
-                  creditOffersStart({ ...tenant, customerId }, deps.taskQueue, deps.offers),
+                  creditOffersStart(
+                    { ...tenant, customerId },
+                    deps.taskQueue,
+                    deps.offers,
+                    // Read after the update above locked the customer row: an advance waits.
+                    tenant.environment === 'sandbox' ? await clockOffset(tx, customerId) : 0,
+                  ),
                 )
               : undefined,
           };

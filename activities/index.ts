@@ -4,6 +4,7 @@ import type { Logger } from '../src/logger.js';
 import { createCreditOfferActivities } from './credit-offers.js';
 import { createCustomerActivities } from './customers.js';
 import { createLoanActivities, type LoanActivityDeps } from './loans.js';
+import { createSandboxClockActivities } from './sandbox-clock.js';
 import { createSmokeCheckActivities } from './smoke-check.js';
 import { createWebhookActivities } from './webhooks.js';
 import type { SealedBox } from '../src/domain/sealed-box.js';
@@ -38,6 +39,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createCreditOfferActivities(deps),
     ...createLoanActivities(deps),
     ...createWebhookActivities(deps),
+    ...createSandboxClockActivities(deps),
   };
 }
 

@@ -31,6 +31,7 @@ import { hostedRoutes } from './http/routes/hosted/router.js';
 import { loanCommandRoutes, loanRoutes } from './http/routes/loans/router.js';
 import { signingUrls } from './domain/loans/signing-token.js';
 import { reviewRoutes } from './http/routes/reviews/router.js';
+import { sandboxClockRoutes } from './http/routes/sandbox-clock/router.js';
 import { webhookDeliveryRoutes } from './http/routes/webhooks/deliveries.js';
 import { webhookEndpointRoutes } from './http/routes/webhooks/router.js';
 import { createLocalFileStore, type FileStore } from './storage/file-store.js';
@@ -136,6 +137,7 @@ export function createApp(deps: AppDeps): App {
   webhookDeliveryRoutes(partnerApi, { db, temporal, logger, taskQueue: config.temporal.taskQueue });
   reviewRoutes(partnerApi, customerDeps, 'sandbox');
   loanCommandRoutes(partnerApi, loanDeps, 'sandbox');
+  sandboxClockRoutes(partnerApi, customerDeps);
 
   const opsApi = new ApiRouter('/ops/v1', guards, idempotencyGuard);
   partnerRoutes(opsApi, { db });

@@ -5,7 +5,6 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { sandboxClockWorkflowId } from '../src/temporal/workflow-ids.js';
 import {
   clockAdvancedSignal,
   clockSettledSignal,
@@ -34,29 +33,37 @@ export interface CustomerClock {
  * "The sandbox clock"). In production the offset stays 0 and no message ever arrives: a wait is a
  * durable timer, as before. In the sandbox, `clockAdvanced` raises the offset; a wait whose
  * deadline the clock has passed ends at once and the workflow does what was due, then waits again.
- * When it next waits for something not yet due (or ends), it answers the clock's workflow with
+ * When it next waits for something not yet due (or ends), it answers each advance's workflow with
  * `clockSettled`, which is how an advance knows when it is `ready`.
  */
 export function customerClock(customerId: string, carried: ClockState = noClock): CustomerClock {
-  let { offsetMs, unanswered } = carried;
+  let offsetMs = carried.offsetMs;
+  // Runs recorded before advances had workflows of their own carried no `replyTo`.
+  let replyTo: string[] = [...(carried.replyTo ?? [])];
   setHandler(clockAdvancedSignal, (advance) => {
     offsetMs = Math.max(offsetMs, advance.offsetMs);
-    unanswered = true;
+    if (!replyTo.includes(advance.replyTo)) replyTo = [...replyTo, advance.replyTo];
   });
+  const unanswered = () => replyTo.length > 0;
 
   const now = () => Date.now() + offsetMs;
 
   const settled = async () => {
-    if (!unanswered) return;
-    unanswered = false;
+    if (!unanswered()) return;
     const answer = { workflowId: workflowInfo().workflowId, offsetMs };
-    try {
-      await getExternalWorkflowHandle(sandboxClockWorkflowId(customerId)).signal(
-        clockSettledSignal,
-        answer,
-      );
-    } catch (error) {
-      log.warn('sandbox clock not answered', { customerId, error: String(error) });
+    const advances = replyTo;
+    replyTo = [];
+    for (const advance of advances) {
+      try {
+        await getExternalWorkflowHandle(advance).signal(clockSettledSignal, answer);
+      } catch (error) {
+        // That advance is over (a later one superseded it, or it gave up): nobody to answer.
+        log.warn('sandbox clock advance not answered', {
+          customerId,
+          advance,
+          error: String(error),
+        });
+      }
     }
   };
 
@@ -67,11 +74,11 @@ export function customerClock(customerId: string, carried: ClockState = noClock)
       await settled();
       if (done()) return true;
       const seen = offsetMs;
-      const woken = () => done() || offsetMs !== seen || unanswered;
+      const woken = () => done() || offsetMs !== seen || unanswered();
       if (deadline === null) await condition(woken);
       else if (deadline > now()) await condition(woken, deadline - now());
     }
   };
 
-  return { now, until, settled, state: () => ({ offsetMs, unanswered }) };
+  return { now, until, settled, state: () => ({ offsetMs, replyTo }) };
 }

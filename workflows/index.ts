@@ -3,3 +3,4 @@ export { customerOnboardingWorkflow } from './customer-onboarding/workflow.js';
 export { creditOffersWorkflow } from './credit-offers/workflow.js';
 export { webhookDeliveryWorkflow } from './webhook-delivery/workflow.js';
 export { loanWorkflow } from './loan/workflow.js';
+export { sandboxClockWorkflow } from './sandbox-clock/workflow.js';

@@ -36,6 +36,7 @@ import {
   type PayoffQuote,
 } from '../domain/loans/repayment.js';
 
+import { customerNow, loanNow } from './customer-clock.js';
 import { creditOfferNotFound } from './simulate-offer.js';
 
 /** What loan commands need. */
@@ -79,9 +80,13 @@ export async function createLoan(
   tenant: Tenant,
   request: CreateLoanRequest,
 ): Promise<LoanView> {
-  const now = deps.clock();
+  const realNow = deps.clock();
   const offer = await findCreditOffer(deps.db, tenant, request.credit_offer_id);
   if (!offer) throw creditOfferNotFound(request.credit_offer_id);
+  // Validity, the contract's date and the signature deadline are business times, on the
+  // customer's clock; `created_at` stays real.
+  const customerClock = { environment: tenant.environment, customerId: offer.customerId };
+  const now = await customerNow(deps.db, customerClock, realNow);
   const simulation = await findSimulation(deps.db, tenant, {
     creditOfferId: offer.id,
     simulationId: request.simulation_id,
@@ -146,10 +151,8 @@ export async function createLoan(
         .from(creditOffers)
         .where(eq(creditOffers.id, offer.id))
         .for('update');
-      if (!locked || locked.status !== 'available' || now >= locked.validUntil)
-        throw offerUnavailable(
-          locked?.status === 'available' ? 'expired' : (locked?.status ?? 'gone'),
-        );
+      if (!locked || locked.status !== 'available')
+        throw offerUnavailable(locked?.status ?? 'gone');
       const [holder] = await tx
         .select({ status: customers.status })
         .from(customers)
@@ -157,6 +160,9 @@ export async function createLoan(
         .for('share');
       if (holder?.status !== 'active')
         throw offerUnavailable(`not available: the customer is ${holder?.status ?? 'gone'}`);
+      // Read again under the customer's lock: a clock advance committed meanwhile counts.
+      const at = await customerNow(tx, customerClock, realNow);
+      if (at >= locked.validUntil) throw offerUnavailable('expired');
 
       await tx.insert(loans).values({
         id: loanId,
@@ -171,17 +177,17 @@ export async function createLoan(
         contractSha256: createHash('sha256').update(pdf).digest('hex'),
         contractKey,
         signingTokenHash: hashSigningToken(signingToken(deps.signingKey, loanId)),
-        signatureDeadline: new Date(now.getTime() + deps.signatureDeadlineMs),
+        signatureDeadline: new Date(at.getTime() + deps.signatureDeadlineMs),
         lateChargeRates: deps.lateChargeRates,
-        createdAt: now,
-        updatedAt: now,
+        createdAt: realNow,
+        updatedAt: realNow,
       });
       await tx
         .insert(loanSigners)
         .values(signers.map((signer, position) => ({ loanId, position, ...signer })));
       const [accepted] = await tx
         .update(creditOffers)
-        .set({ status: 'accepted', loanId, updatedAt: now })
+        .set({ status: 'accepted', loanId, updatedAt: realNow })
         .where(and(eq(creditOffers.id, offer.id), eq(creditOffers.status, 'available')))
         .returning();
       const loan = await findLoan(tx, tenant, loanId);
@@ -194,13 +200,13 @@ export async function createLoan(
             id: newId('evt'),
             type: creditOfferEventTypes.accepted,
             data: presentCreditOffer(accepted),
-            createdAt: now,
+            createdAt: realNow,
           },
           {
             id: newId('evt'),
             type: loanEventTypes.created,
-            data: presentLoan(loan, deps.signingUrl, businessDate(now)),
-            createdAt: now,
+            data: presentLoan(loan, deps.signingUrl, businessDate(at)),
+            createdAt: realNow,
           },
         ],
         deps.taskQueue,
@@ -275,7 +281,7 @@ export async function reportDisbursement(
     {
       outcome: report.outcome,
       reason: report.reason ?? null,
-      at: deps.clock().toISOString(),
+      at: loanNow(loan, deps.clock()).toISOString(),
     },
   ]);
   return reload(deps, loan);
@@ -292,7 +298,7 @@ export async function recordPayment(
   payment: { amount?: number | undefined; paid_at?: string | undefined },
   idempotencyKey?: string,
 ): Promise<LoanView> {
-  const paidAt = checkPaidAt(loan, payment.paid_at, deps.clock());
+  const paidAt = checkPaidAt(loan, payment.paid_at, loanNow(loan, deps.clock()));
   const row = loan.figures.schedule[loan.paidInstallments];
   const due = row && amountDue(row, businessDate(paidAt), loan.lateChargeRates).amount;
   await changeLoan(
@@ -315,7 +321,7 @@ export async function settleLoan(
   request: { paid_at?: string | undefined },
   idempotencyKey?: string,
 ): Promise<LoanView> {
-  const paidAt = checkPaidAt(loan, request.paid_at, deps.clock());
+  const paidAt = checkPaidAt(loan, request.paid_at, loanNow(loan, deps.clock()));
   await changeLoan(
     deps,
     loan,
@@ -340,7 +346,7 @@ export function quotePayoff(
       'invalid_state',
       `The loan is ${loan.status}; only an active loan has a payoff.`,
     );
-  const today = businessDate(deps.clock());
+  const today = businessDate(loanNow(loan, deps.clock()));
   const on = date ?? today;
   const last = lastPayoffDate(today);
   if (on < today || on > last)

@@ -19,6 +19,8 @@ export function creditOffersStart(
   customer: Tenant & { customerId: string },
   taskQueue: string,
   timing: OfferTiming,
+  /** The customer's sandbox clock offset, read by the starting transaction after its lock. */
+  clockOffsetMs = 0,
 ): WorkflowStart {
   const input: CreditOffersInput = {
     customerId: customer.customerId,
@@ -26,6 +28,7 @@ export function creditOffersStart(
     environment: customer.environment,
     offerValidityMs: timing.validityMs,
     renewalDelayMs: timing.renewalDelayMs,
+    ...(clockOffsetMs > 0 ? { clock: { offsetMs: clockOffsetMs, replyTo: [] } } : {}),
   };
   return {
     workflowId: workflowIds.creditOffers(customer.customerId),

@@ -32,6 +32,7 @@ export function loanInput(loan: LoanView, timing: LoanTiming): LoanInput {
     installmentAmounts: loan.figures.schedule.map((row) => row.installment_amount),
     installmentDueDates: loan.figures.schedule.map((row) => row.due_date),
     lateChargeRates: loan.lateChargeRates,
+    ...(loan.clockOffsetMs > 0 ? { clock: { offsetMs: loan.clockOffsetMs, replyTo: [] } } : {}),
   };
 }
 

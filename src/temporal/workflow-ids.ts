@@ -6,6 +6,8 @@ export const workflowIds = {
   customerOnboarding: (customerId: string) => `customer-onboarding/${customerId}`,
   creditOffers: (customerId: string) => `credit-offers/${customerId}`,
   loan: (loanId: string) => `loan/${loanId}`,
+  sandboxClock: (customerId: string, generation: number) =>
+    `sandbox-clock/${customerId}/${generation}`,
   webhookDelivery: (deliveryId: string) => `webhook-delivery/${deliveryId}`,
 };
 
@@ -18,8 +20,6 @@ export const workflowTypes = {
   customerOnboarding: 'customerOnboardingWorkflow',
   creditOffers: 'creditOffersWorkflow',
   loan: 'loanWorkflow',
+  sandboxClock: 'sandboxClockWorkflow',
   webhookDelivery: 'webhookDeliveryWorkflow',
 } as const satisfies Record<keyof typeof workflowIds, keyof typeof workflows>;
-
-/** The sandbox clock of a customer (contract §12): what waiting workflows answer an advance to. */
-export const sandboxClockWorkflowId = (customerId: string) => `sandbox-clock/${customerId}`;

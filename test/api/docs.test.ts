@@ -67,6 +67,8 @@ describe('the partner OpenAPI document', () => {
         'GET /v3/events/{event_id} getEvent',
         'POST /v3/sandbox/customers/{customer_id}/review sandboxReviewCustomer',
         'POST /v3/sandbox/customers/{customer_id}/deny sandboxDenyCustomer',
+        'POST /v3/sandbox/customers/{customer_id}/clock advanceSandboxClock',
+        'GET /v3/sandbox/customers/{customer_id}/clock getSandboxClock',
         'POST /v3/webhooks/endpoints createWebhookEndpoint',
         'GET /v3/webhooks/endpoints listWebhookEndpoints',
         'GET /v3/webhooks/endpoints/{id} getWebhookEndpoint',

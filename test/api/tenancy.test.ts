@@ -119,6 +119,13 @@ const matrix: Record<string, { requests: Partial<Record<Method, () => Request>>;
     requests: { POST: () => ({ body: { reason: 'Taken over.' } }) },
     code: 'customer_not_found',
   },
+  '/v3/sandbox/customers/{customer_id}/clock': {
+    requests: {
+      GET: () => ({}),
+      POST: () => ({ body: { advance_to: new Date(Date.now() + 86_400_000).toISOString() } }),
+    },
+    code: 'customer_not_found',
+  },
 };
 
 function uploadForm(): FormData {
@@ -252,6 +259,12 @@ describe('the tenancy matrix', () => {
       (await owner(pathFor('/v3/customers/{customer_id}/documents/{document_id}'))).status,
     ).toBe(200);
     expect((await owner(pathFor('/v3/events/{event_id}'))).status).toBe(200);
+    // Nobody else moved the owner's clock.
+    const clock = (await (
+      await owner(pathFor('/v3/sandbox/customers/{customer_id}/clock'))
+    ).json()) as { now: string; status: string };
+    expect(clock.status).toBe('ready');
+    expect(Math.abs(Date.parse(clock.now) - Date.now())).toBeLessThan(60_000);
     expect(
       await (await owner(pathFor('/v3/credit-offers/{credit_offer_id}'))).json(),
     ).toMatchObject({ status: 'accepted' });

@@ -17,6 +17,26 @@ export async function activeCustomer(
   api: Client,
   overrides: Record<string, unknown> = {},
 ): Promise<CustomerBody> {
+  const { customer, documents } = await submittedCustomer(stack, api, overrides);
+  const review = await api(`/v3/sandbox/customers/${customer.id}/review`, {
+    method: 'POST',
+    body: { items: [...documents, 'biometrics'].map((type) => ({ type, decision: 'approve' })) },
+  });
+  if (review.status !== 200) throw new Error(`review: ${review.status} ${await review.text()}`);
+  const reviewed = (await review.json()) as CustomerBody;
+  if (reviewed.status !== 'active') throw new Error(`customer is ${reviewed.status} after review`);
+  return reviewed;
+}
+
+/**
+ * A sandbox customer with every KYC item submitted — each document uploaded, biometrics done on
+ * the hosted page — and nothing reviewed yet.
+ */
+export async function submittedCustomer(
+  stack: TestStack,
+  api: Client,
+  overrides: Record<string, unknown> = {},
+): Promise<{ customer: CustomerBody; documents: string[] }> {
   const customer = await registerCustomer(api, overrides);
   const documents = ['identity_card_front', 'identity_card_back', 'selfie'];
   if (customer.cnpj) documents.push('ccmei');
@@ -31,14 +51,7 @@ export async function activeCustomer(
     await api(`/v3/customers/${customer.id}/biometrics`, { method: 'POST' })
   ).json()) as { session_url: string };
   await fetch(`${stack.baseUrl}${new URL(session.session_url).pathname}`, { method: 'POST' });
-  const review = await api(`/v3/sandbox/customers/${customer.id}/review`, {
-    method: 'POST',
-    body: { items: [...documents, 'biometrics'].map((type) => ({ type, decision: 'approve' })) },
-  });
-  if (review.status !== 200) throw new Error(`review: ${review.status} ${await review.text()}`);
-  const reviewed = (await review.json()) as CustomerBody;
-  if (reviewed.status !== 'active') throw new Error(`customer is ${reviewed.status} after review`);
-  return reviewed;
+  return { customer, documents };
 }
 
 /** The customer's offer once it has one in `status` (offers arrive through a workflow). */

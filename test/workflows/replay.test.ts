@@ -15,7 +15,7 @@ describe('replaying recorded histories', async () => {
 
   it('has histories for every workflow type', () => {
     // A workflow's id names its type: `loan/ln_…` → loan.json.
-    const types = Object.values(workflowIds).map((id) => id('x').split('/')[0]);
+    const types = Object.values(workflowIds).map((id) => id('x', 1).split('/')[0]);
     expect(files.map((file) => file.split('.')[0]).sort()).toEqual(types.sort());
   });
 

@@ -121,7 +121,12 @@ export async function creditOffersWorkflow(input: CreditOffersInput): Promise<Cr
       offerId,
       eventId: hexId('evt'),
       validityMs: input.offerValidityMs,
-      ...(input.issueAt === undefined ? {} : { at: input.issueAt }),
+      // On a moved clock the offer is dated by it; otherwise the activity's now is the same time.
+      ...(input.issueAt !== undefined
+        ? { at: input.issueAt }
+        : clock.state().offsetMs > 0
+          ? { at: clock.now() }
+          : {}),
     });
     if (!issued) {
       showDetails();

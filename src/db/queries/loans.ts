@@ -5,17 +5,25 @@ import type { DbOrTx } from '../client.js';
 import { paginate, type ListParams, type Page } from '../pagination.js';
 import { loanSigners, loans, loanTransactions } from '../schema/index.js';
 import { ofTenant } from '../tenancy.js';
+import { clockOffsets } from './sandbox-clocks.js';
 
 export type Loan = typeof loans.$inferSelect;
 export type NewLoan = typeof loans.$inferInsert;
 export type LoanSigner = typeof loanSigners.$inferSelect;
 export type LoanTransaction = typeof loanTransactions.$inferSelect;
 
-/** A loan with its signers, in signing order (the customer first): what a loan's reader sees. */
-export type LoanView = Loan & { signers: LoanSigner[] };
+/**
+ * A loan with its signers, in signing order (the customer first), and how far its customer's
+ * sandbox clock runs ahead of real time (0 in production): what a loan's reader sees.
+ */
+export type LoanView = Loan & { signers: LoanSigner[]; clockOffsetMs: number };
 
 async function withSigners(db: DbOrTx, rows: Loan[]): Promise<LoanView[]> {
   if (rows.length === 0) return [];
+  const offsets = await clockOffsets(
+    db,
+    rows.filter((row) => row.environment === 'sandbox').map((row) => row.customerId),
+  );
   const signers = await db
     .select()
     .from(loanSigners)
@@ -26,7 +34,11 @@ async function withSigners(db: DbOrTx, rows: Loan[]): Promise<LoanView[]> {
       ),
     )
     .orderBy(asc(loanSigners.position));
-  return rows.map((row) => ({ ...row, signers: signers.filter((s) => s.loanId === row.id) }));
+  return rows.map((row) => ({
+    ...row,
+    signers: signers.filter((s) => s.loanId === row.id),
+    clockOffsetMs: offsets.get(row.customerId) ?? 0,
+  }));
 }
 
 async function findOne(db: DbOrTx, where: SQL | undefined): Promise<LoanView | undefined> {

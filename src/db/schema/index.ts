@@ -5,3 +5,4 @@ export * from './customers.js';
 export * from './webhooks.js';
 export * from './credit.js';
 export * from './loans.js';
+export * from './sandbox.js';

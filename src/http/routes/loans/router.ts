@@ -1,3 +1,4 @@
+import { loanNow } from '../../../commands/customer-clock.js';
 import { z } from 'zod';
 import {
   cancelLoan,
@@ -43,9 +44,9 @@ import {
 
 const tag = 'Loans';
 
-/** Presents a loan as it stands today (its late charges grow by the day). */
+/** Presents a loan as it stands today on its customer's clock (late charges grow by the day). */
 const presenter = (deps: LoanDeps) => (loan: LoanView) =>
-  presentLoan(loan, deps.signingUrl, businessDate(deps.clock()));
+  presentLoan(loan, deps.signingUrl, businessDate(loanNow(loan, deps.clock())));
 const loanResponse = (description: string) => ({ 200: { description, schema: loanSchema } });
 
 /** Sends the contract PDF of a loan (the partner's download and the signing page's link). */
