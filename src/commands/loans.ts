@@ -138,6 +138,7 @@ export async function createLoan(
       },
       signers: extraSigners,
       figures: simulation.figures,
+      lateCharges: deps.lateChargeRates,
       disbursementAccount: request.disbursement_account,
     }),
   );

@@ -37,6 +37,7 @@ function input(installments: number, overrides: Partial<ContractInput> = {}): Co
       borrower: 'individual',
       iof,
     }),
+    lateCharges: { feeRate: '0.02', monthlyInterestRate: '0.01' },
     disbursementAccount: { type: 'pix', pix_key: '+5511987654321', pix_key_type: 'phone' },
     ...overrides,
   };
@@ -81,6 +82,8 @@ describe('the contract (CCB) PDF', () => {
       '1,99 % a.m.',
       '+5511987654321',
       'SANDBOX',
+      'multa de 2,00 %',
+      'juros de mora de 1,00 % ao mês, pro rata die',
     ])
       expect(text).toContain(expected);
     for (const row of f.schedule) {

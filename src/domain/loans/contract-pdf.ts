@@ -4,6 +4,7 @@ import type { SimulationFigures } from '../credit/simulation.js';
 import type { Environment } from '../environments.js';
 import { formatBrl } from '../money.js';
 import type { DisbursementAccount } from './disbursement-account.js';
+import type { LateChargeRates } from './repayment.js';
 
 export interface ContractParty {
   name: string;
@@ -13,7 +14,10 @@ export interface ContractParty {
 
 export interface ContractInput {
   loanId: string;
-  /** The loan's `created_at`: the issue date, and the PDF's creation and modification dates. */
+  /**
+   * When the loan is made, on the customer's clock (in production its `created_at`): the issue
+   * date, and the PDF's creation and modification dates.
+   */
   issuedAt: Date;
   environment: Environment;
   lender: { name: string; cnpj: string };
@@ -21,6 +25,8 @@ export interface ContractInput {
   /** Signers besides the borrower. */
   signers: ContractParty[];
   figures: SimulationFigures;
+  /** The loan's late-charge terms (contract §12), stated in a clause. */
+  lateCharges: LateChargeRates;
   disbursementAccount: DisbursementAccount;
 }
 
@@ -34,7 +40,7 @@ export const formatCpf = (cpf: string) =>
 export const formatCnpj = (cnpj: string) =>
   `${cnpj.slice(0, 2)}.${cnpj.slice(2, 5)}.${cnpj.slice(5, 8)}/${cnpj.slice(8, 12)}-${cnpj.slice(12)}`;
 /** 0.0199 → `1,99 %` (exact decimal work; rates carry at most 4 decimals of the fraction). */
-export const formatRate = (rate: number) =>
+export const formatRate = (rate: number | string) =>
   `${new Decimal(rate).times(100).toFixed(2).replace('.', ',')} %`;
 const brDate = (isoDate: string) => isoDate.split('-').reverse().join('/');
 
@@ -263,8 +269,9 @@ export async function renderContractPdf(input: ContractInput): Promise<Uint8Arra
     `5.1. O emitente pagará ao credor, ou à sua ordem, as parcelas acima nas datas de vencimento, juros capitalizados diariamente à taxa de ${formatRate(f.monthly_interest_rate)} ao mês sobre dias corridos.`,
     '5.2. O IOF devido (Decreto 6.306/2007) é financiado e integra o valor financiado.',
     '5.3. O Custo Efetivo Total foi calculado conforme a Resolução CMN 4.881/2020, sobre as datas e valores do cronograma.',
-    '5.4. O emitente pode liquidar antecipadamente, total ou parcialmente, com redução proporcional dos juros (Resolução CMN 3.516/2007).',
-    '5.5. Esta cédula é título executivo extrajudicial (Lei 10.931/2004, art. 28) e é assinada eletronicamente pelas partes (Lei 10.931/2004, art. 29, e MP 2.200-2/2001, art. 10, § 2º); cada assinatura registra data, hora, endereço de origem e o hash deste documento.',
+    `5.4. Sobre parcela paga após o vencimento incidem multa de ${formatRate(input.lateCharges.feeRate)} (Código de Defesa do Consumidor, art. 52, § 1º) e juros de mora de ${formatRate(input.lateCharges.monthlyInterestRate)} ao mês, pro rata die, sobre o valor da parcela, desde o dia seguinte ao vencimento até o pagamento.`,
+    '5.5. O emitente pode liquidar antecipadamente, total ou parcialmente, com redução proporcional dos juros (Resolução CMN 3.516/2007).',
+    '5.6. Esta cédula é título executivo extrajudicial (Lei 10.931/2004, art. 28) e é assinada eletronicamente pelas partes (Lei 10.931/2004, art. 29, e MP 2.200-2/2001, art. 10, § 2º); cada assinatura registra data, hora, endereço de origem e o hash deste documento.',
   ])
     layout.paragraph(clause);
 
