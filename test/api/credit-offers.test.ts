@@ -441,8 +441,9 @@ describe('offer expiry and renewal over HTTP', () => {
 
     const renewed = await offerOf(shortApi, customer.id, 'available');
     expect(renewed.id).not.toBe(first.id);
+    // OFFER_RENEWAL_DELAY (2 s here) runs from the moment the offer ended: its valid_until.
     expect(Date.parse(renewed.created_at)).toBeGreaterThanOrEqual(
-      Date.parse(expired.updated_at) + 2_000,
+      Date.parse(first.valid_until) + 2_000,
     );
 
     const events = await eventually(async () => {
