@@ -1,4 +1,5 @@
 import type { RouterContext } from '@koa/router';
+import { problems } from '../errors.js';
 import type { Logger } from '../logger.js';
 
 export type { Tenant } from '../domain/tenant.js';
@@ -21,4 +22,11 @@ export function tenantOf(ctx: { state: AppState }): Tenant {
   if (!ctx.state.tenant)
     throw new Error('tenantOf() called on a route without partner authentication');
   return ctx.state.tenant;
+}
+
+/** The tenant of a sandbox-only route (`/v3/sandbox/…`): a production token does not see it. */
+export function sandboxTenantOf(ctx: { state: AppState; method: string; path: string }): Tenant {
+  const tenant = tenantOf(ctx);
+  if (tenant.environment !== 'sandbox') throw problems.routeNotFound(ctx.method, ctx.path);
+  return tenant;
 }

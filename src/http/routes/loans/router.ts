@@ -19,9 +19,8 @@ import {
   listLoanTransactions,
   type LoanView,
 } from '../../../db/queries/loans.js';
-import { problems } from '../../../errors.js';
 import type { ApiRouter } from '../../api-router.js';
-import { tenantOf, type AppContext } from '../../context.js';
+import { sandboxTenantOf, tenantOf, type AppContext } from '../../context.js';
 import { presentPage } from '../../list.js';
 import { presentLoan, presentLoanTransaction } from './presenter.js';
 import {
@@ -246,12 +245,10 @@ export function loanCommandRoutes(
   const prefix = audience === 'ops' ? '/loans' : '/sandbox/loans';
   const security = audience === 'ops' ? ('ops' as const) : ('partner' as const);
   const resolve = async (ctx: AppContext, loanId: string): Promise<LoanView> => {
-    if (audience === 'sandbox' && tenantOf(ctx).environment !== 'sandbox')
-      throw problems.routeNotFound(ctx.method, ctx.path);
     const loan =
       audience === 'ops'
         ? await findLoanForOps(deps.db, loanId)
-        : await findLoan(deps.db, tenantOf(ctx), loanId);
+        : await findLoan(deps.db, sandboxTenantOf(ctx), loanId);
     if (!loan) throw loanNotFound(loanId);
     return loan;
   };

@@ -3,7 +3,7 @@ import type { CustomerDeps } from '../../../commands/customer-deps.js';
 import { findCustomerForOps } from '../../../db/queries/customers.js';
 import { problems } from '../../../errors.js';
 import type { ApiRouter } from '../../api-router.js';
-import { tenantOf, type AppContext, type Tenant } from '../../context.js';
+import { sandboxTenantOf, type AppContext, type Tenant } from '../../context.js';
 import { presentCustomer } from '../customers/presenter.js';
 import { customerParams, customerSchema, denyBody, reviewBody } from '../customers/schema.js';
 
@@ -28,11 +28,7 @@ export function reviewRoutes(
             throw problems.notFound('customer_not_found', `No customer ${customerId}.`);
           return { partnerId: customer.partnerId, environment: customer.environment };
         }
-      : (ctx) => {
-          const tenant = tenantOf(ctx);
-          if (tenant.environment !== 'sandbox') throw problems.routeNotFound(ctx.method, ctx.path);
-          return Promise.resolve(tenant);
-        };
+      : (ctx) => Promise.resolve(sandboxTenantOf(ctx));
   const tag = audience === 'ops' ? 'Customer review' : 'Sandbox';
 
   api.add(

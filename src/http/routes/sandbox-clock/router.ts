@@ -4,9 +4,8 @@ import {
   type ClockDeps,
   type CustomerClockView,
 } from '../../../commands/customer-clock.js';
-import { problems } from '../../../errors.js';
 import type { ApiRouter } from '../../api-router.js';
-import { tenantOf, type AppContext } from '../../context.js';
+import { sandboxTenantOf } from '../../context.js';
 import { customerParams } from '../customers/schema.js';
 import { advanceClockBody, customerClockSchema } from './schema.js';
 
@@ -15,13 +14,6 @@ const present = (clock: CustomerClockView) => ({
   now: clock.now.toISOString(),
   status: clock.status,
 });
-
-/** A sandbox token's tenant; a production token does not see these routes (contract §12). */
-const sandboxTenant = (ctx: AppContext) => {
-  const tenant = tenantOf(ctx);
-  if (tenant.environment !== 'sandbox') throw problems.routeNotFound(ctx.method, ctx.path);
-  return tenant;
-};
 
 /** The sandbox clock of a customer: `/v3/sandbox/customers/{id}/clock`. */
 export function sandboxClockRoutes(api: ApiRouter, deps: ClockDeps): void {
@@ -46,7 +38,7 @@ export function sandboxClockRoutes(api: ApiRouter, deps: ClockDeps): void {
     async (ctx, { params, body }) => {
       const clock = await advanceCustomerClock(
         deps,
-        sandboxTenant(ctx),
+        sandboxTenantOf(ctx),
         params.customer_id,
         new Date(body.advance_to),
       );
@@ -70,7 +62,7 @@ export function sandboxClockRoutes(api: ApiRouter, deps: ClockDeps): void {
       errors: [404],
     },
     async (ctx, { params }) => {
-      ctx.body = present(await readCustomerClock(deps, sandboxTenant(ctx), params.customer_id));
+      ctx.body = present(await readCustomerClock(deps, sandboxTenantOf(ctx), params.customer_id));
     },
   );
 }
