@@ -14,15 +14,15 @@ export function createSandboxClockActivities(deps: ActivityDeps) {
     /**
      * Tells every workflow waiting on the customer's behalf — onboarding until a denial, the
      * credit offers once active, each loan until it ends — that the clock now runs `offsetMs`
-     * ahead, and to answer `replyTo`. Those in `skip` have answered already. A workflow not found
-     * is either over (nothing to tell) or its start is still in the outbox: `starting` counts
-     * those, to be told on a later round.
+     * ahead, and to answer round `round` of `advance`. A workflow not found is either over
+     * (nothing to tell) or its start is still in the outbox: `starting` counts those, to be told
+     * on a later round.
      */
     async tellWaitingWorkflows(input: {
       customerId: string;
       offsetMs: number;
-      replyTo: string;
-      skip: string[];
+      advance: string;
+      round: number;
     }): Promise<{ told: string[]; starting: number }> {
       const [customer] = await deps.db
         .select({ status: customers.status })
@@ -42,11 +42,11 @@ export function createSandboxClockActivities(deps: ActivityDeps) {
         ...(customer.status !== 'denied' ? [workflowIds.customerOnboarding(input.customerId)] : []),
         ...(customer.status === 'active' ? [workflowIds.creditOffers(input.customerId)] : []),
         ...open.map((loan) => workflowIds.loan(loan.id)),
-      ].filter((id) => !input.skip.includes(id));
+      ];
 
       const told: string[] = [];
       const missing: string[] = [];
-      const advance = { offsetMs: input.offsetMs, replyTo: input.replyTo };
+      const advance = { offsetMs: input.offsetMs, advance: input.advance, round: input.round };
       for (const workflowId of candidates) {
         try {
           await deps.temporal.workflow.getHandle(workflowId).signal(clockAdvancedSignal, advance);

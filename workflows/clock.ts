@@ -9,6 +9,7 @@ import {
   clockAdvancedSignal,
   clockSettledSignal,
   noClock,
+  type ClockRound,
   type ClockState,
 } from './sandbox-clock/messages.js';
 
@@ -24,7 +25,7 @@ export interface CustomerClock {
   until(deadline: number | null, done: () => boolean): Promise<boolean>;
   /** Answers an advance this workflow was told of: call before the workflow ends. */
   settled(): Promise<void>;
-  /** What to carry across continue-as-new. */
+  /** What to carry across continue-as-new (the next run has work to do: it counts as busy). */
   state(): ClockState;
 }
 
@@ -34,15 +35,17 @@ export interface CustomerClock {
  * durable timer, as before. In the sandbox, `clockAdvanced` raises the offset; a wait whose
  * deadline the clock has passed ends at once and the workflow does what was due, then waits again.
  * When it next waits for something not yet due (or ends), it answers each advance's workflow with
- * `clockSettled`, which is how an advance knows when it is `ready`.
+ * `clockSettled` — busy if a wait ended since its last answer — which is how an advance knows
+ * when it is `ready`.
  */
 export function customerClock(customerId: string, carried: ClockState = noClock): CustomerClock {
   let offsetMs = carried.offsetMs;
-  // Runs recorded before advances had workflows of their own carried no `replyTo`.
-  let replyTo: string[] = [...(carried.replyTo ?? [])];
-  setHandler(clockAdvancedSignal, (advance) => {
-    offsetMs = Math.max(offsetMs, advance.offsetMs);
-    if (!replyTo.includes(advance.replyTo)) replyTo = [...replyTo, advance.replyTo];
+  // Runs recorded before the sandbox clock existed carried neither of these.
+  let replyTo: ClockRound[] = [...(carried.replyTo ?? [])];
+  let busy = carried.busy ?? false;
+  setHandler(clockAdvancedSignal, ({ offsetMs: to, ...round }) => {
+    offsetMs = Math.max(offsetMs, to);
+    replyTo = [...replyTo, round];
   });
   const unanswered = () => replyTo.length > 0;
 
@@ -50,12 +53,14 @@ export function customerClock(customerId: string, carried: ClockState = noClock)
 
   const settled = async () => {
     if (!unanswered()) return;
-    const answer = { workflowId: workflowInfo().workflowId, offsetMs };
-    const advances = replyTo;
+    const { workflowId } = workflowInfo();
+    const rounds = replyTo;
+    const answer = { workflowId, offsetMs, busy };
     replyTo = [];
-    for (const advance of advances) {
+    busy = false;
+    for (const { advance, round } of rounds) {
       try {
-        await getExternalWorkflowHandle(advance).signal(clockSettledSignal, answer);
+        await getExternalWorkflowHandle(advance).signal(clockSettledSignal, { ...answer, round });
       } catch (error) {
         // That advance is over (a later one superseded it, or it gave up): nobody to answer.
         log.warn('sandbox clock advance not answered', {
@@ -68,11 +73,15 @@ export function customerClock(customerId: string, carried: ClockState = noClock)
   };
 
   const until = async (deadline: number | null, done: () => boolean): Promise<boolean> => {
+    const ended = (outcome: boolean) => {
+      busy = true;
+      return outcome;
+    };
     for (;;) {
-      if (done()) return true;
-      if (deadline !== null && now() >= deadline) return false;
+      if (done()) return ended(true);
+      if (deadline !== null && now() >= deadline) return ended(false);
       await settled();
-      if (done()) return true;
+      if (done()) return ended(true);
       const seen = offsetMs;
       const woken = () => done() || offsetMs !== seen || unanswered();
       if (deadline === null) await condition(woken);
@@ -80,5 +89,5 @@ export function customerClock(customerId: string, carried: ClockState = noClock)
     }
   };
 
-  return { now, until, settled, state: () => ({ offsetMs, replyTo }) };
+  return { now, until, settled, state: () => ({ offsetMs, replyTo, busy: true }) };
 }

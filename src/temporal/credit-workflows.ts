@@ -4,6 +4,7 @@ import {
   customerDeniedSignal,
   type CreditOffersInput,
 } from '../../workflows/credit-offers/messages.js';
+import { clockAt } from '../../workflows/sandbox-clock/messages.js';
 import type { WorkflowStart } from './outbox.js';
 import { workflowIds, workflowTypes } from './workflow-ids.js';
 
@@ -28,7 +29,7 @@ export function creditOffersStart(
     environment: customer.environment,
     offerValidityMs: timing.validityMs,
     renewalDelayMs: timing.renewalDelayMs,
-    ...(clockOffsetMs > 0 ? { clock: { offsetMs: clockOffsetMs, replyTo: [] } } : {}),
+    ...(clockOffsetMs > 0 ? { clock: clockAt(clockOffsetMs) } : {}),
   };
   return {
     workflowId: workflowIds.creditOffers(customer.customerId),

@@ -8,6 +8,7 @@ import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
 import type { Loan, LoanView } from '../db/queries/loans.js';
 import { ProblemError, problems } from '../errors.js';
 import type { LoanInput } from '../../workflows/loan/messages.js';
+import { clockAt } from '../../workflows/sandbox-clock/messages.js';
 import { updateWithStart, type WorkflowStart } from './outbox.js';
 import { workflowIds, workflowTypes } from './workflow-ids.js';
 
@@ -32,7 +33,7 @@ export function loanInput(loan: LoanView, timing: LoanTiming): LoanInput {
     installmentAmounts: loan.figures.schedule.map((row) => row.installment_amount),
     installmentDueDates: loan.figures.schedule.map((row) => row.due_date),
     lateChargeRates: loan.lateChargeRates,
-    ...(loan.clockOffsetMs > 0 ? { clock: { offsetMs: loan.clockOffsetMs, replyTo: [] } } : {}),
+    ...(loan.clockOffsetMs > 0 ? { clock: clockAt(loan.clockOffsetMs) } : {}),
   };
 }
 

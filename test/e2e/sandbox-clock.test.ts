@@ -246,8 +246,10 @@ describe('the sandbox clock (contract §12)', () => {
       status: 'cancelled',
       cancellation_reason: 'signature_deadline',
     });
-    const again = await offerOf(api, customer.id, 'available');
-    expect(again.id).toBe(offer.id);
+    // Ready means the consequences have happened too: the loan's offer is available again.
+    expect((await offersOf(customer.id)).map((o) => [o.id, o.status])).toEqual([
+      [offer.id, 'available'],
+    ]);
 
     const events = await eventsAbout((event) => event.data.id === loan.id);
     expect(events.map((event) => event.type)).toEqual(['loan.created', 'loan.cancelled']);

@@ -418,7 +418,11 @@ describe('loan workflow', () => {
         // The customer's clock jumps 40 days past the third due date, beyond the fourth: both
         // rows are marked at once, each dated by the end of its own due date.
         const offsetMs = endOf(dueDates[3]!) + 5 * DAY - (await env.currentTimeMs());
-        await handle.signal(clockAdvancedSignal, { offsetMs, replyTo: 'sandbox-clock/none/1' });
+        await handle.signal(clockAdvancedSignal, {
+          offsetMs,
+          advance: 'sandbox-clock/none/1',
+          round: 1,
+        });
         for (let i = 0; i < 200 && overdue(writes).length < 4; i++)
           await new Promise((resolve) => setTimeout(resolve, 25));
         expect(overdue(writes).slice(2)).toEqual([

@@ -17,8 +17,8 @@ import {
 const { tellWaitingWorkflows, markClockReady } = proxyActivities<Activities>(databaseWrite);
 
 /**
- * How long an advance waits for answers before telling the silent workflows again (one that
- * ended as the message arrived never answers; the next round no longer lists it).
+ * How long a round waits for answers before asking again (a workflow that ended as the message
+ * arrived never answers; the next round no longer lists it).
  */
 const ANSWER_WAIT = '30 seconds';
 /** How soon to look again for a workflow whose start is still in the outbox. */
@@ -26,33 +26,36 @@ const START_WAIT = '1 second';
 
 /**
  * One advance of a sandbox customer's clock (`sandbox-clock/{cust_id}/{generation}`), started
- * through the outbox by the request that wrote it. It tells every workflow waiting on the
- * customer's behalf the new offset, waits until each has fired what fell due and answered, and
- * lists them again — firing can start new ones, such as a renewed offer's run or the credit
- * offers of a customer the advance made active — until a listing finds nobody behind. Then the
- * clock reads `ready`, unless a later advance took over.
+ * through the outbox by the request that wrote it. Round after round it tells every workflow
+ * waiting on the customer's behalf the new offset and waits for all of them to answer: each
+ * fires what fell due, then answers, busy if it did anything. What one workflow did can give
+ * another work (a cancelled loan releases its offer; a review makes the customer active and
+ * starts its credit offers), so the advance is over only after a round in which every workflow
+ * answered idle and none was still starting. Then the clock reads `ready`, unless a later
+ * advance took over.
  */
 export async function sandboxClockWorkflow(input: ClockAdvanceInput): Promise<ClockAdvanceOutcome> {
-  const answered = new Map<string, number>();
-  setHandler(clockSettledSignal, ({ workflowId, offsetMs }) => {
-    answered.set(workflowId, Math.max(answered.get(workflowId) ?? -1, offsetMs));
+  const answers = new Map<string, { round: number; busy: boolean }>();
+  setHandler(clockSettledSignal, ({ workflowId, offsetMs, round, busy }) => {
+    if (offsetMs >= input.offsetMs) answers.set(workflowId, { round, busy });
   });
-  const caughtUp = (workflowId: string) => (answered.get(workflowId) ?? -1) >= input.offsetMs;
   const aheadBy = `${(input.offsetMs / 86_400_000).toFixed(2)} days`;
+  const { workflowId } = workflowInfo();
 
   for (let round = 1; ; round++) {
     const { told, starting } = await tellWaitingWorkflows({
       customerId: input.customerId,
       offsetMs: input.offsetMs,
-      replyTo: workflowInfo().workflowId,
-      skip: [...answered.keys()].filter(caughtUp),
+      advance: workflowId,
+      round,
     });
-    if (told.length === 0 && starting === 0) break;
     setCurrentDetails(
       `**Advancing** ${input.customerId} to ${aheadBy} ahead (generation ${input.generation}), round ${round}: waiting for ${told.join(', ') || 'nobody'}${starting > 0 ? `; ${starting} not started yet` : ''}`,
     );
-    await condition(() => told.every(caughtUp), ANSWER_WAIT);
+    const answered = (id: string) => answers.get(id)?.round === round;
+    const allAnswered = await condition(() => told.every(answered), ANSWER_WAIT);
     if (starting > 0) await sleep(START_WAIT);
+    else if (allAnswered && told.every((id) => answers.get(id)?.busy === false)) break;
   }
   const ready = await markClockReady({
     customerId: input.customerId,
