@@ -22,7 +22,7 @@ COPY --from=runtime-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY drizzle ./drizzle
-# Uploaded KYC documents (the local file store); docker-compose mounts a volume here.
+# Documents and contracts live in the object store (S3_*); this folder serves only FILE_STORE=local.
 RUN mkdir -p /var/lib/embedded-credit/uploads && chown -R node:node /var/lib/embedded-credit
 ENV UPLOADS_DIR=/var/lib/embedded-credit/uploads
 USER node

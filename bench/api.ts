@@ -75,6 +75,8 @@ try {
     ...process.env,
     NODE_ENV: 'production',
     DATABASE_URL: stack.databaseUrl,
+    // No file is read or written under this load: the local store, chosen explicitly.
+    FILE_STORE: 'local',
     TEMPORAL_ADDRESS: stack.temporalAddress,
     TEMPORAL_TASK_QUEUE: TASK_QUEUE,
     OPS_TOKEN: 'bench-ops-token-0123456789',

@@ -59,6 +59,8 @@ try {
     ...process.env,
     NODE_ENV: 'production',
     DATABASE_URL: stack.databaseUrl,
+    // No file is read or written under this load: the local store, chosen explicitly.
+    FILE_STORE: 'local',
     TEMPORAL_ADDRESS: stack.temporalAddress,
     LOG_LEVEL: 'error',
     OPS_TOKEN: 'chaos-ops-token-0123456789',

@@ -34,7 +34,8 @@ import { reviewRoutes } from './http/routes/reviews/router.js';
 import { sandboxClockRoutes } from './http/routes/sandbox-clock/router.js';
 import { webhookDeliveryRoutes } from './http/routes/webhooks/deliveries.js';
 import { webhookEndpointRoutes } from './http/routes/webhooks/router.js';
-import { createLocalFileStore, type FileStore } from './storage/file-store.js';
+import { createFileStore } from './storage/create-file-store.js';
+import type { FileStore } from './storage/file-store.js';
 
 export interface AppDeps {
   config: Config;
@@ -44,7 +45,7 @@ export interface AppDeps {
   metrics: HttpMetrics;
   /** The time the API reasons with (token expiry, idempotency windows); tests move it. */
   clock?: () => Date;
-  /** Where uploads go; the local folder `UPLOADS_DIR` by default. */
+  /** Where documents and contracts go; the configured store (`FILE_STORE`) by default. */
   files?: FileStore;
 }
 
@@ -105,7 +106,7 @@ export function createApp(deps: AppDeps): App {
     db,
     temporal,
     logger,
-    files: deps.files ?? createLocalFileStore(config.uploadsDir),
+    files: deps.files ?? createFileStore(config.fileStore),
     taskQueue: config.temporal.taskQueue,
     sandboxReviewDelayMs: config.sandboxReviewDelayMs,
     publicBaseUrl: config.publicBaseUrl,

@@ -90,6 +90,14 @@ const schema = z.object({
   CREDENTIAL_CACHE_MAX_AGE: duration('5s'),
   REQUEST_TIMEOUT: duration('15s'),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(1).default(500),
+  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  WORKER_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  FILE_STORE: z.enum(['s3', 'local']).default('s3'),
+  S3_ENDPOINT: z.url().optional(),
+  S3_BUCKET: z.string().min(3).max(63).optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  AWS_ACCESS_KEY_ID: z.string().min(1).optional(),
+  AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   UPLOADS_DIR: z.string().min(1).optional(),
   WEBHOOK_CA_FILE: z.string().min(1).optional(),
 });
@@ -125,6 +133,9 @@ export interface Config {
   readonly outboxSweepIntervalMs: number;
   /** Workflows a worker keeps in memory between their tasks. */
   readonly workerMaxCachedWorkflows: number;
+  /** The worker's `/metrics` (0: none), on WORKER_METRICS_HOST (loopback by default). */
+  readonly workerMetricsPort: number;
+  readonly workerMetricsHost: string;
   /** HS256 key of the partner bearer tokens. */
   readonly tokenSigningKey: string;
   /** Key of data sealed at rest (stored idempotent responses). */
@@ -136,16 +147,32 @@ export interface Config {
   readonly credentialCacheMaxAgeMs: number;
   /** Failed token exchanges allowed per client_id and per IP within the window. */
   readonly tokenFailures: { readonly limit: number; readonly windowMs: number };
-  /** Where the local file store keeps uploaded documents. */
-  readonly uploadsDir: string;
+  /**
+   * Where KYC documents and contract PDFs live: an S3-compatible bucket (`FILE_STORE=s3`, the
+   * default), or a local folder when chosen explicitly (`FILE_STORE=local`, `UPLOADS_DIR`).
+   */
+  readonly fileStore:
+    | {
+        readonly kind: 's3';
+        readonly endpoint: string | undefined;
+        readonly bucket: string;
+        readonly region: string;
+        /** From AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY; otherwise the SDK's default chain. */
+        readonly credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
+      }
+    | { readonly kind: 'local'; readonly dir: string };
   /** A PEM file of extra CAs trusted for webhook deliveries (receivers on a private PKI). */
   readonly webhookCaFile: string | undefined;
 }
 
 /** Rules across variables, checked on the raw environment so they are reported with the rest. */
 function productionRules(env: NodeJS.ProcessEnv): string[] {
-  if (env.NODE_ENV !== 'production') return [];
   const problems: string[] = [];
+  if ((env.FILE_STORE ?? 's3') === 's3' && !env.S3_BUCKET)
+    problems.push(
+      'S3_BUCKET: required with FILE_STORE=s3 (the default); FILE_STORE=local keeps files in UPLOADS_DIR',
+    );
+  if (env.NODE_ENV !== 'production') return problems;
   for (const name of ['OPS_TOKEN', 'TOKEN_SIGNING_KEY', 'DATA_ENCRYPTION_KEY']) {
     if (!env[name]) problems.push(`${name}: required in production`);
   }
@@ -211,7 +238,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     outboxSweepIntervalMs: e.OUTBOX_SWEEP_INTERVAL,
     workerMaxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
-    uploadsDir: e.UPLOADS_DIR ?? join(projectRoot, '.data', 'uploads'),
+    workerMetricsPort: e.WORKER_METRICS_PORT,
+    workerMetricsHost: e.WORKER_METRICS_HOST,
+    fileStore: Object.freeze(
+      e.FILE_STORE === 'local'
+        ? { kind: 'local' as const, dir: e.UPLOADS_DIR ?? join(projectRoot, '.data', 'uploads') }
+        : {
+            kind: 's3' as const,
+            endpoint: e.S3_ENDPOINT,
+            bucket: e.S3_BUCKET ?? '',
+            region: e.S3_REGION,
+            credentials:
+              e.AWS_ACCESS_KEY_ID && e.AWS_SECRET_ACCESS_KEY
+                ? { accessKeyId: e.AWS_ACCESS_KEY_ID, secretAccessKey: e.AWS_SECRET_ACCESS_KEY }
+                : undefined,
+          },
+    ),
     webhookCaFile: e.WEBHOOK_CA_FILE,
     tokenSigningKey: e.TOKEN_SIGNING_KEY ?? DEVELOPMENT_TOKEN_SIGNING_KEY,
     dataEncryptionKey: e.DATA_ENCRYPTION_KEY ?? DEVELOPMENT_DATA_ENCRYPTION_KEY,

@@ -143,7 +143,8 @@ export async function createLoan(
     }),
   );
   const contractKey = `contracts/${loanId}.pdf`;
-  await deps.files.put(contractKey, pdf);
+  const contractSha256 = createHash('sha256').update(pdf).digest('hex');
+  await deps.files.put(contractKey, pdf, contractSha256);
 
   try {
     const written = await deps.db.transaction(async (tx) => {
@@ -175,7 +176,7 @@ export async function createLoan(
         status: 'awaiting_signatures',
         figures: simulation.figures,
         disbursementAccount: request.disbursement_account,
-        contractSha256: createHash('sha256').update(pdf).digest('hex'),
+        contractSha256,
         contractKey,
         signingTokenHash: hashSigningToken(signingToken(deps.signingKey, loanId)),
         signatureDeadline: new Date(at.getTime() + deps.signatureDeadlineMs),

@@ -32,7 +32,11 @@ export async function uploadDocument(
 
   const documentId = newId('doc');
   const storageKey = `${tenant.partnerId}/${tenant.environment}/${customer.id}/${documentId}`;
-  await deps.files.put(storageKey, input.bytes);
+  const sha256 = createHash('sha256').update(input.bytes).digest('hex');
+  // Stored first: the row that names it follows. A refusal removes it; an unclear failure (the
+  // workflow may still record it) leaves it to the orphan sweeper, which only removes objects no
+  // row names a day later.
+  await deps.files.put(storageKey, input.bytes, sha256);
   try {
     await changeCustomer(deps, customer, submitDocumentUpdate, [
       {
@@ -41,7 +45,7 @@ export async function uploadDocument(
         fileName: input.fileName,
         contentType,
         sizeBytes: input.bytes.length,
-        sha256: createHash('sha256').update(input.bytes).digest('hex'),
+        sha256,
         storageKey,
         uploadedAt: deps.clock().toISOString(),
       },

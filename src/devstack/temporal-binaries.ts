@@ -31,7 +31,7 @@ export interface Resolved {
   unavailable?: ProvisioningError;
 }
 
-type Progress = (line: string) => void;
+export type Progress = (line: string) => void;
 
 const executable = async (path: string) => {
   try {
@@ -42,7 +42,7 @@ const executable = async (path: string) => {
   }
 };
 
-interface Binary {
+export interface Binary {
   what: string;
   envVar: string;
   /** Cache folder name, versioned, and the executable inside it. */
@@ -51,10 +51,12 @@ interface Binary {
   buildLabel: string;
   build: (tmp: string, progress: Progress) => Promise<void>;
   help: string[];
+  /** Whether the Temporal SDK can download it as a last resort (the Temporal servers only). */
+  sdkDownload?: boolean;
 }
 
 /** Explicit path, then cache, then a build from the registries, then the SDK's download. */
-async function resolveBinary(binary: Binary, progress: Progress): Promise<Resolved> {
+export async function resolveBinary(binary: Binary, progress: Progress): Promise<Resolved> {
   const tried: string[] = [];
   const explicit = process.env[binary.envVar];
   if (explicit) {
@@ -79,6 +81,7 @@ async function resolveBinary(binary: Binary, progress: Progress): Promise<Resolv
   ) {
     return existing(cached, `built with ${binary.buildLabel}`);
   }
+  if (!binary.sdkDownload) throw new ProvisioningError(binary.what, tried, binary.help);
   return sdkDownload(binary.what, tried, binary.help);
 }
 
@@ -106,6 +109,7 @@ const temporalCli: Binary = {
     `install Go and run: go install github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}, or`,
     'allow this machine to reach the Temporal release downloads so the SDK can fetch it.',
   ],
+  sdkDownload: true,
 };
 
 const testServer: Binary = {
@@ -148,6 +152,7 @@ const testServer: Binary = {
     `install Java 17+ and Maven so io.temporal:temporal-test-server:${TEMPORAL_TEST_SERVER_VERSION} can be fetched, or`,
     'allow this machine to reach the Temporal release downloads so the SDK can fetch it.',
   ],
+  sdkDownload: true,
 };
 
 export const resolveTemporalCli = (progress: Progress = defaultProgress) =>
@@ -229,7 +234,7 @@ async function buildInto(
   }
 }
 
-function run(
+export function run(
   command: string,
   args: string[],
   options: { cwd?: string; env?: NodeJS.ProcessEnv; progress: Progress },
@@ -262,6 +267,6 @@ function run(
   });
 }
 
-function defaultProgress(line: string): void {
+export function defaultProgress(line: string): void {
   process.stderr.write(`[provision] ${line}\n`);
 }

@@ -1,5 +1,6 @@
 /** The upload types KYC accepts, recognised by their first bytes, never by name or declared type. */
-export type AcceptedFileType = 'application/pdf' | 'image/jpeg' | 'image/png';
+export const acceptedFileTypes = ['application/pdf', 'image/jpeg', 'image/png'] as const;
+export type AcceptedFileType = (typeof acceptedFileTypes)[number];
 
 const signatures: [AcceptedFileType, number[]][] = [
   ['application/pdf', [0x25, 0x50, 0x44, 0x46, 0x2d]], // %PDF-

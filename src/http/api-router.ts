@@ -20,8 +20,8 @@ const bodyParsers = {
 export interface ResponseSpec {
   description: string;
   schema?: z.ZodType;
-  /** The body's media type when it is not JSON (a PDF). */
-  contentType?: string;
+  /** The body's media type(s) when it is not JSON (a PDF; a stored document's kinds). */
+  contentType?: string | string[];
   /** Response headers worth documenting, e.g. `Location`. */
   headers?: Record<string, string>;
 }

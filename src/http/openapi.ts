@@ -105,9 +105,11 @@ export function buildOpenApiDocument(info: DocumentInfo, operations: DocumentedO
         description: response.description,
         ...(response.schema
           ? {
-              content: {
-                [response.contentType ?? 'application/json']: { schema: response.schema },
-              },
+              content: Object.fromEntries(
+                [response.contentType ?? 'application/json']
+                  .flat()
+                  .map((type) => [type, { schema: response.schema }]),
+              ),
             }
           : {}),
         ...(response.headers

@@ -4,6 +4,7 @@
  * all of it. DATABASE_URL or TEMPORAL_ADDRESS point at servers of your own instead.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,6 +16,9 @@ import { createDatabase } from '../db/client.js';
 import { runMigrations } from '../db/migrate.js';
 import { partners } from '../db/schema/index.js';
 import { startEmbeddedPostgres, type RunningPostgres } from '../devstack/embedded-postgres.js';
+import { startMinio, type MinioServer } from '../devstack/minio.js';
+import { createLocalFileStore } from '../storage/file-store.js';
+import { createS3FileStore } from '../storage/s3-file-store.js';
 import { resolveTemporalCli } from '../devstack/temporal-binaries.js';
 import { startTemporalDevServer } from '../devstack/temporal-dev-server.js';
 import { projectRoot } from '../project-root.js';
@@ -30,6 +34,7 @@ const say = (line: string) => console.log(`[dev] ${line}`);
 
 let postgresServer: RunningPostgres | undefined;
 let temporalServer: TestWorkflowEnvironment | undefined;
+let minioServer: MinioServer | undefined;
 const children: { name: string; process: ChildProcess }[] = [];
 let stopping = false;
 
@@ -71,8 +76,29 @@ async function main(): Promise<void> {
     temporalUi = `http://localhost:${uiPort}`;
   }
 
+  // Documents and contracts: MinIO unless S3_BUCKET (with S3_ENDPOINT) or FILE_STORE=local say otherwise.
+  let objectStore: Record<string, string> = {};
+  let objectStoreConsole: string | undefined;
+  if (env.FILE_STORE === 'local' || env.S3_BUCKET) {
+    say(env.FILE_STORE === 'local' ? 'using FILE_STORE=local' : `using S3_BUCKET=${env.S3_BUCKET}`);
+  } else {
+    const minioPort = Number(env.MINIO_PORT ?? 9000);
+    const consolePort = Number(env.MINIO_CONSOLE_PORT ?? 9001);
+    say(`starting MinIO on 127.0.0.1:${minioPort} (objects in .data/minio)…`);
+    minioServer = await startMinio({
+      dataDir: join(dataDir, 'minio'),
+      port: minioPort,
+      consolePort,
+      progress: say,
+    });
+    objectStore = minioServer.env;
+    objectStoreConsole = minioServer.console;
+    await importLocalUploads(minioServer);
+  }
+
   const childEnv: NodeJS.ProcessEnv = {
     ...env,
+    ...objectStore,
     NODE_ENV: env.NODE_ENV ?? 'development',
     DATABASE_URL: databaseUrl,
     TEMPORAL_ADDRESS: temporalAddress,
@@ -93,6 +119,11 @@ async function main(): Promise<void> {
       `  Docs             ${publicBaseUrl}/docs`,
       `  Health           ${publicBaseUrl}/readyz   metrics: ${publicBaseUrl}/metrics`,
       `  Temporal UI      ${temporalUi ?? `(external server at ${temporalAddress})`}`,
+      ...(objectStoreConsole
+        ? [
+            `  MinIO console    ${objectStoreConsole}   (user ${objectStore.AWS_ACCESS_KEY_ID}, password ${objectStore.AWS_SECRET_ACCESS_KEY}; bucket ${objectStore.S3_BUCKET})`,
+          ]
+        : []),
       `  Ops token        ${opsToken}${env.OPS_TOKEN ? '' : '   (development default)'}`,
       '',
       `  Demo partner     ${demo.name} (${demo.partner_id})`,
@@ -103,6 +134,36 @@ async function main(): Promise<void> {
       '',
     ].join('\n'),
   );
+}
+
+/**
+ * Files kept by the local folder store of earlier versions (`.data/uploads`) are copied into the
+ * bucket once, so documents and contracts made before keep their files.
+ */
+async function importLocalUploads(minio: MinioServer): Promise<void> {
+  const folder = join(dataDir, 'uploads');
+  const marker = join(folder, '.imported-to-minio');
+  if (!existsSync(folder) || existsSync(marker)) return;
+  const local = createLocalFileStore(folder);
+  const bucket = createS3FileStore({
+    endpoint: minio.endpoint,
+    bucket: minio.bucket,
+    region: minio.env.S3_REGION!,
+    credentials: {
+      accessKeyId: minio.env.AWS_ACCESS_KEY_ID!,
+      secretAccessKey: minio.env.AWS_SECRET_ACCESS_KEY!,
+    },
+  });
+  let copied = 0;
+  for await (const page of local.list()) {
+    for (const { key } of page) {
+      const bytes = await readFile(join(folder, key));
+      await bucket.put(key, bytes, createHash('sha256').update(bytes).digest('hex'));
+      copied++;
+    }
+  }
+  await writeFile(marker, `${copied} files copied to the MinIO bucket ${minio.bucket}\n`);
+  say(`copied ${copied} files of .data/uploads into MinIO`);
 }
 
 /** The demo partner's secrets are kept in .data (gitignored) so every start can print them. */
@@ -174,6 +235,7 @@ async function shutdown(exitCode: number): Promise<void> {
         }),
     ),
   );
+  await minioServer?.stop().catch((error: unknown) => say(`MinIO: ${String(error)}`));
   await temporalServer
     ?.teardown()
     .catch((error: unknown) => say(`Temporal dev server: ${String(error)}`));

@@ -1,8 +1,10 @@
 /**
  * `npm run provision`: finds or builds everything the dev and test commands run besides npm
- * packages — both Temporal servers and, for the browser tests, Chromium — and says where it is.
+ * packages — both Temporal servers, MinIO and, for the browser tests, Chromium — and says where
+ * it is.
  */
 import { ensureChromium } from '../devstack/browser.js';
+import { resolveMinio } from '../devstack/minio.js';
 import { resolveTemporalCli, resolveTestServer } from '../devstack/temporal-binaries.js';
 
 const progress = (line: string) => process.stderr.write(`[provision] ${line}\n`);
@@ -11,6 +13,8 @@ try {
   console.log(`Temporal CLI:         ${cli.source}`);
   const testServer = await resolveTestServer(progress);
   console.log(`Temporal test server: ${testServer.source}`);
+  const minio = await resolveMinio(progress);
+  console.log(`MinIO:                ${minio.source}`);
   if (process.argv.includes('--browser'))
     console.log(`Chromium:             ${await ensureChromium(progress)}`);
 } catch (error) {

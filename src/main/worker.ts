@@ -6,6 +6,8 @@ import { readFile } from 'node:fs/promises';
 import { createSealedBox } from '../domain/sealed-box.js';
 import { prebuiltWorkflowBundle, Runtime } from '../worker/create-worker.js';
 import { signingUrls } from '../domain/loans/signing-token.js';
+import { createFileStore } from '../storage/create-file-store.js';
+import { createWorkerMetrics, serveWorkerMetrics } from '../worker/metrics.js';
 import { startWorker } from '../worker/start-worker.js';
 import { runMain } from './run-main.js';
 
@@ -16,6 +18,11 @@ await runMain('worker', async (logger) => {
   Runtime.install({ shutdownSignals: [] });
   await runMigrations(config.databaseUrl);
   const database = createDatabase(config.databaseUrl, { max: config.databasePoolSize });
+  const metrics = createWorkerMetrics({ processMetrics: true });
+  const metricsServer =
+    config.workerMetricsPort > 0
+      ? await serveWorkerMetrics(metrics, config.workerMetricsPort, config.workerMetricsHost)
+      : undefined;
   const worker = await startWorker(
     {
       address: config.temporal.address,
@@ -29,6 +36,8 @@ await runMain('worker', async (logger) => {
     {
       db: database.db,
       logger,
+      files: createFileStore(config.fileStore),
+      metrics,
       offers: { validityMs: config.offerValidityMs, renewalDelayMs: config.offerRenewalDelayMs },
       loans: { signingUrl: signingUrls(config.publicBaseUrl, config.dataEncryptionKey) },
       webhooks: {
@@ -43,6 +52,7 @@ await runMain('worker', async (logger) => {
     'worker running',
   );
   return async () => {
+    metricsServer?.close();
     await worker.stop();
     await database.close();
   };

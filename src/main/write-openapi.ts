@@ -15,6 +15,7 @@ const outDir = process.argv[2] ?? 'dist/openapi';
 const config = loadConfig({
   DATABASE_URL: 'postgres://unused@127.0.0.1:1/unused',
   PUBLIC_BASE_URL: 'https://api.example.com',
+  S3_BUCKET: 'unused', // the document is built from the routes; no file is stored
 });
 const database = createDatabase(config.databaseUrl, { max: 1 });
 const app = createApp({

@@ -2,22 +2,31 @@ import type { Client } from '@temporalio/client';
 import type { Db } from '../db/client.js';
 import { deleteExpiredIdempotencyKeys } from '../db/queries/idempotency.js';
 import type { Logger } from '../logger.js';
+import type { FileStore } from '../storage/file-store.js';
+import { sweepOrphanedFiles } from '../storage/orphan-sweeper.js';
 import { sweepOutbox } from '../temporal/outbox.js';
+import type { WorkerMetrics } from './metrics.js';
 
 const PURGE_EVERY_MS = 10 * 60 * 1000;
+const ORPHAN_SWEEP_EVERY_MS = 60 * 60 * 1000;
 
 /**
  * The worker's housekeeping, one task at a time: re-drive workflow starts that did not happen after
- * their commit (every `intervalMs`), and drop idempotency records past their 24 hours.
+ * their commit (every `intervalMs`), drop idempotency records past their 24 hours, and remove
+ * stored files no row names after a day (hourly; counted in `file_store_orphans_removed_total`).
  */
 export function startMaintenance(deps: {
   db: Db;
   temporal: Client;
   logger: Logger;
+  /** The file store whose orphans to sweep (none: no sweep, as in benchmarks). */
+  files: FileStore | undefined;
+  metrics: WorkerMetrics;
   intervalMs: number;
 }) {
   let running: Promise<void> = Promise.resolve();
   let lastPurge = 0;
+  let lastOrphanSweep = 0;
   const tick = async () => {
     try {
       const { started, failed } = await sweepOutbox(deps);
@@ -26,6 +35,15 @@ export function startMaintenance(deps: {
         lastPurge = Date.now();
         const purged = await deleteExpiredIdempotencyKeys(deps.db, new Date());
         if (purged > 0) deps.logger.info({ purged }, 'expired idempotency keys purged');
+      }
+      if (deps.files && Date.now() - lastOrphanSweep >= ORPHAN_SWEEP_EVERY_MS) {
+        lastOrphanSweep = Date.now();
+        const { examined, removed } = await sweepOrphanedFiles(
+          { db: deps.db, files: deps.files },
+          new Date(),
+        );
+        deps.metrics.orphansRemoved.inc(removed);
+        deps.logger.info({ examined, removed }, 'orphaned files swept');
       }
     } catch (error) {
       deps.logger.warn({ err: error }, 'maintenance failed; will retry');

@@ -1,7 +1,9 @@
 import { Client, Connection } from '@temporalio/client';
 import type { ActivityDeps } from '../../activities/index.js';
 import { createWorker, NativeConnection } from './create-worker.js';
+import type { FileStore } from '../storage/file-store.js';
 import { startMaintenance } from './maintenance.js';
+import { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
 
 export interface WorkerSettings {
   address: string;
@@ -20,7 +22,11 @@ export interface WorkerSettings {
  */
 export async function startWorker(
   settings: WorkerSettings,
-  deps: Pick<ActivityDeps, 'db' | 'logger' | 'webhooks' | 'offers' | 'loans'>,
+  deps: Pick<ActivityDeps, 'db' | 'logger' | 'webhooks' | 'offers' | 'loans'> & {
+    /** The file store, for the orphan sweep (the worker process always has one). */
+    files?: FileStore;
+    metrics?: WorkerMetrics;
+  },
 ) {
   const connection = await NativeConnection.connect({ address: settings.address });
   const client = new Client({
@@ -46,6 +52,8 @@ export async function startWorker(
     db: deps.db,
     temporal: client,
     logger: deps.logger,
+    files: deps.files,
+    metrics: deps.metrics ?? createWorkerMetrics({ processMetrics: false }),
     intervalMs: settings.maintenanceIntervalMs,
   });
   const running = worker.run();

@@ -46,6 +46,7 @@ describe('the partner OpenAPI document', () => {
         'GET /v3/customers/{customer_id}/documents listDocuments',
         'POST /v3/customers/{customer_id}/kyc-attachments uploadKycAttachment',
         'GET /v3/customers/{customer_id}/documents/{document_id} getDocument',
+        'GET /v3/customers/{customer_id}/documents/{document_id}/file getDocumentFile',
         'POST /v3/customers/{customer_id}/biometrics createBiometricsSession',
         'GET /v3/customers/{customer_id}/credit-offers listCustomerCreditOffers',
         'GET /v3/credit-offers listCreditOffers',

@@ -1,5 +1,3 @@
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documents } from '../../src/db/schema/index.js';
@@ -18,11 +16,17 @@ afterAll(async () => {
   await stack?.stop();
 });
 
+/** Every key the file store holds. */
+async function storedKeys(): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const page of stack.files.list()) keys.push(...page.map((file) => file.key));
+  return keys;
+}
+
 /** Files the store holds for a customer, and document rows: both must stay empty after a refusal. */
 async function leftBehind(customerId: string) {
-  const all = await readdir(stack.uploadsDir, { recursive: true });
-  const stored = all.filter(
-    (path) => path.includes(customerId) && path.split('/').pop()!.startsWith('doc_'),
+  const stored = (await storedKeys()).filter(
+    (key) => key.includes(customerId) && key.split('/').pop()!.startsWith('doc_'),
   );
   const rows = await stack.database.db
     .select()
@@ -178,16 +182,12 @@ describe('document uploads', () => {
   });
 });
 
-describe('uploads directory', () => {
-  it('keeps files under partner/environment/customer', async () => {
+describe('the object store', () => {
+  it('keeps each file under ids only (partner/environment/customer/document)', async () => {
     const customer = await registerCustomer(api);
     await upload(api, customer.id, 'selfie', { bytes: files.png(), name: 'a.png' });
-    const all = await readdir(stack.uploadsDir, { recursive: true });
-    expect(
-      all.some(
-        (path) =>
-          path.startsWith(join('ptn_')) && path.includes(join('sandbox', customer.id, 'doc_')),
-      ),
-    ).toBe(true);
+    const mine = (await storedKeys()).filter((key) => key.includes(customer.id));
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatch(new RegExp(`^ptn_[0-9a-f]+/sandbox/${customer.id}/doc_[0-9a-f]+$`));
   });
 });

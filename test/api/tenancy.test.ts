@@ -42,6 +42,10 @@ const matrix: Record<string, { requests: Partial<Record<Method, () => Request>>;
     requests: { GET: () => ({}) },
     code: 'customer_not_found',
   },
+  '/v3/customers/{customer_id}/documents/{document_id}/file': {
+    requests: { GET: () => ({}) },
+    code: 'customer_not_found',
+  },
   '/v3/customers/{customer_id}/biometrics': {
     requests: { POST: () => ({}) },
     code: 'customer_not_found',
@@ -257,6 +261,9 @@ describe('the tenancy matrix', () => {
     expect((await owner(pathFor('/v3/auth/credentials/{client_id}'))).status).toBe(200);
     expect(
       (await owner(pathFor('/v3/customers/{customer_id}/documents/{document_id}'))).status,
+    ).toBe(200);
+    expect(
+      (await owner(pathFor('/v3/customers/{customer_id}/documents/{document_id}/file'))).status,
     ).toBe(200);
     expect((await owner(pathFor('/v3/events/{event_id}'))).status).toBe(200);
     // Nobody else moved the owner's clock.

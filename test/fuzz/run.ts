@@ -28,6 +28,7 @@ import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createDatabase } from '../../src/db/client.js';
 import { runMigrations } from '../../src/db/migrate.js';
+import { startMinio } from '../../src/devstack/minio.js';
 import { startEmbeddedPostgres } from '../../src/devstack/embedded-postgres.js';
 import { resolveTemporalCli } from '../../src/devstack/temporal-binaries.js';
 import { startTemporalDevServer } from '../../src/devstack/temporal-dev-server.js';
@@ -62,7 +63,7 @@ const stops: (() => Promise<void>)[] = [];
 let exitCode = 1;
 
 try {
-  say('starting PostgreSQL, the Temporal dev server, a worker and the API…');
+  say('starting PostgreSQL, the Temporal dev server, MinIO, a worker and the API…');
   const postgres = await startEmbeddedPostgres({
     dataDir: join(scratch, 'postgres'),
     port: await freePort(),
@@ -72,6 +73,8 @@ try {
   stops.push(() => postgres.stop());
   const temporalServer = await startTemporalDevServer({ cli, port: await freePort() });
   stops.push(() => temporalServer.teardown());
+  const minio = await startMinio({ dataDir: join(scratch, 'minio') });
+  stops.push(() => minio.stop());
   await runMigrations(postgres.url);
 
   const port = await freePort();
@@ -84,7 +87,7 @@ try {
     LOG_LEVEL: 'warn',
     PORT: String(port),
     PUBLIC_BASE_URL: baseUrl,
-    UPLOADS_DIR: join(scratch, 'uploads'),
+    ...minio.env,
     OUTBOX_SWEEP_INTERVAL: '1s',
     SANDBOX_REVIEW_DELAY: '2s',
     // The fuzzer is one client sending as fast as it can: limits would only answer 429s.

@@ -6,6 +6,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { runMigrations } from '../../src/db/migrate.js';
 import { startEmbeddedPostgres } from '../../src/devstack/embedded-postgres.js';
+import { startMinio } from '../../src/devstack/minio.js';
 import { resolveTemporalCli, resolveTestServer } from '../../src/devstack/temporal-binaries.js';
 import { startTemporalDevServer } from '../../src/devstack/temporal-dev-server.js';
 import { workflowsSource } from '../../src/worker/create-worker.js';
@@ -17,13 +18,15 @@ declare module 'vitest' {
     temporalAddress: string;
     workflowBundlePath: string;
     testServerExecutable: EphemeralServerExecutable;
+    /** S3_* and AWS_* of the run's MinIO. */
+    objectStoreEnv: Record<string, string>;
   }
 }
 
 /**
  * Starts the servers every test file shares, once per run: a fresh embedded PostgreSQL with the
- * migrations applied, a Temporal dev server (the real server, headless, in memory), and one
- * workflow bundle. Time-skipping servers are per file: skipping time is global to a server.
+ * migrations applied, a Temporal dev server (the real server, headless, in memory), MinIO with
+ * the bucket created, and one workflow bundle. Time-skipping servers are per file: skipping time is global to a server.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const log = (line: string) => process.stderr.write(`[test setup] ${line}\n`);
@@ -42,6 +45,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
       throw error;
     },
   );
+  const minio = await startMinio({ dataDir: join(scratch, 'minio'), progress: log }).catch(
+    async (error: unknown) => {
+      await temporal.teardown();
+      await postgres.stop();
+      throw error;
+    },
+  );
 
   try {
     await runMigrations(postgres.url);
@@ -56,13 +66,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('temporalAddress', temporal.address);
     project.provide('workflowBundlePath', workflowBundlePath);
     project.provide('testServerExecutable', testServer.executable);
+    project.provide('objectStoreEnv', minio.env);
   } catch (error) {
+    await minio.stop();
     await temporal.teardown();
     await postgres.stop();
     throw error;
   }
 
   return async () => {
+    await minio.stop();
     await temporal.teardown();
     await postgres.stop();
     await rm(scratch, { recursive: true, force: true });

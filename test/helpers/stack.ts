@@ -1,13 +1,12 @@
 import { signingUrls } from '../../src/domain/loans/signing-token.js';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { inject } from 'vitest';
 import { createActivities, type Activities, type ActivityDeps } from '../../activities/index.js';
 import { createApp } from '../../src/app.js';
 import { createSealedBox } from '../../src/domain/sealed-box.js';
+import { createFileStore } from '../../src/storage/create-file-store.js';
+import type { FileStore } from '../../src/storage/file-store.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createDatabase, type Database } from '../../src/db/client.js';
 import { createHttpMetrics } from '../../src/http/metrics.js';
@@ -26,7 +25,8 @@ export interface TestStack {
   /** What a worker of this stack is given for webhook deliveries. */
   webhooks: ActivityDeps['webhooks'];
   /** The local file store's folder. */
-  uploadsDir: string;
+  /** The API's file store (the run's MinIO bucket). */
+  files: FileStore;
   config: Config;
   database: Database;
   temporal: Client;
@@ -70,7 +70,6 @@ export class TestClock {
  */
 export async function startStack(options: StackOptions = {}): Promise<TestStack> {
   const taskQueue = options.taskQueue ?? `test-${randomUUID()}`;
-  const uploadsDir = await mkdtemp(join(tmpdir(), 'embedded-credit-uploads-'));
   const port = await freePort();
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -80,7 +79,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     OPS_TOKEN,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     OUTBOX_SWEEP_INTERVAL: '200ms',
-    UPLOADS_DIR: uploadsDir,
+    ...inject('objectStoreEnv'),
     PORT: String(port),
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     SANDBOX_REVIEW_DELAY: '1s',
@@ -105,6 +104,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     renewalDelayMs: config.offerRenewalDelayMs,
   };
   const loans = { signingUrl: signingUrls(config.publicBaseUrl, config.dataEncryptionKey) };
+  const files = createFileStore(config.fileStore);
   const stops: (() => Promise<void>)[] = [];
   if (options.worker ?? true) {
     const workerDatabase = createDatabase(config.databaseUrl, { max: 5 });
@@ -116,7 +116,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         maintenanceIntervalMs: config.outboxSweepIntervalMs,
         workflowBundlePath: inject('workflowBundlePath'),
       },
-      { db: workerDatabase.db, logger, webhooks, offers, loans },
+      { db: workerDatabase.db, logger, webhooks, offers, loans, files },
     );
     stops.push(async () => {
       await worker.stop();
@@ -127,6 +127,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   const { koa: app, close: closeApp } = createApp({
     config,
     database,
+    files,
     temporal,
     logger,
     metrics: createHttpMetrics({ processMetrics: false }),
@@ -146,7 +147,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
           maintenanceIntervalMs: config.outboxSweepIntervalMs,
           workflowBundlePath: inject('workflowBundlePath'),
         },
-        { db: database.db, logger, webhooks, offers, loans },
+        { db: database.db, logger, webhooks, offers, loans, files },
       ),
     activities: () =>
       createActivities({
@@ -160,7 +161,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         loans,
       }),
     webhooks,
-    uploadsDir,
+    files,
     config,
     database,
     temporal,

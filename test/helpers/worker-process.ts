@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { inject } from 'vitest';
 import { createInterface } from 'node:readline';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -25,6 +26,9 @@ export async function spawnWorkerProcess(
     PUBLIC_BASE_URL: stack.config.publicBaseUrl,
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     LOG_LEVEL: 'info',
+    ...inject('objectStoreEnv'),
+    // Several may run at once: no metrics endpoint to contend for.
+    WORKER_METRICS_PORT: '0',
   };
   if (options.ca) {
     const caFile = join(await mkdtemp(join(tmpdir(), 'ca-')), 'ca.pem');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DEVELOPMENT_OPS_TOKEN, loadConfig } from '../../src/config.js';
 
-const base = { DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/db' };
+const base = { DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/db', S3_BUCKET: 'documents' };
 
 describe('configuration', () => {
   it('applies the documented defaults', () => {
@@ -38,7 +38,8 @@ describe('configuration', () => {
     expect(problems).toMatch(/^OPS_TOKEN: required in production$/m);
     expect(problems).toMatch(/^TOKEN_SIGNING_KEY: required in production$/m);
     expect(problems).toMatch(/^DATA_ENCRYPTION_KEY: required in production$/m);
-    expect((error as ConfigError).problems).toHaveLength(6);
+    expect(problems).toMatch(/^S3_BUCKET: required with FILE_STORE=s3/m);
+    expect((error as ConfigError).problems).toHaveLength(7);
   });
 
   it('requires an ops token and forbids private webhook targets in production', () => {

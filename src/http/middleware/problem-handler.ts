@@ -62,6 +62,8 @@ const unavailableCodes = new Set<unknown>([
   'CONNECTION_CLOSED',
   'CONNECTION_ENDED',
   'CONNECTION_DESTROYED',
+  // The object store (src/storage): unreachable, timed out or failing.
+  'FILE_STORE_UNAVAILABLE',
   '57P01',
   '57P02',
   '57P03',

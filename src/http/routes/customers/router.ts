@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { openBiometrics } from '../../../commands/biometrics.js';
 import type { CustomerDeps } from '../../../commands/customer-deps.js';
 import { updateCustomerData } from '../../../commands/change-customer.js';
@@ -5,7 +6,9 @@ import { registerCustomer } from '../../../commands/register-customer.js';
 import { uploadDocument } from '../../../commands/upload-document.js';
 import { findCustomer, listCustomers } from '../../../db/queries/customers.js';
 import { findDocument, listDocuments } from '../../../db/queries/documents.js';
+import { acceptedFileTypes } from '../../../domain/file-types.js';
 import { problems } from '../../../errors.js';
+import { sendFile } from '../../send-file.js';
 import type { ApiRouter } from '../../api-router.js';
 import { tenantOf, type AppContext } from '../../context.js';
 import { presentPage } from '../../list.js';
@@ -240,6 +243,51 @@ export function customerRoutes(api: ApiRouter, deps: CustomerDeps): void {
           `No document ${params.document_id} for this customer.`,
         );
       ctx.body = presentDocument(document);
+    },
+  );
+
+  api.add(
+    {
+      method: 'get',
+      path: '/customers/{customer_id}/documents/{document_id}/file',
+      operationId: 'getDocumentFile',
+      summary: 'Download a document’s file',
+      description:
+        'The bytes as uploaded, streamed from the object store, with the document’s `content_type` and `Content-Length`; their SHA-256 is the document’s `sha256`.',
+      tag,
+      security: 'partner',
+      params: documentParams,
+      responses: {
+        200: {
+          description: 'The file.',
+          contentType: [...acceptedFileTypes],
+          schema: z.string().meta({ format: 'binary' }),
+        },
+      },
+      errors: [404],
+    },
+    async (ctx, { params }) => {
+      const tenant = tenantOf(ctx);
+      if (!(await findCustomer(deps.db, tenant, params.customer_id)))
+        throw customerNotFound(params.customer_id);
+      const document = await findDocument(deps.db, tenant, {
+        customerId: params.customer_id,
+        documentId: params.document_id,
+      });
+      if (!document)
+        throw problems.notFound(
+          'document_not_found',
+          `No document ${params.document_id} for this customer.`,
+        );
+      const file = await deps.files.open(document.storageKey);
+      if (!file) throw new Error(`file of ${document.id} missing from the file store`);
+      const extension = document.contentType.split('/')[1];
+      sendFile(
+        ctx,
+        file,
+        document.contentType,
+        `attachment; filename="${document.id}.${extension}"`,
+      );
     },
   );
 

@@ -1,3 +1,4 @@
+import { sendFile } from '../../send-file.js';
 import { loanNow } from '../../../commands/customer-clock.js';
 import { z } from 'zod';
 import {
@@ -50,12 +51,9 @@ const loanResponse = (description: string) => ({ 200: { description, schema: loa
 
 /** Sends the contract PDF of a loan (the partner's download and the signing page's link). */
 export async function sendContract(ctx: AppContext, deps: LoanDeps, loan: LoanView) {
-  const bytes = await deps.files.read(loan.contractKey);
-  if (!bytes) throw new Error(`contract of ${loan.id} missing from the file store`);
-  ctx.type = 'application/pdf';
-  ctx.set('Content-Disposition', `inline; filename="ccb-${loan.id}.pdf"`);
-  ctx.set('Cache-Control', 'private, no-store');
-  ctx.body = bytes;
+  const file = await deps.files.open(loan.contractKey);
+  if (!file) throw new Error(`contract of ${loan.id} missing from the file store`);
+  sendFile(ctx, file, 'application/pdf', `inline; filename="ccb-${loan.id}.pdf"`);
 }
 
 /** The partner's loan endpoints (`/v3/loans…`). */

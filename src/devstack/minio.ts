@@ -1,0 +1,191 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { CreateBucketCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import {
+  defaultProgress,
+  resolveBinary,
+  run,
+  type Binary,
+  type Progress,
+} from './temporal-binaries.js';
+
+/**
+ * MinIO, the S3-compatible object store of development and tests, built with `go install` like
+ * the Temporal CLI (its go.mod has no `replace`) and cached outside the repository. MINIO_PATH
+ * points at a binary of your own instead.
+ */
+export const MINIO_VERSION = 'v0.0.0-20260212201848-7aac2a2c5b7c';
+
+const minio: Binary = {
+  what: 'MinIO',
+  envVar: 'MINIO_PATH',
+  folder: `minio-${MINIO_VERSION}`,
+  artifact: 'minio',
+  buildLabel: 'go install',
+  async build(tmp, progress) {
+    progress(`building MinIO ${MINIO_VERSION} with go install (first run only, a few minutes)…`);
+    await run('go', ['install', `github.com/minio/minio@${MINIO_VERSION}`], {
+      env: { ...process.env, GOBIN: tmp, CGO_ENABLED: '0' },
+      progress,
+    });
+  },
+  help: [
+    'set MINIO_PATH to a minio server binary, or',
+    `install Go and run: go install github.com/minio/minio@${MINIO_VERSION}, or`,
+    'point S3_ENDPOINT and S3_BUCKET at an S3-compatible store of your own.',
+  ],
+};
+
+export const resolveMinio = (progress: Progress = defaultProgress) =>
+  resolveBinary(minio, progress);
+
+export interface MinioServer {
+  /** The S3 endpoint, e.g. http://127.0.0.1:9000. */
+  endpoint: string;
+  /** The web console, when started with one. */
+  console: string | undefined;
+  bucket: string;
+  /** What the API and the worker need to use it (S3_* and the AWS credential variables). */
+  env: Record<string, string>;
+  /** The server process (tests stop it to see the API answer 503). */
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export interface MinioOptions {
+  dataDir: string;
+  port?: number;
+  /** Serve the web console on this port (development); none in tests. */
+  consolePort?: number;
+  bucket?: string;
+  progress?: Progress;
+}
+
+const ACCESS_KEY = 'embedded-credit';
+/** Development credentials of a local, loopback-only server; production uses its own. */
+const SECRET_KEY = 'embedded-credit-dev-secret';
+const REGION = 'us-east-1';
+/** The development KMS key (32 bytes): fixed, so a restarted server still reads its objects. */
+const KMS_KEY = Buffer.alloc(32, 'embedded-credit/').toString('base64');
+
+/**
+ * Starts MinIO on loopback with its data in `dataDir` and the bucket created, with a KMS key so
+ * the server-side encryption every put asks for is real. Resolves once it answers.
+ */
+export async function startMinio(options: MinioOptions): Promise<MinioServer> {
+  const progress = options.progress ?? defaultProgress;
+  const binary = await resolveMinio(progress);
+  if (binary.executable.type !== 'existing-path') throw new Error('MinIO binary not resolved');
+  await mkdir(options.dataDir, { recursive: true });
+  const port = options.port ?? (await freePort());
+  const endpoint = `http://127.0.0.1:${port}`;
+  const consoleAddress = `127.0.0.1:${options.consolePort ?? (await freePort())}`;
+  const child = spawn(
+    binary.executable.path,
+    [
+      'server',
+      '--quiet',
+      '--address',
+      `127.0.0.1:${port}`,
+      '--console-address',
+      consoleAddress,
+      options.dataDir,
+    ],
+    {
+      env: {
+        ...process.env,
+        MINIO_ROOT_USER: ACCESS_KEY,
+        MINIO_ROOT_PASSWORD: SECRET_KEY,
+        // A static KMS key: SSE-S3 (AES256) works on every object, as the store asks.
+        MINIO_KMS_SECRET_KEY: `embedded-credit-key:${KMS_KEY}`,
+        MINIO_BROWSER: options.consolePort ? 'on' : 'off',
+        MINIO_UPDATE: 'off',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) =>
+      reject(new Error(`MinIO exited with ${code} before answering:\n${output.trim()}`)),
+    ),
+  );
+  exited.catch(() => {});
+  await Promise.race([waitForLive(endpoint), exited]);
+
+  const bucket = options.bucket ?? 'embedded-credit';
+  const env = {
+    S3_ENDPOINT: endpoint,
+    S3_BUCKET: bucket,
+    S3_REGION: REGION,
+    AWS_ACCESS_KEY_ID: ACCESS_KEY,
+    AWS_SECRET_ACCESS_KEY: SECRET_KEY,
+  };
+  await createBucket(endpoint, bucket);
+  return {
+    endpoint,
+    console: options.consolePort ? `http://localhost:${options.consolePort}` : undefined,
+    bucket,
+    env,
+    process: child,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await gone;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The bucket, created if missing (a restart finds it there). */
+export async function createBucket(endpoint: string, bucket: string): Promise<void> {
+  const client = new S3Client({
+    region: REGION,
+    endpoint,
+    forcePathStyle: true,
+    credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY },
+  });
+  try {
+    await client.send(new CreateBucketCommand({ Bucket: bucket }));
+  } catch (error) {
+    const owned =
+      error instanceof S3ServiceException &&
+      (error.name === 'BucketAlreadyOwnedByYou' || error.name === 'BucketAlreadyExists');
+    if (!owned) throw error;
+  } finally {
+    client.destroy();
+  }
+}
+
+async function waitForLive(endpoint: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      const response = await fetch(`${endpoint}/minio/health/live`);
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`MinIO did not answer on ${endpoint} within 30 s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
