@@ -321,7 +321,9 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
       workflowInfo().continueAsNewSuggested;
     const stop = () => progress.status !== 'active' || runIsFull();
     if (patched('overdue-timers')) await watchDueDates(stop);
-    else await condition(stop);
+    // A loan started before due-date timers watches none, but still answers the sandbox clock
+    // (through the helper: no command until a clock message arrives, as `condition` was).
+    else await clock.until(null, stop);
     await condition(allHandlersFinished);
     if (progress.status === 'active')
       return continueAsNew<typeof loanWorkflow>({
