@@ -16,6 +16,8 @@ interface LoadedS3 {
   client: S3Sdk.S3Client;
 }
 
+const retriedOnCorruption = new Set(['BadDigest', 'XAmzContentChecksumMismatch', 'InvalidDigest']);
+
 /** Bounded, so a request never waits on an unreachable store past its own budget. */
 const CONNECTION_TIMEOUT_MS = 2_000;
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -60,7 +62,9 @@ export function createS3FileStore(settings: S3Settings): FileStore & {
         error instanceof loadedS3.sdk.S3ServiceException
           ? error.$metadata.httpStatusCode
           : undefined;
-      if (status !== undefined && status < 500) throw error;
+      // A body that arrived corrupted is refused by its checksum: like an outage, worth a retry.
+      const corrupted = error instanceof Error && retriedOnCorruption.has(error.name);
+      if (status !== undefined && status < 500 && !corrupted) throw error;
       throw new FileStoreUnavailableError(operation, error);
     }
   };

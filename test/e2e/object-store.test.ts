@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { documents } from '../../src/db/schema/index.js';
 import { createBucket, startMinio, type MinioServer } from '../../src/devstack/minio.js';
 import { projectRoot } from '../../src/project-root.js';
+import { FileStoreUnavailableError } from '../../src/storage/file-store.js';
 import { ORPHAN_AGE_MS, sweepOrphanedFiles } from '../../src/storage/orphan-sweeper.js';
 import { createS3FileStore } from '../../src/storage/s3-file-store.js';
 import { activeCustomer, offerOf } from '../helpers/credit.js';
@@ -78,6 +79,13 @@ describe('documents and contracts in the object store (MinIO)', () => {
     expect(object.ServerSideEncryption).toBe('AES256');
     // Keys carry ids only.
     expect(row!.storageKey).toBe(`${row!.partnerId}/sandbox/${customer.id}/${document.id}`);
+
+    // The store checks the hash itself: bytes that do not match it are refused, never stored.
+    const key = `${row!.partnerId}/sandbox/${customer.id}/doc_corrupted`;
+    await expect(store.put(key, bytes, sha256(Buffer.from('other bytes')))).rejects.toBeInstanceOf(
+      FileStoreUnavailableError,
+    );
+    expect(await store.open(key)).toBeUndefined();
 
     // The partner's download: streamed, with its type and length.
     const file = await api(`/v3/customers/${customer.id}/documents/${document.id}/file`);
