@@ -59,8 +59,10 @@ try {
     ...process.env,
     NODE_ENV: 'production',
     DATABASE_URL: stack.databaseUrl,
-    // No file is read or written under this load: the local store, chosen explicitly.
+    // No file is read or written under this load: the local store, chosen explicitly, in the
+    // benchmark's scratch folder (the worker's orphan sweep must not see the project's files).
     FILE_STORE: 'local',
+    UPLOADS_DIR: stack.uploadsDir,
     TEMPORAL_ADDRESS: stack.temporalAddress,
     LOG_LEVEL: 'error',
     OPS_TOKEN: 'chaos-ops-token-0123456789',

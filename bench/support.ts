@@ -17,6 +17,8 @@ export interface BenchStack {
   databaseUrl: string;
   temporal: TestWorkflowEnvironment;
   temporalAddress: string;
+  /** A scratch folder for `FILE_STORE=local` (never the project's own `.data`). */
+  uploadsDir: string;
   /** Starts `node [flags] entry` in the project root with `env`; stopped with the stack. */
   spawn(entry: string, env: NodeJS.ProcessEnv, flags?: string[]): ChildProcess;
   /** Stops PostgreSQL, waits `downMs`, starts it again on the same data and port. */
@@ -62,6 +64,7 @@ export async function startBenchStack(options: {
       return temporal;
     },
     temporalAddress: `127.0.0.1:${options.temporalPort}`,
+    uploadsDir: join(scratch, 'uploads'),
     async restartPostgres(downMs) {
       await postgres.stop();
       await pause(downMs);
