@@ -35,6 +35,26 @@ const customerNotFound = (id: string) =>
   problems.notFound('customer_not_found', `No customer ${id}.`);
 
 export function customerRoutes(api: ApiRouter, deps: CustomerDeps): void {
+  /** The caller's document of the caller's customer, or the 404 naming which is missing. */
+  const loadDocument = async (
+    ctx: AppContext,
+    params: { customer_id: string; document_id: string },
+  ) => {
+    const tenant = tenantOf(ctx);
+    if (!(await findCustomer(deps.db, tenant, params.customer_id)))
+      throw customerNotFound(params.customer_id);
+    const document = await findDocument(deps.db, tenant, {
+      customerId: params.customer_id,
+      documentId: params.document_id,
+    });
+    if (!document)
+      throw problems.notFound(
+        'document_not_found',
+        `No document ${params.document_id} for this customer.`,
+      );
+    return document;
+  };
+
   api.add(
     {
       method: 'post',
@@ -230,19 +250,7 @@ export function customerRoutes(api: ApiRouter, deps: CustomerDeps): void {
       errors: [404],
     },
     async (ctx, { params }) => {
-      const tenant = tenantOf(ctx);
-      if (!(await findCustomer(deps.db, tenant, params.customer_id)))
-        throw customerNotFound(params.customer_id);
-      const document = await findDocument(deps.db, tenant, {
-        customerId: params.customer_id,
-        documentId: params.document_id,
-      });
-      if (!document)
-        throw problems.notFound(
-          'document_not_found',
-          `No document ${params.document_id} for this customer.`,
-        );
-      ctx.body = presentDocument(document);
+      ctx.body = presentDocument(await loadDocument(ctx, params));
     },
   );
 
@@ -267,18 +275,7 @@ export function customerRoutes(api: ApiRouter, deps: CustomerDeps): void {
       errors: [404],
     },
     async (ctx, { params }) => {
-      const tenant = tenantOf(ctx);
-      if (!(await findCustomer(deps.db, tenant, params.customer_id)))
-        throw customerNotFound(params.customer_id);
-      const document = await findDocument(deps.db, tenant, {
-        customerId: params.customer_id,
-        documentId: params.document_id,
-      });
-      if (!document)
-        throw problems.notFound(
-          'document_not_found',
-          `No document ${params.document_id} for this customer.`,
-        );
+      const document = await loadDocument(ctx, params);
       const file = await deps.files.open(document.storageKey);
       if (!file) throw new Error(`file of ${document.id} missing from the file store`);
       const extension = document.contentType.split('/')[1];
