@@ -1,5 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/client.js';
+import { findCustomer } from '../db/queries/customers.js';
 import { clockOffset, findSandboxClock } from '../db/queries/sandbox-clocks.js';
 import { customers, sandboxClocks } from '../db/schema/index.js';
 import type { ClockStatus } from '../db/schema/sandbox.js';
@@ -61,11 +62,7 @@ export async function readCustomerClock(
   tenant: Tenant,
   customerId: string,
 ): Promise<CustomerClockView> {
-  const [customer] = await deps.db
-    .select({ id: customers.id })
-    .from(customers)
-    .where(tenantCustomer(tenant, customerId));
-  if (!customer) throw customerNotFound(customerId);
+  if (!(await findCustomer(deps.db, tenant, customerId))) throw customerNotFound(customerId);
   const clock = await findSandboxClock(deps.db, customerId);
   return {
     customerId,
@@ -93,7 +90,7 @@ export async function advanceCustomerClock(
     const [customer] = await tx
       .select({ id: customers.id })
       .from(customers)
-      .where(tenantCustomer(tenant, customerId))
+      .where(and(ofTenant(customers, tenant), eq(customers.id, customerId)))
       .for('no key update');
     if (!customer) throw customerNotFound(customerId);
     const realNow = deps.clock();
@@ -138,6 +135,3 @@ export async function advanceCustomerClock(
   await dispatchWorkflowStart(deps, written.start);
   return { customerId, now: written.now, status: 'advancing' };
 }
-
-const tenantCustomer = (tenant: Tenant, customerId: string) =>
-  and(ofTenant(customers, tenant), eq(customers.id, customerId));

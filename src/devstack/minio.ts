@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { CreateBucketCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { freePort } from './free-port.js';
 import {
   defaultProgress,
   resolveBinary,
@@ -175,17 +175,4 @@ async function waitForLive(endpoint: string): Promise<void> {
     if (Date.now() > deadline) throw new Error(`MinIO did not answer on ${endpoint} within 30 s`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }

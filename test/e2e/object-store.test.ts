@@ -14,7 +14,7 @@ import { ORPHAN_AGE_MS, sweepOrphanedFiles } from '../../src/storage/orphan-swee
 import { createS3FileStore } from '../../src/storage/s3-file-store.js';
 import { activeCustomer, offerOf } from '../helpers/credit.js';
 import { registerCustomer, upload } from '../helpers/customers.js';
-import { freePort } from '../helpers/free-port.js';
+import { freePort } from '../../src/devstack/free-port.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { eventually, startStack, type TestStack } from '../helpers/stack.js';
 

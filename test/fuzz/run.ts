@@ -37,7 +37,7 @@ import { createHttpMetrics } from '../../src/http/metrics.js';
 import { createLogger } from '../../src/logger.js';
 import { projectRoot } from '../../src/project-root.js';
 import { startWorker } from '../../src/worker/start-worker.js';
-import { freePort } from '../helpers/free-port.js';
+import { freePort } from '../../src/devstack/free-port.js';
 import { allowLoopbackConnectionsOnly } from './loopback-only.js';
 import { ensureSchemathesis, SCHEMATHESIS_VERSION } from './schemathesis.js';
 

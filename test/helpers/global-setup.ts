@@ -10,7 +10,7 @@ import { startMinio } from '../../src/devstack/minio.js';
 import { resolveTemporalCli, resolveTestServer } from '../../src/devstack/temporal-binaries.js';
 import { startTemporalDevServer } from '../../src/devstack/temporal-dev-server.js';
 import { workflowsSource } from '../../src/worker/create-worker.js';
-import { freePort } from './free-port.js';
+import { freePort } from '../../src/devstack/free-port.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

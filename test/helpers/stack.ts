@@ -12,7 +12,7 @@ import { createDatabase, type Database } from '../../src/db/client.js';
 import { createHttpMetrics } from '../../src/http/metrics.js';
 import { createLogger } from '../../src/logger.js';
 import { startWorker } from '../../src/worker/start-worker.js';
-import { freePort } from './free-port.js';
+import { freePort } from '../../src/devstack/free-port.js';
 
 export const OPS_TOKEN = 'test-ops-token-0123456789';
 

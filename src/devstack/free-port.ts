@@ -1,5 +1,6 @@
 import { createServer } from 'node:net';
 
+/** A port free on loopback right now (the OS picks it), for servers started on demand. */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
