@@ -1,4 +1,5 @@
-# One image for both processes: `node dist/src/main/api.js` or `node dist/src/main/worker.js`.
+# One image for both processes: the API by default, the worker with the same heap flags and
+# dist/src/main/worker.js (docker-compose.yml). The flags are src/main/node-flags.ts's.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -27,4 +28,4 @@ RUN mkdir -p /var/lib/embedded-credit/uploads && chown -R node:node /var/lib/emb
 ENV UPLOADS_DIR=/var/lib/embedded-credit/uploads
 USER node
 EXPOSE 3000
-CMD ["node", "dist/src/main/api.js"]
+CMD ["node", "--max-semi-space-size=8", "--heap-growing-percent=25", "dist/src/main/api.js"]

@@ -15,8 +15,9 @@
  *
  * Each side runs twice, alternating, and the better run counts. BENCH_SECONDS (default 10) sizes
  * the runs; BENCH_SKIP_BUILD=1 reuses `dist/`; BENCH_PROFILE=dir writes a CPU profile of the API;
- * BENCH_NODE_FLAGS adds node/V8 flags to the API and the worker (experiments: heap sizes…);
- * BENCH_MEMORY_DETAIL=1 prints the API's heap figures after the loads.
+ * BENCH_NODE_FLAGS adds node/V8 flags to the API and the worker after their own (src/main/node-flags.ts;
+ * experiments: heap sizes…);
+ * BENCH_MEMORY_DETAIL=1 prints the heap figures of the API and the worker after the loads.
  */
 import { spawnSync } from 'node:child_process';
 import autocannon from 'autocannon';
@@ -27,6 +28,7 @@ import { createDatabase } from '../src/db/client.js';
 import { insertCustomer, type Customer } from '../src/db/queries/customers.js';
 import { initialKyc } from '../src/domain/customers/kyc.js';
 import { newId } from '../src/domain/ids.js';
+import { heapFlags } from '../src/main/node-flags.js';
 import { projectRoot } from '../src/project-root.js';
 import { onboardingStart } from '../src/temporal/customer-workflows.js';
 import { toTypedSearchAttributes } from '../src/temporal/outbox.js';
@@ -39,6 +41,7 @@ import {
   fromAutocannon,
   log,
   peakRssMb,
+  sampleRss,
   startBenchStack,
   waitForReady,
   type Rate,
@@ -92,18 +95,21 @@ try {
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
     : [];
   const experiment = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
-  const worker = stack.spawn('dist/src/main/worker.js', base, experiment);
+  // The production processes' heap flags, then any experiment's (a later flag wins).
+  const worker = stack.spawn('dist/src/main/worker.js', base, [...heapFlags, ...experiment]);
   const api = stack.spawn('dist/src/main/api.js', { ...base, PORT: String(apiPort) }, [
+    ...heapFlags,
     ...experiment,
     ...profile,
   ]);
-  stack.spawn(
+  const bare = stack.spawn(
     'bench/bare-server.ts',
     { ...base, PORT: String(barePort), BARE_PARTNER_ID: partner.partner_id },
     ['--import', 'tsx'],
   );
   await Promise.all([waitForReady(`${apiUrl}/readyz`), waitForReady(`${bareUrl}/readyz`)]);
 
+  const rss = sampleRss({ api: api.pid!, worker: worker.pid!, bare: bare.pid! });
   const token = await tokenFor({ baseUrl: apiUrl } as TestStack, partner.credentials.sandbox);
   const customer = await registerCustomer(client({ baseUrl: apiUrl } as TestStack, token));
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
@@ -127,6 +133,7 @@ try {
       connections: READ_CONNECTIONS,
     });
   log(`reads: ${SECONDS} s runs at ${READ_CONNECTIONS} connections, each side twice…`);
+  rss.phase('reads');
   await load('warm-up', `${apiUrl}${readPath}`, { connections: 10, duration: 2 });
   await load('warm-up', `${bareUrl}${readPath}`, { connections: 10, duration: 2 });
   const bareRead1 = await readBare();
@@ -192,6 +199,7 @@ try {
       bad: failed,
     };
   };
+  rss.phase('writes');
   log(`writes: ${SECONDS} s runs at ${WRITE_CONNECTIONS} connections, each side twice…`);
   const rawStart1 = await rawStarts();
   const apiWrite1 = await registerApi();
@@ -201,16 +209,26 @@ try {
   await database.close();
 
   const [apiRss, workerRss] = await Promise.all([peakRssMb(api.pid!), peakRssMb(worker.pid!)]);
+  const phases = await rss.stop();
   if (process.env.BENCH_MEMORY_DETAIL) {
-    const text = await (await fetch(`${apiUrl}/metrics`)).text();
-    for (const line of text.split('\n'))
-      if (
-        /^(nodejs_heap_size|nodejs_external|process_resident|nodejs_heap_space_size_used)/.test(
-          line,
+    const sources = { api: `${apiUrl}/metrics`, worker: 'http://127.0.0.1:9464/metrics' };
+    for (const [name, url] of Object.entries(sources)) {
+      const text = await (await fetch(url)).text();
+      for (const line of text.split('\n'))
+        if (
+          /^(nodejs_heap_size|nodejs_external|process_resident|nodejs_heap_space_size_used)/.test(
+            line,
+          )
         )
-      )
-        console.log(`[api] ${line}`);
+          console.log(`[${name}] ${line}`);
+    }
   }
+  console.log('');
+  console.log('peak RSS by phase (MB; the bare server runs under tsx):');
+  for (const [name, byPhase] of phases)
+    console.log(
+      `  ${name.padEnd(7)} ${[...byPhase].map(([phase, mb]) => `${phase} ${mb.toFixed(0)}`).join('   ')}`,
+    );
   const ratio = (a: Rate, b: Rate) => a.perSecond / b.perSecond;
   const mark = (ok: boolean) => (ok ? 'met' : 'NOT MET');
   const readRatio = ratio(apiRead, bareRead);

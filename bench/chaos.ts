@@ -24,6 +24,7 @@ import { createPartner } from '../src/commands/create-partner.js';
 import { createDatabase } from '../src/db/client.js';
 import { projectRoot } from '../src/project-root.js';
 import { workflowIds } from '../src/temporal/workflow-ids.js';
+import { heapFlags } from '../src/main/node-flags.js';
 import { fakeCpf } from '../test/helpers/customers.js';
 import { tokenFor } from '../test/helpers/partners.js';
 import type { TestStack } from '../test/helpers/stack.js';
@@ -72,8 +73,8 @@ try {
     RATE_LIMIT_BURST: '1000000',
     SANDBOX_REVIEW_DELAY: '1h',
   };
-  stack.spawn('dist/src/main/worker.js', env);
-  stack.spawn('dist/src/main/api.js', { ...env, PORT: String(apiPort) });
+  stack.spawn('dist/src/main/worker.js', env, [...heapFlags]);
+  stack.spawn('dist/src/main/api.js', { ...env, PORT: String(apiPort) }, [...heapFlags]);
   await waitForReady(`${apiUrl}/readyz`);
   const token = await tokenFor({ baseUrl: apiUrl } as TestStack, partner.credentials.sandbox);
 

@@ -15,6 +15,7 @@ import autocannon from 'autocannon';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createPartner } from '../src/commands/create-partner.js';
 import { loadConfig } from '../src/config.js';
+import { heapFlags } from '../src/main/node-flags.js';
 import { createDatabase } from '../src/db/client.js';
 import { addDays, businessDate } from '../src/domain/business-date.js';
 import { simulateLoan } from '../src/domain/credit/simulation.js';
@@ -76,8 +77,8 @@ try {
   const profile = process.env.BENCH_PROFILE
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
     : [];
-  bench.spawn('src/main/worker.ts', env, ['--import', 'tsx']);
-  bench.spawn('src/main/api.ts', env, [...profile, '--import', 'tsx']);
+  bench.spawn('src/main/worker.ts', env, [...heapFlags, '--import', 'tsx']);
+  bench.spawn('src/main/api.ts', env, [...heapFlags, ...profile, '--import', 'tsx']);
   await waitForReady(`${baseUrl}/readyz`);
 
   const database = createDatabase(bench.databaseUrl, { max: 2 });

@@ -122,6 +122,38 @@ export async function peakRssMb(pid: number): Promise<number> {
   return Number(kb) / 1024;
 }
 
+/**
+ * Samples the resident set (VmRSS) of some processes every 100 ms and keeps each one's peak per
+ * phase, so a figure can say under which load the peak came (start, reads, writes).
+ */
+export function sampleRss(pids: Record<string, number>) {
+  const peaks = new Map<string, Map<string, number>>();
+  let phase = 'start';
+  const sample = async () => {
+    for (const [name, pid] of Object.entries(pids)) {
+      const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+      const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
+      if (!kb) continue;
+      const byPhase = peaks.get(name) ?? new Map<string, number>();
+      peaks.set(name, byPhase);
+      byPhase.set(phase, Math.max(byPhase.get(phase) ?? 0, Number(kb) / 1024));
+    }
+  };
+  const timer = setInterval(() => void sample(), 100);
+  return {
+    /** Later samples count towards `name`. */
+    phase(name: string) {
+      phase = name;
+    },
+    /** Stops sampling; each process's peak by phase, in MB. */
+    async stop(): Promise<Map<string, Map<string, number>>> {
+      clearInterval(timer);
+      await sample();
+      return peaks;
+    },
+  };
+}
+
 export interface Rate {
   title: string;
   perSecond: number;

@@ -89,7 +89,7 @@ const schema = z.object({
   TOKEN_FAILURE_WINDOW: duration('5m'),
   CREDENTIAL_CACHE_MAX_AGE: duration('5s'),
   REQUEST_TIMEOUT: duration('15s'),
-  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(1).default(500),
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(1).default(100),
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   WORKER_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   FILE_STORE: z.enum(['s3', 'local']).default('s3'),

@@ -22,6 +22,7 @@ import { createS3FileStore } from '../storage/s3-file-store.js';
 import { resolveTemporalCli } from '../devstack/temporal-binaries.js';
 import { startTemporalDevServer } from '../devstack/temporal-dev-server.js';
 import { projectRoot } from '../project-root.js';
+import { heapFlags } from './node-flags.js';
 
 const dataDir = join(projectRoot, '.data');
 const env = process.env;
@@ -189,12 +190,16 @@ async function ensureDemoPartner(databaseUrl: string): Promise<CreatedPartner> {
 function startChild(name: string, entry: string, childEnv: NodeJS.ProcessEnv): void {
   // Own process group, so Ctrl-C reaches the supervisor only and it stops things in order; the IPC
   // channel closes if the supervisor dies, and the child then stops itself.
-  const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, entry)], {
-    cwd: projectRoot,
-    env: childEnv,
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    detached: true,
-  });
+  const child = spawn(
+    process.execPath,
+    [...heapFlags, '--import', 'tsx', join(projectRoot, entry)],
+    {
+      cwd: projectRoot,
+      env: childEnv,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      detached: true,
+    },
+  );
   children.push({ name, process: child });
   child.on('exit', (code, signal) => {
     if (stopping) return;
