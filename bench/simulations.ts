@@ -3,14 +3,17 @@
  *
  * 1. The pure money math (`simulateLoan`: Price on calendar days, financed IOF, the CET solver) for
  *    12, 60 and 360 installments, in this process.
- * 2. Over HTTP, against the API in a process of its own on its own PostgreSQL and Temporal server:
+ * 2. Over HTTP, against the production build of the API (`npm run build`, `NODE_ENV=production`,
+ *    rate limits lifted) in a process of its own on its own PostgreSQL and Temporal server:
  *    `POST /v3/credit-offers/{id}/simulations` beside `GET /v3/customers/{id}` (an indexed read
  *    behind the same auth, rate limit, validation and logging) in the same run, with autocannon.
  *    The ratio of the two is the figure to watch; absolute rates move with the machine.
  *
- * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 50) size the HTTP runs; BENCH_PROFILE=dir
+ * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 50) size the HTTP runs; BENCH_SKIP_BUILD=1
+ * reuses `dist/`; BENCH_PROFILE=dir
  * writes a CPU profile of the API process into dir.
  */
+import { spawnSync } from 'node:child_process';
 import autocannon from 'autocannon';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createPartner } from '../src/commands/create-partner.js';
@@ -19,6 +22,7 @@ import { heapFlags } from '../src/main/node-flags.js';
 import { createDatabase } from '../src/db/client.js';
 import { addDays, businessDate } from '../src/domain/business-date.js';
 import { simulateLoan } from '../src/domain/credit/simulation.js';
+import { projectRoot } from '../src/project-root.js';
 import { activeCustomer, offerOf } from '../test/helpers/credit.js';
 import { client, tokenFor } from '../test/helpers/partners.js';
 import type { TestStack } from '../test/helpers/stack.js';
@@ -52,6 +56,11 @@ log('pure math (simulateLoan, R$ 10,000 at 1.99 % a month):');
 for (const line of math) console.log(line);
 
 // 2. Over HTTP.
+if (!process.env.BENCH_SKIP_BUILD) {
+  log('npm run build…');
+  const build = spawnSync('npm', ['run', 'build'], { cwd: projectRoot, stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('npm run build failed');
+}
 Runtime.install({ logger: new DefaultLogger('WARN') });
 const bench = await startBenchStack({
   name: 'simulations',
@@ -62,13 +71,18 @@ const port = 3998;
 const baseUrl = `http://127.0.0.1:${port}`;
 
 try {
+  // The production build, as `npm run bench:api` runs it.
   const env = {
     ...process.env,
-    NODE_ENV: 'development',
+    NODE_ENV: 'production',
     DATABASE_URL: bench.databaseUrl,
     TEMPORAL_ADDRESS: bench.temporalAddress,
     PORT: String(port),
-    LOG_LEVEL: 'warn',
+    FILE_STORE: 'local',
+    UPLOADS_DIR: bench.uploadsDir,
+    OPS_TOKEN: 'bench-ops-token-0123456789',
+    TOKEN_SIGNING_KEY: 'bench-token-signing-key-0123456789abcdef',
+    DATA_ENCRYPTION_KEY: 'bench-data-encryption-key-0123456789abcdef',
     RATE_LIMIT_PER_SECOND: '1000000',
     RATE_LIMIT_BURST: '1000000',
     SANDBOX_REVIEW_DELAY: '1h',
@@ -77,8 +91,8 @@ try {
   const profile = process.env.BENCH_PROFILE
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
     : [];
-  bench.spawn('src/main/worker.ts', env, [...heapFlags, '--import', 'tsx']);
-  bench.spawn('src/main/api.ts', env, [...heapFlags, ...profile, '--import', 'tsx']);
+  bench.spawn('dist/src/main/worker.js', env, [...heapFlags]);
+  bench.spawn('dist/src/main/api.js', env, [...heapFlags, ...profile]);
   await waitForReady(`${baseUrl}/readyz`);
 
   const database = createDatabase(bench.databaseUrl, { max: 2 });

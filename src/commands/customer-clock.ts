@@ -32,9 +32,9 @@ export async function customerNow(
   return shifted(realNow, await clockOffset(db, customer.customerId));
 }
 
-/** Now on a loan's customer's clock (the loan was read with its customer's offset). */
-export const loanNow = (loan: { clockOffsetMs: number }, realNow: Date): Date =>
-  shifted(realNow, loan.clockOffsetMs);
+/** Now on a record's customer's clock (a loan, an offer: read with its customer's offset). */
+export const clockNow = (record: { clockOffsetMs: number }, realNow: Date): Date =>
+  shifted(realNow, record.clockOffsetMs);
 
 const shifted = (realNow: Date, offsetMs: number) =>
   offsetMs === 0 ? realNow : new Date(realNow.getTime() + offsetMs);

@@ -36,7 +36,7 @@ import {
   type PayoffQuote,
 } from '../domain/loans/repayment.js';
 
-import { customerNow, loanNow } from './customer-clock.js';
+import { customerNow, clockNow } from './customer-clock.js';
 import { creditOfferNotFound } from './simulate-offer.js';
 
 /** What loan commands need. */
@@ -283,7 +283,7 @@ export async function reportDisbursement(
     {
       outcome: report.outcome,
       reason: report.reason ?? null,
-      at: loanNow(loan, deps.clock()).toISOString(),
+      at: clockNow(loan, deps.clock()).toISOString(),
     },
   ]);
   return reload(deps, loan);
@@ -300,7 +300,7 @@ export async function recordPayment(
   payment: { amount?: number | undefined; paid_at?: string | undefined },
   idempotencyKey?: string,
 ): Promise<LoanView> {
-  const paidAt = checkPaidAt(loan, payment.paid_at, loanNow(loan, deps.clock()));
+  const paidAt = checkPaidAt(loan, payment.paid_at, clockNow(loan, deps.clock()));
   const row = loan.figures.schedule[loan.paidInstallments];
   const due = row && amountDue(row, businessDate(paidAt), loan.lateChargeRates).amount;
   await changeLoan(
@@ -323,7 +323,7 @@ export async function settleLoan(
   request: { paid_at?: string | undefined },
   idempotencyKey?: string,
 ): Promise<LoanView> {
-  const paidAt = checkPaidAt(loan, request.paid_at, loanNow(loan, deps.clock()));
+  const paidAt = checkPaidAt(loan, request.paid_at, clockNow(loan, deps.clock()));
   await changeLoan(
     deps,
     loan,
@@ -348,7 +348,7 @@ export function quotePayoff(
       'invalid_state',
       `The loan is ${loan.status}; only an active loan has a payoff.`,
     );
-  const today = businessDate(loanNow(loan, deps.clock()));
+  const today = businessDate(clockNow(loan, deps.clock()));
   const on = date ?? today;
   const last = lastPayoffDate(today);
   if (on < today || on > last)

@@ -9,7 +9,7 @@ import { simulateLoan, type IofRates } from '../domain/credit/simulation.js';
 import { newId } from '../domain/ids.js';
 import type { Tenant } from '../domain/tenant.js';
 import { ProblemError, problems, type FieldError } from '../errors.js';
-import { customerNow } from './customer-clock.js';
+import { clockNow } from './customer-clock.js';
 
 export interface SimulationDeps {
   db: Db;
@@ -45,11 +45,7 @@ export async function simulateOffer(
   const offer = await findCreditOfferForPricing(deps.db, tenant, offerId);
   if (!offer) throw creditOfferNotFound(offerId);
   // Validity, the release date and the first due date's window are read off the customer's clock.
-  const now = await customerNow(
-    deps.db,
-    { environment: tenant.environment, customerId: offer.customerId },
-    deps.clock(),
-  );
+  const now = clockNow(offer, deps.clock());
   if (offer.status !== 'available' || now >= offer.validUntil) {
     const status = offer.status === 'available' ? 'expired' : offer.status;
     throw new ProblemError('credit_offer_unavailable', `The credit offer is ${status}.`);

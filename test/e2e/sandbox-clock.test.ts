@@ -222,6 +222,11 @@ describe('the sandbox clock (contract §12)', () => {
     ]);
     // Renewed at valid_until + 1 day (OFFER_RENEWAL_DELAY), valid for 30 days from then.
     expect(Date.parse(offers[1]!.valid_until)).toBe(validUntil + DAY + 30 * DAY);
+    // A simulation of the new offer is released on the clock's date, not the real one.
+    const sim = await simulate(offers[1]!, 3);
+    const clockToday = saoPauloDate(new Date(validUntil + DAY + 60_000));
+    expect(sim.release_date).toBe(clockToday);
+    expect(sim.first_due_date).toBe(addDays(clockToday, 30));
 
     const events = await eventsAbout(
       (event) => event.type.startsWith('credit_offer.') && event.data.customer_id === customer.id,
@@ -339,6 +344,12 @@ describe('the sandbox clock (contract §12)', () => {
     );
   });
 });
+
+/** The calendar date in São Paulo (UTC−3, no daylight saving since 2019) of an instant. */
+const saoPauloDate = (at: Date) =>
+  new Date(at.getTime() - 3 * 3_600_000).toISOString().slice(0, 10);
+const addDays = (date: string, days: number) =>
+  new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY).toISOString().slice(0, 10);
 
 async function simulate(offer: OfferBody, installments: number): Promise<SimulationBody> {
   const response = await api(`/v3/credit-offers/${offer.id}/simulations`, {

@@ -2,9 +2,10 @@ import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { CreditOfferStatus } from '../../domain/credit/offers.js';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
-import { ofTenant } from '../tenancy.js';
+import { prepared } from '../prepared.js';
+import { ofTenant, ofTenantParams, tenantParams } from '../tenancy.js';
 import { paginate, type ListParams, type Page } from '../pagination.js';
-import { creditOffers, customers, simulations } from '../schema/index.js';
+import { creditOffers, customers, sandboxClocks, simulations } from '../schema/index.js';
 
 export type CreditOffer = typeof creditOffers.$inferSelect;
 export type NewCreditOffer = typeof creditOffers.$inferInsert;
@@ -21,19 +22,35 @@ export async function findCreditOffer(
   });
 }
 
-/** The offer with what pricing needs of its customer (whether it has a cnpj), in one read. */
+const offerForPricing = prepared((db) =>
+  db
+    .select({ offer: creditOffers, cnpj: customers.cnpj, clockOffsetMs: sandboxClocks.offsetMs })
+    .from(creditOffers)
+    .innerJoin(customers, eq(customers.id, creditOffers.customerId))
+    .leftJoin(sandboxClocks, eq(sandboxClocks.customerId, creditOffers.customerId))
+    .where(and(ofTenantParams(creditOffers), eq(creditOffers.id, sql.placeholder('id'))))
+    .limit(1)
+    .prepare('credit_offer_for_pricing'),
+);
+
+/**
+ * The offer with what pricing needs of its customer — whether it has a cnpj, and how far its
+ * sandbox clock was moved (0 if never) — in one read prepared once: a simulation's reads are one
+ * round trip.
+ */
 export async function findCreditOfferForPricing(
   db: DbOrTx,
   tenant: Tenant,
   id: string,
-): Promise<(CreditOffer & { customerHasCnpj: boolean }) | undefined> {
-  const [row] = await db
-    .select({ offer: creditOffers, cnpj: customers.cnpj })
-    .from(creditOffers)
-    .innerJoin(customers, eq(customers.id, creditOffers.customerId))
-    .where(and(ofTenant(creditOffers, tenant), eq(creditOffers.id, id)))
-    .limit(1);
-  return row ? { ...row.offer, customerHasCnpj: row.cnpj !== null } : undefined;
+): Promise<(CreditOffer & { customerHasCnpj: boolean; clockOffsetMs: number }) | undefined> {
+  const [row] = await offerForPricing(db).execute({ ...tenantParams(tenant), id });
+  if (!row) return undefined;
+  return {
+    ...row.offer,
+    customerHasCnpj: row.cnpj !== null,
+    // Only a sandbox customer has a clock (contract §12); production reads real time.
+    clockOffsetMs: tenant.environment === 'sandbox' ? (row.clockOffsetMs ?? 0) : 0,
+  };
 }
 
 /** Inserts the offer unless its id exists (a retried activity), and answers the stored row. */
@@ -99,14 +116,28 @@ export async function listCreditOffers(
 }
 
 /** Stores a simulation; only its creation time comes back (the figures are the caller's already). */
+const simulationInsert = prepared((db) =>
+  db
+    .insert(simulations)
+    .values({
+      id: sql.placeholder('id'),
+      partnerId: sql.placeholder('partnerId'),
+      environment: sql.placeholder('environment'),
+      creditOfferId: sql.placeholder('creditOfferId'),
+      customerId: sql.placeholder('customerId'),
+      figures: sql.placeholder('figures'),
+      validUntil: sql.placeholder('validUntil'),
+    })
+    .returning({ createdAt: simulations.createdAt })
+    .prepare('insert_simulation'),
+);
+
+/** Stores a simulation as computed (an insert prepared once) and answers it with its creation time. */
 export async function insertSimulation(
   db: DbOrTx,
   values: Omit<NewSimulation, 'createdAt'>,
 ): Promise<Simulation> {
-  const [row] = await db
-    .insert(simulations)
-    .values(values)
-    .returning({ createdAt: simulations.createdAt });
+  const [row] = await simulationInsert(db).execute(values);
   if (!row) throw new Error('simulation insert returned no row');
   return { ...values, createdAt: row.createdAt };
 }

@@ -1,5 +1,5 @@
 import { sendFile } from '../../send-file.js';
-import { loanNow } from '../../../commands/customer-clock.js';
+import { clockNow } from '../../../commands/customer-clock.js';
 import { z } from 'zod';
 import {
   cancelLoan,
@@ -46,7 +46,7 @@ const tag = 'Loans';
 
 /** Presents a loan as it stands today on its customer's clock (late charges grow by the day). */
 const presenter = (deps: LoanDeps) => (loan: LoanView) =>
-  presentLoan(loan, deps.signingUrl, businessDate(loanNow(loan, deps.clock())));
+  presentLoan(loan, deps.signingUrl, businessDate(clockNow(loan, deps.clock())));
 const loanResponse = (description: string) => ({ 200: { description, schema: loanSchema } });
 
 /** Sends the contract PDF of a loan (the partner's download and the signing page's link). */
