@@ -115,7 +115,6 @@ export async function listCreditOffers(
   });
 }
 
-/** Stores a simulation; only its creation time comes back (the figures are the caller's already). */
 const simulationInsert = prepared((db) =>
   db
     .insert(simulations)
@@ -132,7 +131,10 @@ const simulationInsert = prepared((db) =>
     .prepare('insert_simulation'),
 );
 
-/** Stores a simulation as computed (an insert prepared once) and answers it with its creation time. */
+/**
+ * Stores a simulation as computed, by an insert prepared once; only its creation time comes back
+ * (the figures are the caller's already).
+ */
 export async function insertSimulation(
   db: DbOrTx,
   values: Omit<NewSimulation, 'createdAt'>,
