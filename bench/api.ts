@@ -15,9 +15,10 @@
  *
  * Each side runs twice, alternating, and the better run counts. BENCH_SECONDS (default 10) sizes
  * the runs; BENCH_SKIP_BUILD=1 reuses `dist/`; BENCH_PROFILE=dir writes a CPU profile of the API;
- * BENCH_NODE_FLAGS adds node/V8 flags to the API and the worker after their own (src/main/node-flags.ts;
- * experiments: heap sizes…);
- * BENCH_MEMORY_DETAIL=1 prints the heap figures of the API and the worker after the loads.
+ * BENCH_NODE_FLAGS adds node/V8 flags to the API and the worker after their own heap flags
+ * (src/main/node-flags.ts; a later flag wins: experiments); BENCH_MEMORY_DETAIL=1 prints the heap
+ * figures of the API and the worker after the loads. Besides each process's peak, it prints the
+ * peak of each phase (reads, writes), the bare server's too.
  */
 import { spawnSync } from 'node:child_process';
 import autocannon from 'autocannon';

@@ -9,9 +9,9 @@
  *    behind the same auth, rate limit, validation and logging) in the same run, with autocannon.
  *    The ratio of the two is the figure to watch; absolute rates move with the machine.
  *
- * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 50) size the HTTP runs; BENCH_SKIP_BUILD=1
- * reuses `dist/`; BENCH_PROFILE=dir
- * writes a CPU profile of the API process into dir.
+ * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 50) size the HTTP runs;
+ * BENCH_SKIP_BUILD=1 reuses `dist/`; BENCH_PROFILE=dir writes a CPU profile of the API process
+ * into dir.
  */
 import { spawnSync } from 'node:child_process';
 import autocannon from 'autocannon';
