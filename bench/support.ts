@@ -114,12 +114,18 @@ export async function waitForReady(url: string): Promise<void> {
   throw new Error(`${url} did not answer 200 within 2 minutes`);
 }
 
+/** A size line of /proc/{pid}/status (`VmHWM`, `VmRSS`) in MB; undefined once the process is gone. */
+async function procStatusMb(pid: number, field: 'VmHWM' | 'VmRSS'): Promise<number | undefined> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const kb = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1];
+  return kb === undefined ? undefined : Number(kb) / 1024;
+}
+
 /** The peak resident set of a process so far (VmHWM), in MB. */
 export async function peakRssMb(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = /^VmHWM:\s+(\d+) kB$/m.exec(status)?.[1];
-  if (!kb) throw new Error(`no VmHWM for process ${pid}`);
-  return Number(kb) / 1024;
+  const mb = await procStatusMb(pid, 'VmHWM');
+  if (mb === undefined) throw new Error(`no VmHWM for process ${pid}`);
+  return mb;
 }
 
 /**
@@ -131,12 +137,11 @@ export function sampleRss(pids: Record<string, number>) {
   let phase = 'start';
   const sample = async () => {
     for (const [name, pid] of Object.entries(pids)) {
-      const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-      const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
-      if (!kb) continue;
+      const mb = await procStatusMb(pid, 'VmRSS');
+      if (mb === undefined) continue;
       const byPhase = peaks.get(name) ?? new Map<string, number>();
       peaks.set(name, byPhase);
-      byPhase.set(phase, Math.max(byPhase.get(phase) ?? 0, Number(kb) / 1024));
+      byPhase.set(phase, Math.max(byPhase.get(phase) ?? 0, mb));
     }
   };
   const timer = setInterval(() => void sample(), 100);

@@ -1,6 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
+import { addDays, businessDate } from '../../src/domain/business-date.js';
 import type { simulationSchema } from '../../src/http/routes/credit-offers/schema.js';
 import type { loanSchema, payoffSchema } from '../../src/http/routes/loans/schema.js';
 import { activeCustomer, offerOf, submittedCustomer, type OfferBody } from '../helpers/credit.js';
@@ -224,7 +225,7 @@ describe('the sandbox clock (contract §12)', () => {
     expect(Date.parse(offers[1]!.valid_until)).toBe(validUntil + DAY + 30 * DAY);
     // A simulation of the new offer is released on the clock's date, not the real one.
     const sim = await simulate(offers[1]!, 3);
-    const clockToday = saoPauloDate(new Date(validUntil + DAY + 60_000));
+    const clockToday = businessDate(new Date(validUntil + DAY + 60_000));
     expect(sim.release_date).toBe(clockToday);
     expect(sim.first_due_date).toBe(addDays(clockToday, 30));
 
@@ -344,12 +345,6 @@ describe('the sandbox clock (contract §12)', () => {
     );
   });
 });
-
-/** The calendar date in São Paulo (UTC−3, no daylight saving since 2019) of an instant. */
-const saoPauloDate = (at: Date) =>
-  new Date(at.getTime() - 3 * 3_600_000).toISOString().slice(0, 10);
-const addDays = (date: string, days: number) =>
-  new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY).toISOString().slice(0, 10);
 
 async function simulate(offer: OfferBody, installments: number): Promise<SimulationBody> {
   const response = await api(`/v3/credit-offers/${offer.id}/simulations`, {
