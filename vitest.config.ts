@@ -11,6 +11,7 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 180_000,
-    reporters: ['default'],
+    // The second prints the plain closing line CI reads (see the file).
+    reporters: ['default', './test/helpers/closing-line-reporter.ts'],
   },
 });
