@@ -177,7 +177,13 @@ try {
     const { code, cases } = await runSchemathesis(st, args);
     exitCode = code;
     say(
-      `${cases ?? 'an unknown number of'} cases in ${seconds(fuzzStarted)} (whole run ${seconds(started)}); ${code === 0 ? 'no findings' : `findings (exit ${code}); reports in .data/fuzz/`}`,
+      `${cases?.generated ?? 'an unknown number of'} cases in ${seconds(fuzzStarted)} (whole run ${seconds(started)}); ${code === 0 ? 'no findings' : `findings (exit ${code}); reports in .data/fuzz/`}`,
+    );
+    // Schemathesis's report ends with a line in pytest's form ("2 warnings in 92 s") that reads as a
+    // run of no test; this plain line closes the fuzzer's part with what it did run.
+    const failed = Math.max(cases ? cases.generated - cases.passed : 0, code === 0 ? 0 : 1);
+    process.stdout.write(
+      `fuzz: ${cases?.passed ?? 0} passed, ${failed} failed, ${cases?.skipped ?? 0} skipped\n`,
     );
   }
 } catch (error) {
@@ -208,11 +214,17 @@ async function sandboxToken(baseUrl: string): Promise<string> {
   return ((await exchanged.json()) as { access_token: string }).access_token;
 }
 
-/** Runs `st`, echoing its output, and reads the number of cases off its summary. */
+interface CaseCounts {
+  generated: number;
+  passed: number;
+  skipped: number;
+}
+
+/** Runs `st`, echoing its output, and reads the numbers of cases off its summary. */
 function runSchemathesis(
   executable: string,
   args: string[],
-): Promise<{ code: number; cases: number | undefined }> {
+): Promise<{ code: number; cases: CaseCounts | undefined }> {
   return new Promise((resolve, reject) => {
     const child = spawn(executable, args, {
       // Hypothesis keeps a folder in the working directory: the reports' folder, not the tree.
@@ -231,8 +243,14 @@ function runSchemathesis(
     });
     child.once('error', reject);
     child.once('exit', (code) => {
-      const match = /Test cases:\s*\n?\s*(\d+) generated/i.exec(output);
-      resolve({ code: code ?? 1, cases: match ? Number(match[1]) : undefined });
+      // "Test cases:\n  5021 generated, 5021 passed, 62 skipped"
+      const summary = /Test cases:\s*\n?\s*(\d+) generated([^\n]*)/i.exec(output);
+      const count = (word: string) =>
+        Number(new RegExp(`(\\d+) ${word}`).exec(summary?.[2] ?? '')?.[1] ?? 0);
+      const cases = summary
+        ? { generated: Number(summary[1]), passed: count('passed'), skipped: count('skipped') }
+        : undefined;
+      resolve({ code: code ?? 1, cases });
     });
   });
 }
