@@ -17,7 +17,8 @@
  * the runs; BENCH_SKIP_BUILD=1 reuses `dist/`; BENCH_PROFILE=dir writes a CPU profile of the API;
  * BENCH_NODE_FLAGS adds node/V8 flags to the API and the worker after their own heap flags
  * (src/main/node-flags.ts; a later flag wins: experiments); BENCH_MEMORY_DETAIL=1 prints the heap
- * figures of the API and the worker after the loads. Besides each process's peak, it prints the
+ * figures of the API and the worker after the loads; BENCH_READS_ONLY=1 stops after the reads (for
+ * trying a change to the read path). Besides each process's peak, it prints the
  * peak of each phase (reads, writes), the bare server's too.
  */
 import { spawnSync } from 'node:child_process';
@@ -142,110 +143,119 @@ try {
   const bareRead = best(bareRead1, await readBare());
   const apiRead = best(apiRead1, await readApi());
 
-  // Writes.
-  const registration = () =>
-    JSON.stringify({
-      cpf: fakeCpf({ notStartingWith9: true }),
-      name: 'Maria Silva',
-      email: 'maria@example.com',
-      phone: '+5511987654321',
-    });
-  let keys = 0;
-  const registerApi = () =>
-    load('this API: POST /v3/customers', `${apiUrl}/v3/customers`, {
-      connections: WRITE_CONNECTIONS,
-      requests: [
-        {
-          method: 'POST',
-          setupRequest: (request) => ({
-            ...request,
-            headers: { ...request.headers, 'idempotency-key': `bench-${++keys}` },
-            body: registration(),
-          }),
-        },
-      ],
-    });
-  const connection = await Connection.connect({ address: stack.temporalAddress });
-  const temporal = new Client({ connection });
-  const rawStarts = async (): Promise<Rate> => {
-    // Enough customers for the best rate seen so far, three times over.
-    const customers = await writeCustomers(database.db, partner.partner_id, SECONDS * 300);
-    let next = 0;
-    let started = 0;
-    let failed = 0;
-    const end = Date.now() + SECONDS * 1000;
-    const loop = async () => {
-      while (Date.now() < end && next < customers.length) {
-        const start = onboardingStart(customers[next++]!, TASK_QUEUE, 3_600_000);
-        try {
-          await temporal.workflow.start(start.workflowType, {
-            workflowId: start.workflowId,
-            taskQueue: start.taskQueue,
-            args: start.args,
-            workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-            typedSearchAttributes: toTypedSearchAttributes(start.searchAttributes ?? {}),
-            ...(start.summary ? { staticSummary: start.summary } : {}),
-          });
-          started++;
-        } catch {
-          failed++;
+  if (process.env.BENCH_READS_ONLY) {
+    console.log('');
+    for (const rate of [apiRead, bareRead]) console.log(formatRate(rate));
+    console.log(`reads:  API / bare ${(apiRead.perSecond / bareRead.perSecond).toFixed(2)}`);
+    console.log(`peak RSS: API ${(await peakRssMb(api.pid!)).toFixed(0)} MB`);
+    await rss.stop();
+    await database.close();
+  } else {
+    // Writes.
+    const registration = () =>
+      JSON.stringify({
+        cpf: fakeCpf({ notStartingWith9: true }),
+        name: 'Maria Silva',
+        email: 'maria@example.com',
+        phone: '+5511987654321',
+      });
+    let keys = 0;
+    const registerApi = () =>
+      load('this API: POST /v3/customers', `${apiUrl}/v3/customers`, {
+        connections: WRITE_CONNECTIONS,
+        requests: [
+          {
+            method: 'POST',
+            setupRequest: (request) => ({
+              ...request,
+              headers: { ...request.headers, 'idempotency-key': `bench-${++keys}` },
+              body: registration(),
+            }),
+          },
+        ],
+      });
+    const connection = await Connection.connect({ address: stack.temporalAddress });
+    const temporal = new Client({ connection });
+    const rawStarts = async (): Promise<Rate> => {
+      // Enough customers for the best rate seen so far, three times over.
+      const customers = await writeCustomers(database.db, partner.partner_id, SECONDS * 300);
+      let next = 0;
+      let started = 0;
+      let failed = 0;
+      const end = Date.now() + SECONDS * 1000;
+      const loop = async () => {
+        while (Date.now() < end && next < customers.length) {
+          const start = onboardingStart(customers[next++]!, TASK_QUEUE, 3_600_000);
+          try {
+            await temporal.workflow.start(start.workflowType, {
+              workflowId: start.workflowId,
+              taskQueue: start.taskQueue,
+              args: start.args,
+              workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+              typedSearchAttributes: toTypedSearchAttributes(start.searchAttributes ?? {}),
+              ...(start.summary ? { staticSummary: start.summary } : {}),
+            });
+            started++;
+          } catch {
+            failed++;
+          }
         }
-      }
+      };
+      const began = Date.now();
+      await Promise.all(Array.from({ length: WRITE_CONNECTIONS }, loop));
+      return {
+        title: 'raw starts of the same workflow, same server',
+        perSecond: started / ((Date.now() - began) / 1000),
+        bad: failed,
+      };
     };
-    const began = Date.now();
-    await Promise.all(Array.from({ length: WRITE_CONNECTIONS }, loop));
-    return {
-      title: 'raw starts of the same workflow, same server',
-      perSecond: started / ((Date.now() - began) / 1000),
-      bad: failed,
-    };
-  };
-  rss.phase('writes');
-  log(`writes: ${SECONDS} s runs at ${WRITE_CONNECTIONS} connections, each side twice…`);
-  const rawStart1 = await rawStarts();
-  const apiWrite1 = await registerApi();
-  const rawStart = best(rawStart1, await rawStarts());
-  const apiWrite = best(apiWrite1, await registerApi());
-  await connection.close();
-  await database.close();
+    rss.phase('writes');
+    log(`writes: ${SECONDS} s runs at ${WRITE_CONNECTIONS} connections, each side twice…`);
+    const rawStart1 = await rawStarts();
+    const apiWrite1 = await registerApi();
+    const rawStart = best(rawStart1, await rawStarts());
+    const apiWrite = best(apiWrite1, await registerApi());
+    await connection.close();
+    await database.close();
 
-  const [apiRss, workerRss] = await Promise.all([peakRssMb(api.pid!), peakRssMb(worker.pid!)]);
-  const phases = await rss.stop();
-  if (process.env.BENCH_MEMORY_DETAIL) {
-    const sources = { api: `${apiUrl}/metrics`, worker: 'http://127.0.0.1:9464/metrics' };
-    for (const [name, url] of Object.entries(sources)) {
-      const text = await (await fetch(url)).text();
-      for (const line of text.split('\n'))
-        if (
-          /^(nodejs_heap_size|nodejs_external|process_resident|nodejs_heap_space_size_used)/.test(
-            line,
+    const [apiRss, workerRss] = await Promise.all([peakRssMb(api.pid!), peakRssMb(worker.pid!)]);
+    const phases = await rss.stop();
+    if (process.env.BENCH_MEMORY_DETAIL) {
+      const sources = { api: `${apiUrl}/metrics`, worker: 'http://127.0.0.1:9464/metrics' };
+      for (const [name, url] of Object.entries(sources)) {
+        const text = await (await fetch(url)).text();
+        for (const line of text.split('\n'))
+          if (
+            /^(nodejs_heap_size|nodejs_external|process_resident|nodejs_heap_space_size_used)/.test(
+              line,
+            )
           )
-        )
-          console.log(`[${name}] ${line}`);
+            console.log(`[${name}] ${line}`);
+      }
     }
-  }
-  console.log('');
-  console.log('peak RSS by phase (MB; the bare server runs under tsx):');
-  for (const [name, byPhase] of phases)
+    console.log('');
+    console.log('peak RSS by phase (MB; the bare server runs under tsx):');
+    for (const [name, byPhase] of phases)
+      console.log(
+        `  ${name.padEnd(7)} ${[...byPhase].map(([phase, mb]) => `${phase} ${mb.toFixed(0)}`).join('   ')}`,
+      );
+    const ratio = (a: Rate, b: Rate) => a.perSecond / b.perSecond;
+    const mark = (ok: boolean) => (ok ? 'met' : 'NOT MET');
+    const readRatio = ratio(apiRead, bareRead);
+    const writeRatio = ratio(apiWrite, rawStart);
+    console.log('');
+    for (const rate of [apiRead, bareRead, apiWrite, rawStart]) console.log(formatRate(rate));
+    console.log('');
     console.log(
-      `  ${name.padEnd(7)} ${[...byPhase].map(([phase, mb]) => `${phase} ${mb.toFixed(0)}`).join('   ')}`,
+      `reads:  API / bare ${readRatio.toFixed(2)} (target ≥ 0.6: ${mark(readRatio >= 0.6)}); p99 ${apiRead.p99} ms (target ≤ 25: ${mark(apiRead.p99! <= 25)})`,
     );
-  const ratio = (a: Rate, b: Rate) => a.perSecond / b.perSecond;
-  const mark = (ok: boolean) => (ok ? 'met' : 'NOT MET');
-  const readRatio = ratio(apiRead, bareRead);
-  const writeRatio = ratio(apiWrite, rawStart);
-  console.log('');
-  for (const rate of [apiRead, bareRead, apiWrite, rawStart]) console.log(formatRate(rate));
-  console.log('');
-  console.log(
-    `reads:  API / bare ${readRatio.toFixed(2)} (target ≥ 0.6: ${mark(readRatio >= 0.6)}); p99 ${apiRead.p99} ms (target ≤ 25: ${mark(apiRead.p99! <= 25)})`,
-  );
-  console.log(
-    `writes: API / raw starts ${writeRatio.toFixed(2)} (target ≥ 0.7: ${mark(writeRatio >= 0.7)})`,
-  );
-  console.log(
-    `peak RSS: API ${apiRss.toFixed(0)} MB (target ≤ 150: ${mark(apiRss <= 150)}), worker ${workerRss.toFixed(0)} MB (target ≤ 300: ${mark(workerRss <= 300)})`,
-  );
+    console.log(
+      `writes: API / raw starts ${writeRatio.toFixed(2)} (target ≥ 0.7: ${mark(writeRatio >= 0.7)})`,
+    );
+    console.log(
+      `peak RSS: API ${apiRss.toFixed(0)} MB (target ≤ 150: ${mark(apiRss <= 150)}), worker ${workerRss.toFixed(0)} MB (target ≤ 300: ${mark(workerRss <= 300)})`,
+    );
+  }
 } finally {
   await stack.stop();
 }

@@ -1,21 +1,117 @@
-import { Client, Connection } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  defaultGrpcRetryOptions,
+  makeGrpcRetryInterceptor,
+  type ConnectionOptions,
+  type Metadata,
+} from '@temporalio/client';
+import { InterceptingCall } from '@grpc/grpc-js';
 
 export interface TemporalSettings {
   address: string;
   namespace: string;
 }
 
-export async function connectTemporalClient(settings: TemporalSettings): Promise<Client> {
-  const connection = await Connection.connect({ address: settings.address });
+type GrpcInterceptor = NonNullable<ConnectionOptions['interceptors']>[number];
+
+const WORKFLOW_SERVICE = 'temporal.api.workflowservice.v1.WorkflowService';
+
+/**
+ * How long each of our Temporal calls may take, retries included, by gRPC method: a request must
+ * not hang on an unreachable or overloaded Temporal while the client retries (the request's own
+ * budget, REQUEST_TIMEOUT, answers the partner first; this bounds the work left behind it). An
+ * Update is sent (ExecuteMultiOperation), then its outcome awaited (PollWorkflowExecutionUpdate):
+ * past its deadline the caller gets `WorkflowUpdateRPCTimeoutOrCancelledError`.
+ */
+const callDeadlinesMs: Readonly<Record<string, number>> = {
+  [`/${WORKFLOW_SERVICE}/StartWorkflowExecution`]: 5_000,
+  [`/${WORKFLOW_SERVICE}/ExecuteMultiOperation`]: 10_000,
+  [`/${WORKFLOW_SERVICE}/PollWorkflowExecutionUpdate`]: 10_000,
+  // The cheap call of readiness probes and of the check at connect.
+  [`/${WORKFLOW_SERVICE}/GetSystemInfo`]: 2_000,
+};
+/** Every other call (a signal, for one). None of ours is a long poll. */
+const DEFAULT_CALL_DEADLINE_MS = 10_000;
+/** How long a process starting up waits for Temporal to answer. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * Gives each call the deadline of its method, unless it has one. Set per call by an interceptor,
+ * not with `connection.withDeadline`: that runs the call in an AsyncLocalStorage, which turns on
+ * promise hooks for every promise of the process from then on, a cost every request of the API
+ * paid (docs/architecture.md, "Performance"). Outermost, so the retries share the deadline.
+ */
+const deadlines: GrpcInterceptor = (options, nextCall) =>
+  new InterceptingCall(
+    nextCall(
+      options.deadline === undefined
+        ? {
+            ...options,
+            deadline:
+              Date.now() +
+              (callDeadlinesMs[options.method_definition.path] ?? DEFAULT_CALL_DEADLINE_MS),
+          }
+        : options,
+    ),
+  );
+
+/** The connection options of every Temporal client of ours (the API's, the worker's, the tests'). */
+export function temporalConnectionOptions(address: string): ConnectionOptions {
+  return {
+    address,
+    interceptors: [deadlines, makeGrpcRetryInterceptor(defaultGrpcRetryOptions())],
+  };
+}
+
+const NAMESPACE_HEADER = 'temporal-namespace';
+
+/**
+ * A connection that sends its namespace's header on every call. The SDK sets that header call by
+ * call, in `withMetadata`, an AsyncLocalStorage.run, which turns on promise hooks for every promise
+ * of the process from then on: 12 % of the API's reads (docs/architecture.md, "Performance").
+ * Here the header is static, so the SDK's per-call `withMetadata` of that same header is skipped;
+ * any other metadata still goes through the SDK's.
+ */
+class NamespaceConnection extends Connection {
+  override async withMetadata<R>(metadata: Metadata, fn: () => Promise<R>): Promise<R> {
+    const names = Object.keys(metadata);
+    const sameNamespace =
+      names.length === 1 && metadata[NAMESPACE_HEADER] === this.options.metadata[NAMESPACE_HEADER];
+    return sameNamespace ? fn() : super.withMetadata(metadata, fn);
+  }
+}
+
+/** The API's client, not connected yet: its first call connects. */
+export function lazyTemporalClient(settings: TemporalSettings): Client {
+  const connection = NamespaceConnection.lazy({
+    ...temporalConnectionOptions(settings.address),
+    metadata: { [NAMESPACE_HEADER]: settings.namespace },
+  });
   return new Client({ connection, namespace: settings.namespace });
 }
 
-/** True when the frontend answers a cheap call within the timeout. */
-export async function temporalReachable(client: Client, timeoutMs = 2000): Promise<boolean> {
+/**
+ * The API's client, once its server has answered. Not `Connection.connect`: its check runs in
+ * `withDeadline` (see `deadlines`); this is the same check, tried until CONNECT_TIMEOUT_MS.
+ */
+export async function connectTemporalClient(settings: TemporalSettings): Promise<Client> {
+  const client = lazyTemporalClient(settings);
+  const giveUpAt = Date.now() + CONNECT_TIMEOUT_MS;
+  while (!(await temporalReachable(client))) {
+    if (Date.now() >= giveUpAt) {
+      await client.connection.close();
+      throw new Error(`Temporal at ${settings.address} did not answer within 10 s`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return client;
+}
+
+/** True when the frontend answers a cheap call within its deadline (2 s). */
+export async function temporalReachable(client: Client): Promise<boolean> {
   try {
-    await client.connection.withDeadline(Date.now() + timeoutMs, () =>
-      client.workflowService.getSystemInfo({}),
-    );
+    await client.workflowService.getSystemInfo({});
     return true;
   } catch {
     return false;

@@ -30,7 +30,6 @@ type OutboxRow = typeof workflowOutbox.$inferSelect;
 const SWEEP_GRACE_SECONDS = 10;
 /** How long a sweeper holds a claimed row before another may try it. */
 const CLAIM_LEASE_SECONDS = 30;
-const START_DEADLINE_MS = 5_000;
 const MAX_RETRY_SECONDS = 300;
 
 /** Records, inside the caller's transaction, a workflow start that must follow the commit. */
@@ -72,17 +71,16 @@ export async function dispatchWorkflowStart(
   row: OutboxRow,
 ): Promise<boolean> {
   try {
-    // Bounded: a request must not hang on an unreachable Temporal while the client retries.
-    await deps.temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      deps.temporal.workflow.start(row.workflowType, {
-        workflowId: row.workflowId,
-        taskQueue: row.taskQueue,
-        args: row.args,
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        typedSearchAttributes: toTypedSearchAttributes(row.searchAttributes),
-        ...(row.summary ? { staticSummary: row.summary } : {}),
-      }),
-    );
+    // Bounded by the call's deadline (src/temporal/client.ts): a request must not hang on an
+    // unreachable Temporal while the client retries.
+    await deps.temporal.workflow.start(row.workflowType, {
+      workflowId: row.workflowId,
+      taskQueue: row.taskQueue,
+      args: row.args,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      typedSearchAttributes: toTypedSearchAttributes(row.searchAttributes),
+      ...(row.summary ? { staticSummary: row.summary } : {}),
+    });
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
       const message = error instanceof Error ? error.message : String(error);
@@ -147,13 +145,11 @@ export function toTypedSearchAttributes(values: Record<string, string>): TypedSe
   return new TypedSearchAttributes(pairs);
 }
 
-/** How long a request waits for a workflow to take an Update before answering 503. */
-const UPDATE_DEADLINE_MS = 10_000;
-
 /**
  * Sends an Update to the workflow `start` describes, starting it if its outbox start has not
- * happened yet (update-with-start), so a command never waits on the sweeper. Bounded: past 10 s
- * the caller gets `WorkflowUpdateRPCTimeoutOrCancelledError`. `updateId` names the command, so a
+ * happened yet (update-with-start), so a command never waits on the sweeper. Bounded by the calls'
+ * deadlines (src/temporal/client.ts): past them the caller gets
+ * `WorkflowUpdateRPCTimeoutOrCancelledError`. `updateId` names the command, so a
  * retry after an unclear answer finds the one it sent (Temporal keeps an Update's outcome by id).
  */
 export async function updateWithStart<Ret, Args extends unknown[]>(
@@ -172,11 +168,9 @@ export async function updateWithStart<Ret, Args extends unknown[]>(
     typedSearchAttributes: toTypedSearchAttributes(start.searchAttributes ?? {}),
     ...(start.summary ? { staticSummary: start.summary } : {}),
   });
-  return temporal.connection.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () =>
-    temporal.workflow.executeUpdateWithStart(update, {
-      args,
-      startWorkflowOperation: startOperation,
-      ...(updateId ? { updateId } : {}),
-    }),
-  );
+  return temporal.workflow.executeUpdateWithStart(update, {
+    args,
+    startWorkflowOperation: startOperation,
+    ...(updateId ? { updateId } : {}),
+  });
 }

@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { temporalConnectionOptions } from '../temporal/client.js';
 import type { ActivityDeps } from '../../activities/index.js';
 import { createWorker, NativeConnection } from './create-worker.js';
 import type { FileStore } from '../storage/file-store.js';
@@ -30,7 +31,7 @@ export async function startWorker(
 ) {
   const connection = await NativeConnection.connect({ address: settings.address });
   const client = new Client({
-    connection: await Connection.connect({ address: settings.address }),
+    connection: await Connection.connect(temporalConnectionOptions(settings.address)),
     namespace: settings.namespace,
   });
   const worker = await createWorker({

@@ -1,6 +1,7 @@
 import { signingUrls } from '../../src/domain/loans/signing-token.js';
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { connectTemporalClient, lazyTemporalClient } from '../../src/temporal/client.js';
 import { inject } from 'vitest';
 import { createActivities, type Activities, type ActivityDeps } from '../../activities/index.js';
 import { createApp } from '../../src/app.js';
@@ -87,12 +88,10 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   });
   const logger = createLogger(config.logLevel, 'test');
   const database = createDatabase(options.apiDatabaseUrl ?? config.databaseUrl, { max: 5 });
-  const temporal = new Client({
-    connection: options.apiTemporalAddress
-      ? Connection.lazy({ address: options.apiTemporalAddress, connectTimeout: '1s' })
-      : await Connection.connect({ address: config.temporal.address }),
-    namespace: config.temporal.namespace,
-  });
+  // The API's client, made as src/main/api.ts makes it (or never connected, to a dead address).
+  const temporal = options.apiTemporalAddress
+    ? lazyTemporalClient({ ...config.temporal, address: options.apiTemporalAddress })
+    : await connectTemporalClient(config.temporal);
 
   const webhooks: ActivityDeps['webhooks'] = {
     sealedBox: createSealedBox(config.dataEncryptionKey),
