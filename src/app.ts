@@ -147,12 +147,15 @@ export function createApp(deps: AppDeps): App {
   smokeCheckRoutes(opsApi, { db, temporal, logger, taskQueue: config.temporal.taskQueue });
 
   const documents = lazyDocuments(config.publicBaseUrl, partnerApi, opsApi);
+  // Each router tries every request it gets (@koa/router reads the host, matches every route and
+  // builds the matched chain), so the partners' comes first: their requests meet no other.
+  // No two routers share a path.
   const routers = [
+    partnerApi.router,
+    opsApi.router,
     healthRoutes({ database, temporal, metrics }),
     docsRoutes({ ...documents, opsGuard: guards.ops[0]! }),
     hostedRoutes(customerDeps, loanDeps),
-    partnerApi.router,
-    opsApi.router,
   ];
 
   const koa = new Koa<AppState>({ proxy: config.nodeEnv === 'production' });

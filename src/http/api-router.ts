@@ -113,9 +113,10 @@ export class ApiRouter {
 /** The first path id (in path order) that cannot name a record answers the resource's 404. */
 function pathIdsOf(params: z.ZodType): Middleware<AppState> {
   const shape = params instanceof z.ZodObject ? (params.shape as Record<string, z.ZodType>) : {};
+  const entries = Object.entries(shape);
   return async (ctx, next) => {
     const values = (ctx as { params?: Record<string, string> }).params ?? {};
-    for (const [name, schema] of Object.entries(shape)) {
+    for (const [name, schema] of entries) {
       if (schema.safeParse(values[name]).success) continue;
       const code = notFoundCodeOf(schema);
       if (!code) throw problems.routeNotFound(ctx.method, ctx.path);

@@ -22,20 +22,22 @@ export function validated<S extends InputSchemas>(
   schemas: S,
   handler: (ctx: AppContext, input: Infer<S>) => Promise<void>,
 ): RouterMiddleware<AppState> {
+  const locations = (['params', 'query', 'body'] as const).filter((location) => schemas[location]);
   // The handler ends the chain: nothing downstream of a matched route should run.
+  if (locations.length === 0) return (ctx) => handler(ctx, {} as Infer<S>);
   return async (ctx) => {
     const errors: FieldError[] = [];
     const input: Record<string, unknown> = {};
-    const sources: Record<string, unknown> = {
-      params: ctx.params,
-      query: ctx.query,
-      body: (ctx.request as { body?: unknown }).body ?? {},
-    };
-    for (const location of ['params', 'query', 'body'] as const) {
-      const schema = schemas[location];
-      if (!schema) continue;
+    for (const location of locations) {
+      const schema = schemas[location]!;
+      const source =
+        location === 'params'
+          ? ctx.params
+          : location === 'query'
+            ? ctx.query
+            : ((ctx.request as { body?: unknown }).body ?? {});
       // Text PostgreSQL would refuse never reaches a schema, a handler or a query.
-      const badText = invalidTextPaths(sources[location], location);
+      const badText = invalidTextPaths(source, location);
       errors.push(
         ...badText.map((path) => ({
           path,
@@ -43,7 +45,7 @@ export function validated<S extends InputSchemas>(
           message: 'Text must not contain NUL characters or unpaired UTF-16 surrogates.',
         })),
       );
-      const result = schema.safeParse(sources[location]);
+      const result = schema.safeParse(source);
       if (result.success) input[location] = result.data;
       else
         errors.push(

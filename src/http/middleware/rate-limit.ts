@@ -12,9 +12,11 @@ export function rateLimit(buckets: TokenBuckets): Middleware<AppState> {
     const key = ctx.state.credential?.id;
     if (!key) throw new Error('rateLimit() must follow partner authentication');
     const decision = buckets.take(key);
-    ctx.set('RateLimit-Limit', String(buckets.burst));
-    ctx.set('RateLimit-Remaining', String(decision.remaining));
-    ctx.set('RateLimit-Reset', String(decision.resetSeconds));
+    ctx.set({
+      'RateLimit-Limit': String(buckets.burst),
+      'RateLimit-Remaining': String(decision.remaining),
+      'RateLimit-Reset': String(decision.resetSeconds),
+    });
     if (!decision.allowed) throw problems.rateLimited(decision.retryAfterSeconds);
     await next();
   };

@@ -31,8 +31,7 @@ export function requestContext(logger: Logger, metrics: HttpMetrics): Middleware
       get: () => (log ??= logger.child({ requestId })),
       enumerable: true,
     });
-    ctx.set('X-Request-Id', requestId);
-    ctx.set('API-Version', API_VERSION);
+    ctx.set({ 'X-Request-Id': requestId, 'API-Version': API_VERSION });
     try {
       await next();
     } finally {
