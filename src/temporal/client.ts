@@ -22,7 +22,10 @@ const WORKFLOW_SERVICE = 'temporal.api.workflowservice.v1.WorkflowService';
  * not hang on an unreachable or overloaded Temporal while the client retries (the request's own
  * budget, REQUEST_TIMEOUT, answers the partner first; this bounds the work left behind it). An
  * Update is sent (ExecuteMultiOperation), then its outcome awaited (PollWorkflowExecutionUpdate):
- * past its deadline the caller gets `WorkflowUpdateRPCTimeoutOrCancelledError`.
+ * past its deadline the caller gets `WorkflowUpdateRPCTimeoutOrCancelledError`. The SDK polls
+ * again only after an empty answer, which the server gives after its long-poll interval (20 s by
+ * default), past our deadline: so each of the two waits ends at its first deadline (measured on the
+ * dev server: an Update taken and never finished fails at 10.0 s).
  */
 const callDeadlinesMs: Readonly<Record<string, number>> = {
   [`/${WORKFLOW_SERVICE}/StartWorkflowExecution`]: 5_000,

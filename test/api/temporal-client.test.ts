@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createServer, type Server, type Socket } from 'node:net';
+import { WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { defineUpdate } from '@temporalio/workflow';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import {
   connectTemporalClient,
   lazyTemporalClient,
   temporalReachable,
 } from '../../src/temporal/client.js';
+import { updateWithStart } from '../../src/temporal/outbox.js';
 
 // The API's Temporal client (src/temporal/client.ts) against the suite's Temporal dev server, and
 // against a server that accepts connections and never answers.
@@ -36,6 +39,34 @@ describe("the API's Temporal client", () => {
     } finally {
       run.mockRestore();
       enterWith.mockRestore();
+      await client.connection.close();
+    }
+  });
+
+  it('gives up on an Update no worker takes after its 10 s deadline, not a hang', async () => {
+    const client = await connectTemporalClient({
+      address: inject('temporalAddress'),
+      namespace: 'default',
+    });
+    const workflowId = `temporal-client-${randomUUID()}`;
+    try {
+      const started = Date.now();
+      const update = updateWithStart(
+        client,
+        // No worker polls this queue: the workflow starts, and its Update is never accepted.
+        { workflowId, workflowType: 'neverRuns', taskQueue: `nobody-${randomUUID()}`, args: [] },
+        defineUpdate<void>('neverTaken'),
+        [],
+      );
+      await expect(update).rejects.toBeInstanceOf(WorkflowUpdateRPCTimeoutOrCancelledError);
+      const elapsed = Date.now() - started;
+      expect(elapsed).toBeGreaterThanOrEqual(9_900);
+      expect(elapsed).toBeLessThan(15_000);
+    } finally {
+      await client.workflow
+        .getHandle(workflowId)
+        .terminate('test over')
+        .catch(() => {});
       await client.connection.close();
     }
   });
