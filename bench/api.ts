@@ -21,7 +21,6 @@
  * trying a change to the read path). Besides each process's peak, it prints the
  * peak of each phase (reads, writes), the bare server's too.
  */
-import { spawnSync } from 'node:child_process';
 import autocannon from 'autocannon';
 import { Client, Connection, WorkflowIdReusePolicy } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -31,7 +30,6 @@ import { insertCustomer, type Customer } from '../src/db/queries/customers.js';
 import { initialKyc } from '../src/domain/customers/kyc.js';
 import { newId } from '../src/domain/ids.js';
 import { heapFlags } from '../src/main/node-flags.js';
-import { projectRoot } from '../src/project-root.js';
 import { onboardingStart } from '../src/temporal/customer-workflows.js';
 import { toTypedSearchAttributes } from '../src/temporal/outbox.js';
 import { fakeCpf, registerCustomer } from '../test/helpers/customers.js';
@@ -39,10 +37,13 @@ import { client, tokenFor } from '../test/helpers/partners.js';
 import type { TestStack } from '../test/helpers/stack.js';
 import {
   best,
+  buildUnlessSkipped,
+  cpuProfileFlags,
   formatRate,
   fromAutocannon,
   log,
   peakRssMb,
+  productionEnv,
   sampleRss,
   startBenchStack,
   waitForReady,
@@ -53,13 +54,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const READ_CONNECTIONS = 50;
 const WRITE_CONNECTIONS = 20;
 const TASK_QUEUE = 'embedded-credit';
-const REVIEW_DELAY = '1h';
 
-if (!process.env.BENCH_SKIP_BUILD) {
-  log('npm run build…');
-  const build = spawnSync('npm', ['run', 'build'], { cwd: projectRoot, stdio: 'inherit' });
-  if (build.status !== 0) throw new Error('npm run build failed');
-}
+buildUnlessSkipped();
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
 const stack = await startBenchStack({
@@ -76,26 +72,8 @@ const bareUrl = `http://127.0.0.1:${barePort}`;
 try {
   const database = createDatabase(stack.databaseUrl, { max: 4 });
   const partner = await createPartner(database.db, { name: 'Bench' });
-  const base = {
-    ...process.env,
-    NODE_ENV: 'production',
-    DATABASE_URL: stack.databaseUrl,
-    // No file is read or written under this load: the local store, chosen explicitly, in the
-    // benchmark's scratch folder (the worker's orphan sweep must not see the project's files).
-    FILE_STORE: 'local',
-    UPLOADS_DIR: stack.uploadsDir,
-    TEMPORAL_ADDRESS: stack.temporalAddress,
-    TEMPORAL_TASK_QUEUE: TASK_QUEUE,
-    OPS_TOKEN: 'bench-ops-token-0123456789',
-    TOKEN_SIGNING_KEY: 'bench-token-signing-key-0123456789abcdef',
-    DATA_ENCRYPTION_KEY: 'bench-data-encryption-key-0123456789abcdef',
-    RATE_LIMIT_PER_SECOND: '1000000',
-    RATE_LIMIT_BURST: '1000000',
-    SANDBOX_REVIEW_DELAY: REVIEW_DELAY,
-  };
-  const profile = process.env.BENCH_PROFILE
-    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
-    : [];
+  const base = productionEnv(stack, { TEMPORAL_TASK_QUEUE: TASK_QUEUE });
+  const profile = cpuProfileFlags();
   const experiment = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
   // The production processes' heap flags, then any experiment's (a later flag wins).
   const worker = stack.spawn('dist/src/main/worker.js', base, [...heapFlags, ...experiment]);

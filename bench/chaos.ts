@@ -16,19 +16,23 @@
  *
  * Exits 1 when anything was lost or answered wrongly.
  */
-import { spawnSync } from 'node:child_process';
 import autocannon from 'autocannon';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createPartner } from '../src/commands/create-partner.js';
 import { createDatabase } from '../src/db/client.js';
-import { projectRoot } from '../src/project-root.js';
 import { workflowIds } from '../src/temporal/workflow-ids.js';
 import { heapFlags } from '../src/main/node-flags.js';
 import { fakeCpf } from '../test/helpers/customers.js';
 import { tokenFor } from '../test/helpers/partners.js';
 import type { TestStack } from '../test/helpers/stack.js';
-import { log, startBenchStack, waitForReady } from './support.js';
+import {
+  buildUnlessSkipped,
+  log,
+  productionEnv,
+  startBenchStack,
+  waitForReady,
+} from './support.js';
 
 const LOAD_SECONDS = 50;
 const CONNECTIONS = 10;
@@ -36,11 +40,7 @@ const POSTGRES_DOWN = { atMs: 10_000, forMs: 8_000 };
 const TEMPORAL_DOWN = { atMs: 28_000, forMs: 8_000 };
 const SETTLED_TAIL_MS = 10_000;
 
-if (!process.env.BENCH_SKIP_BUILD) {
-  log('npm run build…');
-  const build = spawnSync('npm', ['run', 'build'], { cwd: projectRoot, stdio: 'inherit' });
-  if (build.status !== 0) throw new Error('npm run build failed');
-}
+buildUnlessSkipped();
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 const stack = await startBenchStack({
@@ -56,23 +56,7 @@ try {
   const setup = createDatabase(stack.databaseUrl, { max: 2 });
   const partner = await createPartner(setup.db, { name: 'Chaos' });
   await setup.close();
-  const env = {
-    ...process.env,
-    NODE_ENV: 'production',
-    DATABASE_URL: stack.databaseUrl,
-    // No file is read or written under this load: the local store, chosen explicitly, in the
-    // benchmark's scratch folder (the worker's orphan sweep must not see the project's files).
-    FILE_STORE: 'local',
-    UPLOADS_DIR: stack.uploadsDir,
-    TEMPORAL_ADDRESS: stack.temporalAddress,
-    LOG_LEVEL: 'error',
-    OPS_TOKEN: 'chaos-ops-token-0123456789',
-    TOKEN_SIGNING_KEY: 'chaos-token-signing-key-0123456789abcdef',
-    DATA_ENCRYPTION_KEY: 'chaos-data-encryption-key-0123456789abcdef',
-    RATE_LIMIT_PER_SECOND: '1000000',
-    RATE_LIMIT_BURST: '1000000',
-    SANDBOX_REVIEW_DELAY: '1h',
-  };
+  const env = productionEnv(stack, { LOG_LEVEL: 'error' });
   stack.spawn('dist/src/main/worker.js', env, [...heapFlags]);
   stack.spawn('dist/src/main/api.js', { ...env, PORT: String(apiPort) }, [...heapFlags]);
   await waitForReady(`${apiUrl}/readyz`);

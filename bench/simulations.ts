@@ -13,7 +13,6 @@
  * BENCH_SKIP_BUILD=1 reuses `dist/`; BENCH_PROFILE=dir writes a CPU profile of the API process
  * into dir.
  */
-import { spawnSync } from 'node:child_process';
 import autocannon from 'autocannon';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createPartner } from '../src/commands/create-partner.js';
@@ -22,11 +21,17 @@ import { heapFlags } from '../src/main/node-flags.js';
 import { createDatabase } from '../src/db/client.js';
 import { addDays, businessDate } from '../src/domain/business-date.js';
 import { simulateLoan } from '../src/domain/credit/simulation.js';
-import { projectRoot } from '../src/project-root.js';
 import { activeCustomer, offerOf } from '../test/helpers/credit.js';
 import { client, tokenFor } from '../test/helpers/partners.js';
 import type { TestStack } from '../test/helpers/stack.js';
-import { log, startBenchStack, waitForReady } from './support.js';
+import {
+  buildUnlessSkipped,
+  cpuProfileFlags,
+  log,
+  productionEnv,
+  startBenchStack,
+  waitForReady,
+} from './support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -56,11 +61,7 @@ log('pure math (simulateLoan, R$ 10,000 at 1.99 % a month):');
 for (const line of math) console.log(line);
 
 // 2. Over HTTP.
-if (!process.env.BENCH_SKIP_BUILD) {
-  log('npm run build…');
-  const build = spawnSync('npm', ['run', 'build'], { cwd: projectRoot, stdio: 'inherit' });
-  if (build.status !== 0) throw new Error('npm run build failed');
-}
+buildUnlessSkipped();
 Runtime.install({ logger: new DefaultLogger('WARN') });
 const bench = await startBenchStack({
   name: 'simulations',
@@ -72,25 +73,8 @@ const baseUrl = `http://127.0.0.1:${port}`;
 
 try {
   // The production build, as `npm run bench:api` runs it.
-  const env = {
-    ...process.env,
-    NODE_ENV: 'production',
-    DATABASE_URL: bench.databaseUrl,
-    TEMPORAL_ADDRESS: bench.temporalAddress,
-    PORT: String(port),
-    FILE_STORE: 'local',
-    UPLOADS_DIR: bench.uploadsDir,
-    OPS_TOKEN: 'bench-ops-token-0123456789',
-    TOKEN_SIGNING_KEY: 'bench-token-signing-key-0123456789abcdef',
-    DATA_ENCRYPTION_KEY: 'bench-data-encryption-key-0123456789abcdef',
-    RATE_LIMIT_PER_SECOND: '1000000',
-    RATE_LIMIT_BURST: '1000000',
-    SANDBOX_REVIEW_DELAY: '1h',
-  };
-  // BENCH_PROFILE=dir writes a CPU profile of the API process there (node --cpu-prof).
-  const profile = process.env.BENCH_PROFILE
-    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
-    : [];
+  const env = productionEnv(bench, { PORT: String(port) });
+  const profile = cpuProfileFlags();
   bench.spawn('dist/src/main/worker.js', env, [...heapFlags]);
   bench.spawn('dist/src/main/api.js', env, [...heapFlags, ...profile]);
   await waitForReady(`${baseUrl}/readyz`);

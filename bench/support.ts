@@ -1,5 +1,5 @@
 /** What the HTTP benchmarks share: their own PostgreSQL and Temporal server, child processes, rows. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,45 @@ import { startTemporalDevServer } from '../src/devstack/temporal-dev-server.js';
 import { projectRoot } from '../src/project-root.js';
 
 export const log = (line: string) => console.log(`[bench] ${line}`);
+
+/** The benchmarks run the production build: `npm run build`, unless BENCH_SKIP_BUILD=1 reuses `dist/`. */
+export function buildUnlessSkipped(): void {
+  if (process.env.BENCH_SKIP_BUILD) return;
+  log('npm run build…');
+  const build = spawnSync('npm', ['run', 'build'], { cwd: projectRoot, stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('npm run build failed');
+}
+
+/** node flags writing a CPU profile of the process into BENCH_PROFILE, when it names a folder. */
+export const cpuProfileFlags = (): string[] =>
+  process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+
+/**
+ * The environment of the production API and worker (`dist/`) on a bench stack: rate limits
+ * lifted, fixed secrets, sandbox reviews an hour away, then `overrides`.
+ */
+export function productionEnv(
+  stack: BenchStack,
+  overrides: NodeJS.ProcessEnv = {},
+): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    NODE_ENV: 'production',
+    DATABASE_URL: stack.databaseUrl,
+    // No file is read or written under these loads: the local store, chosen explicitly, in the
+    // benchmark's scratch folder (the worker's orphan sweep must not see the project's files).
+    FILE_STORE: 'local',
+    UPLOADS_DIR: stack.uploadsDir,
+    TEMPORAL_ADDRESS: stack.temporalAddress,
+    OPS_TOKEN: 'bench-ops-token-0123456789',
+    TOKEN_SIGNING_KEY: 'bench-token-signing-key-0123456789abcdef',
+    DATA_ENCRYPTION_KEY: 'bench-data-encryption-key-0123456789abcdef',
+    RATE_LIMIT_PER_SECOND: '1000000',
+    RATE_LIMIT_BURST: '1000000',
+    SANDBOX_REVIEW_DELAY: '1h',
+    ...overrides,
+  };
+}
 
 export interface BenchStack {
   databaseUrl: string;
