@@ -1,7 +1,8 @@
 /**
  * `npm run dev`: the whole service on one machine, as one supervised process tree — embedded
- * PostgreSQL, migrations, the Temporal dev server with its UI, the worker and the API. Ctrl-C stops
- * all of it. DATABASE_URL or TEMPORAL_ADDRESS point at servers of your own instead.
+ * PostgreSQL, migrations, the Temporal dev server with its UI, MinIO, Mailpit (the mailbox of every
+ * e-mail sent), the worker and the API. Ctrl-C stops all of it. DATABASE_URL, TEMPORAL_ADDRESS or
+ * SMTP_URL point at servers of your own instead.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -16,6 +17,7 @@ import { createDatabase } from '../db/client.js';
 import { runMigrations } from '../db/migrate.js';
 import { partners } from '../db/schema/index.js';
 import { startEmbeddedPostgres, type RunningPostgres } from '../devstack/embedded-postgres.js';
+import { startMailpit, type MailpitServer } from '../devstack/mailpit.js';
 import { startMinio, type MinioServer } from '../devstack/minio.js';
 import { createLocalFileStore } from '../storage/file-store.js';
 import { createS3FileStore } from '../storage/s3-file-store.js';
@@ -36,6 +38,7 @@ const say = (line: string) => console.log(`[dev] ${line}`);
 let postgresServer: RunningPostgres | undefined;
 let temporalServer: TestWorkflowEnvironment | undefined;
 let minioServer: MinioServer | undefined;
+let mailpitServer: MailpitServer | undefined;
 const children: { name: string; process: ChildProcess }[] = [];
 let stopping = false;
 
@@ -97,9 +100,29 @@ async function main(): Promise<void> {
     await importLocalUploads(minioServer);
   }
 
+  // Mail (signing codes): Mailpit keeps every message and shows it, unless SMTP_URL names a server.
+  let smtpUrl = env.SMTP_URL;
+  let mailbox: string | undefined;
+  if (smtpUrl) {
+    say('using SMTP_URL');
+  } else {
+    const smtpPort = Number(env.MAILPIT_SMTP_PORT ?? 1025);
+    const mailpitUiPort = Number(env.MAILPIT_UI_PORT ?? 8025);
+    say(`starting Mailpit on 127.0.0.1:${smtpPort} (messages in .data/mailpit.db)…`);
+    mailpitServer = await startMailpit({
+      smtpPort,
+      uiPort: mailpitUiPort,
+      dataFile: join(dataDir, 'mailpit.db'),
+      progress: say,
+    });
+    smtpUrl = mailpitServer.smtpUrl;
+    mailbox = `  Mailbox (Mailpit) http://localhost:${mailpitUiPort}   (SMTP 127.0.0.1:${smtpPort}; every e-mail the service sends lands here)`;
+  }
+
   const childEnv: NodeJS.ProcessEnv = {
     ...env,
     ...objectStore,
+    SMTP_URL: smtpUrl,
     NODE_ENV: env.NODE_ENV ?? 'development',
     DATABASE_URL: databaseUrl,
     TEMPORAL_ADDRESS: temporalAddress,
@@ -125,6 +148,7 @@ async function main(): Promise<void> {
             `  MinIO console    ${objectStoreConsole}   (user ${objectStore.AWS_ACCESS_KEY_ID}, password ${objectStore.AWS_SECRET_ACCESS_KEY}; bucket ${objectStore.S3_BUCKET})`,
           ]
         : []),
+      ...(mailbox ? [mailbox] : []),
       `  Ops token        ${opsToken}${env.OPS_TOKEN ? '' : '   (development default)'}`,
       '',
       `  Demo partner     ${demo.name} (${demo.partner_id})`,
@@ -240,6 +264,7 @@ async function shutdown(exitCode: number): Promise<void> {
         }),
     ),
   );
+  await mailpitServer?.stop().catch((error: unknown) => say(`Mailpit: ${String(error)}`));
   await minioServer?.stop().catch((error: unknown) => say(`MinIO: ${String(error)}`));
   await temporalServer
     ?.teardown()

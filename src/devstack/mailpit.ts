@@ -1,0 +1,166 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { dirname } from 'node:path';
+import { freePort } from './free-port.js';
+import {
+  defaultProgress,
+  resolveBinary,
+  run,
+  type Binary,
+  type Progress,
+} from './temporal-binaries.js';
+
+/**
+ * Mailpit, the SMTP server of development and tests: it keeps every e-mail the service sends and
+ * shows them in a web UI and an HTTP API (where the tests read signing codes). Built with
+ * `go install` like MinIO and cached outside the repository; MAILPIT_PATH points at a binary of
+ * your own instead.
+ */
+export const MAILPIT_VERSION = 'v1.27.11';
+
+const mailpit: Binary = {
+  what: 'Mailpit',
+  envVar: 'MAILPIT_PATH',
+  folder: `mailpit-${MAILPIT_VERSION}`,
+  artifact: 'mailpit',
+  buildLabel: 'go install',
+  async build(tmp, progress) {
+    progress(
+      `building Mailpit ${MAILPIT_VERSION} with go install (first run only, about a minute)…`,
+    );
+    await run('go', ['install', `github.com/axllent/mailpit@${MAILPIT_VERSION}`], {
+      env: { ...process.env, GOBIN: tmp, CGO_ENABLED: '0' },
+      progress,
+    });
+  },
+  help: [
+    'set MAILPIT_PATH to a mailpit binary, or',
+    `install Go and run: go install github.com/axllent/mailpit@${MAILPIT_VERSION}, or`,
+    'point SMTP_URL at an SMTP server of your own.',
+  ],
+};
+
+export const resolveMailpit = (progress: Progress = defaultProgress) =>
+  resolveBinary(mailpit, progress);
+
+export interface MailpitServer {
+  /** What the mailer is given, e.g. smtp://127.0.0.1:1025. */
+  smtpUrl: string;
+  /** The web UI, where a developer reads the mail. */
+  webUrl: string;
+  /** The HTTP API's base, e.g. http://127.0.0.1:8025/api/v1 (test/helpers/mailbox.ts reads it). */
+  apiUrl: string;
+  /** What the API and the worker need to use it. */
+  env: { SMTP_URL: string };
+  /** The server process (a test can stop it to see sending fail). */
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export interface MailpitOptions {
+  smtpPort?: number;
+  /** The web UI and HTTP API. */
+  uiPort?: number;
+  /** Where messages are kept across restarts; none (a temporary file Mailpit removes) by default. */
+  dataFile?: string;
+  progress?: Progress;
+}
+
+/**
+ * Starts Mailpit with SMTP and HTTP on loopback only and everything that would reach the internet
+ * off (version check, reverse DNS of the SMTP client, remote CSS and fonts in the UI). Accepts any
+ * SMTP credentials, so an SMTP_URL with a user and password works against it as against a relay.
+ * Resolves once it answers.
+ */
+export async function startMailpit(options: MailpitOptions = {}): Promise<MailpitServer> {
+  const progress = options.progress ?? defaultProgress;
+  const binary = await resolveMailpit(progress);
+  if (binary.executable.type !== 'existing-path') throw new Error('Mailpit binary not resolved');
+  const smtpPort = options.smtpPort ?? (await freePort());
+  const uiPort = options.uiPort ?? (await freePort());
+  if (options.dataFile) await mkdir(dirname(options.dataFile), { recursive: true });
+  const webUrl = `http://127.0.0.1:${uiPort}`;
+  const child = spawn(
+    binary.executable.path,
+    [
+      '--smtp',
+      `127.0.0.1:${smtpPort}`,
+      '--listen',
+      `127.0.0.1:${uiPort}`,
+      ...(options.dataFile ? ['--database', options.dataFile] : []),
+      '--quiet',
+      '--disable-version-check',
+      '--smtp-disable-rdns',
+      '--block-remote-css-and-fonts',
+      '--smtp-auth-accept-any',
+      '--smtp-auth-allow-insecure',
+    ],
+    // Its MP_* variables would override the flags above (MP_SMTP_RELAY_ALL among them): none pass.
+    { env: withoutMailpitVariables(process.env), stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) =>
+      reject(new Error(`Mailpit exited with ${code} before answering:\n${output.trim()}`)),
+    ),
+  );
+  exited.catch(() => {});
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    await gone;
+    clearTimeout(timer);
+  };
+  try {
+    await Promise.race([waitForReady(webUrl, smtpPort), exited]);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  const smtpUrl = `smtp://127.0.0.1:${smtpPort}`;
+  return {
+    smtpUrl,
+    webUrl,
+    apiUrl: `${webUrl}/api/v1`,
+    env: { SMTP_URL: smtpUrl },
+    process: child,
+    stop,
+  };
+}
+
+function withoutMailpitVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('MP_')));
+}
+
+/** Both listeners up: the HTTP API answers /readyz and the SMTP port takes connections. */
+async function waitForReady(webUrl: string, smtpPort: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      const response = await fetch(`${webUrl}/readyz`);
+      if (response.ok && (await accepts(smtpPort))) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`Mailpit did not answer on ${webUrl} within 30 s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
