@@ -6,6 +6,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { runMigrations } from '../../src/db/migrate.js';
 import { startEmbeddedPostgres } from '../../src/devstack/embedded-postgres.js';
+import { resolveMailpit, startMailpit } from '../../src/devstack/mailpit.js';
 import { startMinio } from '../../src/devstack/minio.js';
 import { resolveTemporalCli, resolveTestServer } from '../../src/devstack/temporal-binaries.js';
 import { startTemporalDevServer } from '../../src/devstack/temporal-dev-server.js';
@@ -20,17 +21,26 @@ declare module 'vitest' {
     testServerExecutable: EphemeralServerExecutable;
     /** S3_* and AWS_* of the run's MinIO. */
     objectStoreEnv: Record<string, string>;
+    /** The run's Mailpit: SMTP_URL of the stacks, and the HTTP API test/helpers/mailbox.ts reads. */
+    smtpUrl: string;
+    mailpitApiUrl: string;
   }
 }
 
 /**
  * Starts the servers every test file shares, once per run: a fresh embedded PostgreSQL with the
  * migrations applied, a Temporal dev server (the real server, headless, in memory), MinIO with
- * the bucket created, and one workflow bundle. Time-skipping servers are per file: skipping time is global to a server.
+ * the bucket created, Mailpit (the SMTP server whose mailbox the tests read) and one workflow
+ * bundle. Time-skipping servers are per file: skipping time is global to a server.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const log = (line: string) => process.stderr.write(`[test setup] ${line}\n`);
-  const [cli, testServer] = await Promise.all([resolveTemporalCli(log), resolveTestServer(log)]);
+  // Resolved together, so first-run builds overlap.
+  const [cli, testServer] = await Promise.all([
+    resolveTemporalCli(log),
+    resolveTestServer(log),
+    resolveMailpit(log),
+  ]);
 
   const scratch = await mkdtemp(join(tmpdir(), 'embedded-credit-test-'));
   const postgres = await startEmbeddedPostgres({
@@ -52,6 +62,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
       throw error;
     },
   );
+  const mailpit = await startMailpit({ progress: log }).catch(async (error: unknown) => {
+    await minio.stop();
+    await temporal.teardown();
+    await postgres.stop();
+    throw error;
+  });
 
   try {
     await runMigrations(postgres.url);
@@ -67,7 +83,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('workflowBundlePath', workflowBundlePath);
     project.provide('testServerExecutable', testServer.executable);
     project.provide('objectStoreEnv', minio.env);
+    project.provide('smtpUrl', mailpit.smtpUrl);
+    project.provide('mailpitApiUrl', mailpit.apiUrl);
   } catch (error) {
+    await mailpit.stop();
     await minio.stop();
     await temporal.teardown();
     await postgres.stop();
@@ -75,6 +94,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
 
   return async () => {
+    await mailpit.stop();
     await minio.stop();
     await temporal.teardown();
     await postgres.stop();

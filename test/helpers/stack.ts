@@ -84,6 +84,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     PORT: String(port),
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     SANDBOX_REVIEW_DELAY: '1s',
+    SMTP_URL: inject('smtpUrl'),
     ...options.env,
   });
   const logger = createLogger(config.logLevel, 'test');
