@@ -27,6 +27,8 @@ export interface ActivityDeps {
     /** Opens the endpoints' sealed secrets. */
     sealedBox: SealedBox;
     allowPrivateTargets: boolean;
+    /** Ports a webhook URL may name (WEBHOOK_ALLOWED_PORTS); any with private targets allowed. */
+    allowedPorts: readonly number[];
     /** Extra CA certificates (PEM) trusted for deliveries. */
     ca?: string;
   };

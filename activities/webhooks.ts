@@ -99,6 +99,7 @@ export function createWebhookActivities(deps: ActivityDeps) {
           'webhook-signature': signatureHeader({ id: event.id, timestamp, body, secrets }),
         },
         allowPrivate: deps.webhooks.allowPrivateTargets,
+        allowedPorts: deps.webhooks.allowedPorts,
         ...(deps.webhooks.ca ? { ca: deps.webhooks.ca } : {}),
       });
 

@@ -65,7 +65,12 @@ try {
     {
       db: database.db,
       logger,
-      webhooks: { sealedBox, allowPrivateTargets: true, ca: receiver.ca },
+      webhooks: {
+        sealedBox,
+        allowPrivateTargets: true,
+        allowedPorts: [Number(new URL(receiver.url()).port)],
+        ca: receiver.ca,
+      },
       offers: { validityMs: 30 * 86_400_000, renewalDelayMs: 86_400_000 },
       loans: { signingUrl: (loanId) => `http://127.0.0.1/hosted/signing/${loanId}` },
     },

@@ -133,6 +133,7 @@ export function createApp(deps: AppDeps): App {
     db,
     sealedBox,
     allowPrivateTargets: config.webhookAllowPrivateTargets,
+    allowedPorts: config.webhookAllowedPorts,
     clock,
   });
   webhookDeliveryRoutes(partnerApi, { db, temporal, logger, taskQueue: config.temporal.taskQueue });

@@ -43,6 +43,7 @@ await runMain('worker', async (logger) => {
       webhooks: {
         sealedBox: createSealedBox(config.dataEncryptionKey),
         allowPrivateTargets: config.webhookAllowPrivateTargets,
+        allowedPorts: config.webhookAllowedPorts,
         ...(config.webhookCaFile ? { ca: await readFile(config.webhookCaFile, 'utf8') } : {}),
       },
     },

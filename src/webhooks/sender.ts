@@ -1,5 +1,10 @@
 import { Agent, request } from 'node:https';
-import { checkUrlTarget, guardedLookup } from './address-policy.js';
+import {
+  checkPort,
+  checkUrlTarget,
+  ForbiddenTargetError,
+  guardedLookup,
+} from './address-policy.js';
 
 export interface SendResult {
   status: number | null;
@@ -12,14 +17,17 @@ export const RECEIVER_TIMEOUT_MS = 15_000;
 
 /**
  * One delivery attempt: a POST that takes at most 15 s, reads only the status, follows no
- * redirect, and reaches only allowed addresses — an address literal is checked here (Node does
- * not look literals up), a name at the connection through the guarded lookup.
+ * redirect, and reaches only allowed addresses and ports — an address literal and the port are
+ * checked here (Node does not look literals up), a name at the connection through the guarded
+ * lookup. Checked at every attempt, so an endpoint stored before a rule tightened is refused too.
  */
 export async function postWebhook(input: {
   url: string;
   headers: Record<string, string>;
   body: string;
   allowPrivate: boolean;
+  /** The ports a URL may name (WEBHOOK_ALLOWED_PORTS); 443 alone when not given. */
+  allowedPorts?: readonly number[];
   /** Extra trusted CA certificates (PEM), for receivers on a private PKI. */
   ca?: string;
   timeoutMs?: number;
@@ -32,7 +40,9 @@ export async function postWebhook(input: {
   const url = new URL(input.url);
   if (url.protocol !== 'https:')
     return result({ status: null, retryAfter: null, error: 'only https:// is delivered to' });
-  const refused = checkUrlTarget(url, { allowPrivate: input.allowPrivate });
+  const refused =
+    checkUrlTarget(url, { allowPrivate: input.allowPrivate }) ??
+    checkPort(url, { allowPrivate: input.allowPrivate, allowedPorts: input.allowedPorts ?? [443] });
   if (refused)
     return result({ status: null, retryAfter: null, error: `forbidden target: ${refused}` });
 
@@ -73,7 +83,9 @@ export async function postWebhook(input: {
         const message =
           error.name === 'AbortError' || error.name === 'TimeoutError'
             ? `no response in ${timeoutMs / 1000} s`
-            : error.message;
+            : error instanceof ForbiddenTargetError
+              ? `forbidden target: ${error.message}`
+              : error.message;
         resolve(result({ status: null, retryAfter: null, error: message.slice(0, 500) }));
       });
       req.end(input.body);

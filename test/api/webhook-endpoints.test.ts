@@ -169,3 +169,95 @@ describe('webhook endpoints', () => {
     expect(await gone.json()).toMatchObject({ code: 'webhook_endpoint_not_found' });
   });
 });
+
+interface ValidationProblem {
+  errors: { path: string; code: string; message: string }[];
+}
+
+describe('webhook endpoint targets', () => {
+  it('refuse ports outside WEBHOOK_ALLOWED_PORTS (443 and 8443 by default)', async () => {
+    const refused = await create({ url: 'https://hooks.partner.example:22/a' });
+    expect(refused.status).toBe(422);
+    const problem = (await refused.json()) as ValidationProblem;
+    expect(problem).toMatchObject({ errors: [{ path: 'body.url', code: 'forbidden_target' }] });
+    expect(problem.errors[0]?.message).toBe(
+      'Webhooks cannot be sent there: port 22 is not allowed (allowed: 443, 8443).',
+    );
+    expect((await create({ url: 'https://hooks.partner.example:8443/a' })).status).toBe(201);
+    const { id } = (await (
+      await create({ url: 'https://hooks.partner.example:443/a' })
+    ).json()) as EndpointBody;
+    const patched = await api(`/v3/webhooks/endpoints/${id}`, {
+      method: 'PATCH',
+      body: { url: 'https://hooks.partner.example:6379/a' },
+    });
+    expect(patched.status).toBe(422);
+    expect(await patched.json()).toMatchObject({
+      errors: [{ path: 'body.url', code: 'forbidden_target' }],
+    });
+  });
+
+  it('refuse IPv6 literals outside global unicast', async () => {
+    for (const url of [
+      'https://[::7f00:1]/',
+      'https://[fec0::1]/',
+      'https://[64:ff9b:1::a00:1]/',
+      'https://example.com:22/',
+    ]) {
+      const response = await create({ url });
+      expect({ url, status: response.status }).toEqual({ url, status: 422 });
+      expect(await response.json()).toMatchObject({
+        errors: [{ path: 'body.url', code: 'forbidden_target' }],
+      });
+    }
+  });
+});
+
+describe('webhook endpoint targets with WEBHOOK_ALLOW_PRIVATE_TARGETS (development)', () => {
+  let devStack: TestStack;
+  let devApi: Client;
+  beforeAll(async () => {
+    devStack = await startStack({ worker: false, env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+    devApi = client(
+      devStack,
+      await tokenFor(devStack, (await createPartner(devStack)).credentials.sandbox),
+    );
+  });
+  afterAll(async () => {
+    await devStack?.stop();
+  });
+  const devCreate = (url: string) =>
+    devApi('/v3/webhooks/endpoints', { method: 'POST', body: { url } });
+
+  it('still refuse literals that are neither public nor loopback/private, without naming them', async () => {
+    for (const [url, address] of [
+      ['https://[::7f00:1]/', '7f00'],
+      ['https://[::127.0.0.1]/', '7f00'],
+      ['https://[fec0::1]/', 'fec0'],
+      ['https://[64:ff9b:1::a00:1]/', '64:ff9b'],
+      ['https://[fe80::1]/', 'fe80'],
+      ['https://169.254.169.254/latest', '169.254'],
+      ['https://[::ffff:169.254.169.254]/', 'a9fe'],
+    ] as const) {
+      const response = await devCreate(url);
+      expect({ url, status: response.status }).toEqual({ url, status: 422 });
+      const problem = (await response.json()) as ValidationProblem;
+      expect(problem).toMatchObject({ errors: [{ path: 'body.url', code: 'forbidden_target' }] });
+      expect(problem.errors[0]?.message).toContain("the URL's host is not a public address");
+      expect(problem.errors[0]?.message).not.toContain(address);
+    }
+  });
+
+  it('allow loopback, private addresses and any port', async () => {
+    for (const url of [
+      'https://127.0.0.1:9999/hook',
+      'https://[::1]:22/hook',
+      'https://10.0.0.5/hook',
+      'https://[fd00::1]/hook',
+      'https://hooks.partner.example:22/hook',
+    ]) {
+      const response = await devCreate(url);
+      expect({ url, status: response.status }).toEqual({ url, status: 201 });
+    }
+  });
+});

@@ -118,6 +118,7 @@ try {
       webhooks: {
         sealedBox: createSealedBox(config.dataEncryptionKey),
         allowPrivateTargets: false,
+        allowedPorts: config.webhookAllowedPorts,
       },
       offers: { validityMs: config.offerValidityMs, renewalDelayMs: config.offerRenewalDelayMs },
     },

@@ -97,6 +97,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   const webhooks: ActivityDeps['webhooks'] = {
     sealedBox: createSealedBox(config.dataEncryptionKey),
     allowPrivateTargets: config.webhookAllowPrivateTargets,
+    allowedPorts: config.webhookAllowedPorts,
     ...(options.webhookCa ? { ca: options.webhookCa } : {}),
   };
   const offers = {

@@ -11,7 +11,7 @@ import { cancelPendingDeliveries } from '../../../db/queries/webhook-deliveries.
 import { newId } from '../../../domain/ids.js';
 import type { SealedBox } from '../../../domain/sealed-box.js';
 import { problems } from '../../../errors.js';
-import { checkUrlTarget } from '../../../webhooks/address-policy.js';
+import { checkPort, checkUrlTarget } from '../../../webhooks/address-policy.js';
 import { newEndpointSecret } from '../../../webhooks/signature.js';
 import type { ApiRouter } from '../../api-router.js';
 import { tenantOf } from '../../context.js';
@@ -32,6 +32,8 @@ export interface WebhookRouteDeps {
   db: Db;
   sealedBox: SealedBox;
   allowPrivateTargets: boolean;
+  /** Ports a webhook URL may name (WEBHOOK_ALLOWED_PORTS); any with private targets allowed. */
+  allowedPorts: readonly number[];
   clock: () => Date;
 }
 
@@ -41,15 +43,20 @@ const notFound = (id: string) =>
 
 export function webhookEndpointRoutes(api: ApiRouter, deps: WebhookRouteDeps): void {
   const bodies = endpointBodies(deps.allowPrivateTargets);
-  /** Where the URL itself shows its target (an address literal, localhost), it is checked now. */
+  const policy = { allowPrivate: deps.allowPrivateTargets, allowedPorts: deps.allowedPorts };
+  /**
+   * What the URL itself shows (an address literal, localhost, its port) is checked now; a name's
+   * addresses at every delivery attempt, where it resolves.
+   */
   const assertTarget = (url: string) => {
-    const refused = checkUrlTarget(new URL(url), { allowPrivate: deps.allowPrivateTargets });
+    const target = new URL(url);
+    const refused = checkUrlTarget(target, policy) ?? checkPort(target, policy);
     if (refused) {
       throw problems.validation([
         {
           path: 'body.url',
           code: 'forbidden_target',
-          message: `Webhooks cannot target ${refused}.`,
+          message: `Webhooks cannot be sent there: ${refused}.`,
         },
       ]);
     }
