@@ -83,12 +83,9 @@ export function createApp(deps: AppDeps): App {
   const now = () => clock().getTime();
   const requestBuckets = new TokenBuckets(config.rateLimit.perSecond, config.rateLimit.burst, now);
   const { limit, windowMs } = config.tokenFailures;
-  // Per client_id: `limit` failures per window. Per IP, five times that: many partners' systems
-  // can share one address (a NAT, a cloud egress), and one of them must not lock out the rest.
-  const tokenFailures = {
-    perClient: new TokenBuckets(limit / (windowMs / 1000), limit, now),
-    perIp: new TokenBuckets((5 * limit) / (windowMs / 1000), 5 * limit, now),
-  };
+  // `limit` failed exchanges per window for each (client_id, address) pair: a key of the client
+  // id alone (public) or the address alone (shared by a NAT) would let anyone lock others out.
+  const tokenFailures = new TokenBuckets(limit / (windowMs / 1000), limit, now);
   const sealedBox = createSealedBox(config.dataEncryptionKey);
   const idempotencyGuard = idempotency({
     db,
@@ -124,7 +121,14 @@ export function createApp(deps: AppDeps): App {
   };
 
   const partnerApi = new ApiRouter('/v3', guards, idempotencyGuard);
-  authRoutes(partnerApi, { db, tokens, credentials, tokenFailures, clock });
+  authRoutes(partnerApi, {
+    db,
+    tokens,
+    credentials,
+    tokenFailures,
+    maxCredentialsPerPartner: config.maxCredentialsPerPartner,
+    clock,
+  });
   customerRoutes(partnerApi, customerDeps);
   creditOfferRoutes(partnerApi, { db, iof: config.iof, clock });
   loanRoutes(partnerApi, loanDeps);

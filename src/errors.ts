@@ -81,6 +81,12 @@ export const errorCatalogue = {
     meaning:
       'A request with the same `Idempotency-Key` is still being processed; retry after it finishes.',
   },
+  credential_limit_reached: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'The partner already holds `MAX_CREDENTIALS_PER_PARTNER` live credentials (both environments together); revoke one before creating another.',
+  },
   validation_error: {
     status: 422,
     title: 'Validation Error',
@@ -249,6 +255,11 @@ export const problems = {
       'A request with this Idempotency-Key is still being processed; retry once it has finished.',
       {},
       { 'Retry-After': '1' },
+    ),
+  credentialLimitReached: (limit: number) =>
+    new ProblemError(
+      'credential_limit_reached',
+      `This partner already holds ${limit} live credentials, the most allowed across sandbox and production; revoke one (DELETE /v3/auth/credentials/{client_id}) before creating another.`,
     ),
   serviceUnavailable: (detail: string, extra: Record<string, unknown> = {}) =>
     new ProblemError('service_unavailable', detail, extra, { 'Retry-After': '5' }),

@@ -17,6 +17,11 @@ interface Bucket {
   updatedAt: number;
 }
 
+/**
+ * Keys live in a Map kept in order of last use, and at most `maxKeys` of them: a flood of fresh
+ * keys (random client ids, many addresses) pushes out the least recently used bucket, which is the
+ * one most likely full again, instead of growing memory without limit.
+ */
 export class TokenBuckets {
   private readonly buckets = new Map<string, Bucket>();
 
@@ -28,6 +33,12 @@ export class TokenBuckets {
   ) {
     if (!(ratePerSecond > 0) || !(burst >= 1))
       throw new RangeError('rate must be > 0 and burst ≥ 1');
+    if (!(maxKeys >= 1)) throw new RangeError('maxKeys must be ≥ 1');
+  }
+
+  /** How many keys hold a bucket now. */
+  get size(): number {
+    return this.buckets.size;
   }
 
   /** Takes one token if there is one. */
@@ -42,10 +53,12 @@ export class TokenBuckets {
 
   private decide(key: string, consume: boolean): BucketDecision {
     const now = this.now();
-    const bucket = this.refill(key, now);
+    const existing = this.buckets.get(key);
+    const bucket = existing ? this.refill(existing, now) : { tokens: this.burst, updatedAt: now };
     const allowed = bucket.tokens >= 1;
     if (allowed && consume) bucket.tokens -= 1;
-    this.buckets.set(key, bucket);
+    // A peek at an unknown key stores nothing: a full bucket carries no information.
+    if (existing || consume) this.remember(key, bucket);
     const missingForOne = Math.max(0, 1 - bucket.tokens);
     return {
       allowed,
@@ -55,12 +68,7 @@ export class TokenBuckets {
     };
   }
 
-  private refill(key: string, now: number): Bucket {
-    const existing = this.buckets.get(key);
-    if (!existing) {
-      if (this.buckets.size >= this.maxKeys) this.evictFull(now);
-      return { tokens: this.burst, updatedAt: now };
-    }
+  private refill(existing: Bucket, now: number): Bucket {
     const elapsedSeconds = Math.max(0, now - existing.updatedAt) / 1000;
     return {
       tokens: Math.min(this.burst, existing.tokens + elapsedSeconds * this.ratePerSecond),
@@ -68,11 +76,14 @@ export class TokenBuckets {
     };
   }
 
-  // A full bucket carries no information: dropping it changes no decision.
-  private evictFull(now: number): void {
-    for (const [key, bucket] of this.buckets) {
-      const refilled = bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.ratePerSecond;
-      if (refilled >= this.burst) this.buckets.delete(key);
+  // Deleting first moves the key to the end of the Map's order, so the first key is always the
+  // least recently used one.
+  private remember(key: string, bucket: Bucket): void {
+    this.buckets.delete(key);
+    this.buckets.set(key, bucket);
+    if (this.buckets.size > this.maxKeys) {
+      const oldest = this.buckets.keys().next();
+      if (!oldest.done) this.buckets.delete(oldest.value);
     }
   }
 }

@@ -21,7 +21,11 @@ let api: Client;
 const TOTAL = 300; // 1 from the partner's creation + 149 through the API + 150 sharing one timestamp
 
 beforeAll(async () => {
-  stack = await startStack({ worker: false, env: { RATE_LIMIT_BURST: '5000' } });
+  stack = await startStack({
+    worker: false,
+    // 300 live credentials of one partner: far above the default cap of 10.
+    env: { RATE_LIMIT_BURST: '5000', MAX_CREDENTIALS_PER_PARTNER: '1000' },
+  });
   partner = await createPartner(stack);
   api = client(stack, await tokenFor(stack, partner.credentials.sandbox));
   for (let i = 0; i < 149; i++) {

@@ -46,14 +46,25 @@ describe('token buckets', () => {
     expect(buckets.peek('x').retryAfterSeconds).toBe(1);
   });
 
-  it('never forget a bucket that is still limiting, even with the key table full', () => {
+  it('hold at most maxKeys buckets, forgetting the least recently used one first', () => {
     let now = 0;
     const buckets = new TokenBuckets(1, 1, () => now, 2);
     buckets.take('a');
     buckets.take('b');
-    now += 500; // half refilled: both buckets still hold state that matters
-    buckets.take('c'); // at capacity: eviction runs
-    expect(buckets.take('a').allowed).toBe(false);
-    expect(buckets.take('b').allowed).toBe(false);
+    now += 500; // half refilled: both still limiting
+    expect(buckets.take('a').allowed).toBe(false); // 'a' is now the more recently used
+    buckets.take('c'); // a third key: 'b' goes
+    expect(buckets.size).toBe(2);
+    expect(buckets.peek('a').allowed).toBe(false);
+    expect(buckets.peek('b').allowed).toBe(true);
+  });
+
+  it('stay bounded under a flood of fresh keys, and peeking stores nothing', () => {
+    const buckets = new TokenBuckets(1 / 300, 10, () => 0, 1_000);
+    for (let i = 0; i < 50_000; i++) buckets.take(`cli_${i} 10.0.${i % 256}.1`);
+    expect(buckets.size).toBe(1_000);
+    const empty = new TokenBuckets(1, 1, () => 0, 10);
+    for (let i = 0; i < 100; i++) empty.peek(`key ${i}`);
+    expect(empty.size).toBe(0);
   });
 });

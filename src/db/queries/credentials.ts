@@ -1,8 +1,8 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, count, eq, isNull, sql } from 'drizzle-orm';
 import type { Tenant } from '../../domain/tenant.js';
-import type { DbOrTx } from '../client.js';
+import type { DbOrTx, Tx } from '../client.js';
 import { ofTenant } from '../tenancy.js';
-import { credentials } from '../schema/index.js';
+import { credentials, partners } from '../schema/index.js';
 import { paginate, type ListParams, type Page } from '../pagination.js';
 
 export type Credential = typeof credentials.$inferSelect;
@@ -36,6 +36,29 @@ export async function insertCredential(
     .returning();
   if (!row) throw new Error('credential insert returned no row');
   return row;
+}
+
+/**
+ * Locks the partner's row until the transaction ends, so credential creations of one partner run
+ * one at a time. `no key update` leaves inserts that reference the partner (which take a key-share
+ * lock) unblocked. False when there is no such partner.
+ */
+export async function lockPartnerForCredentials(tx: Tx, partnerId: string): Promise<boolean> {
+  const [row] = await tx
+    .select({ id: partners.id })
+    .from(partners)
+    .where(eq(partners.id, partnerId))
+    .for('no key update');
+  return row !== undefined;
+}
+
+/** Live (not revoked) credentials of a partner, both environments together: the cap counts them all. */
+export async function countLiveCredentials(db: DbOrTx, partnerId: string): Promise<number> {
+  const [row] = await db
+    .select({ live: count() })
+    .from(credentials)
+    .where(and(eq(credentials.partnerId, partnerId), isNull(credentials.revokedAt)));
+  return row?.live ?? 0;
 }
 
 /** Revokes once: a second revocation keeps the first `revoked_at`. */

@@ -31,8 +31,10 @@ export interface AuthRouteDeps {
   db: Db;
   tokens: TokenService;
   credentials: CredentialCache;
-  /** Failed token exchanges, counted per client_id and per IP. */
-  tokenFailures: { perClient: TokenBuckets; perIp: TokenBuckets };
+  /** Failed token exchanges, counted per (client_id, address) pair; see {@link failureKey}. */
+  tokenFailures: TokenBuckets;
+  /** Live credentials a partner may hold, both environments together. */
+  maxCredentialsPerPartner: number;
   clock: () => Date;
 }
 
@@ -42,6 +44,15 @@ const notFound = (clientId: string) =>
     `No credential with client_id ${clientId} in this environment.`,
   );
 
+/**
+ * The bucket a failed exchange spends: the client id with the caller's address, so failures slow
+ * down only that client from that address, and nobody can spend another address's tokens. The
+ * client id is cut to a length no real one exceeds, so a key's size stays bounded.
+ */
+function failureKey(clientId: string, address: string): string {
+  return `${clientId.slice(0, 64)} ${address}`;
+}
+
 export function authRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
   api.add(
     {
@@ -50,7 +61,8 @@ export function authRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
       operationId: 'createToken',
       summary: 'Exchange client credentials for a bearer token',
       description:
-        'OAuth 2.0 client credentials. Send `client_id` and `client_secret` in the body (form or JSON) or as HTTP Basic. The token lasts one hour.',
+        'OAuth 2.0 client credentials. Send `client_id` and `client_secret` in the body (form or JSON) or as HTTP Basic. The token lasts one hour. ' +
+        'A correct secret is always accepted; wrong secrets are limited per client_id and caller address (429 with `Retry-After`).',
       tag: 'Authentication',
       security: 'none',
       body: tokenRequest,
@@ -63,13 +75,10 @@ export function authRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
     async (ctx, { body }) => {
       const basic = parseBasicCredentials(ctx.get('Authorization'));
       const clientId = basic?.clientId ?? body.client_id ?? '';
-      const { perClient, perIp } = deps.tokenFailures;
-      const blocked = [perClient.peek(clientId), perIp.peek(ctx.ip)].find(
-        (decision) => !decision.allowed,
-      );
-      if (blocked) throw problems.rateLimited(blocked.retryAfterSeconds);
-
       if (body.grant_type !== 'client_credentials') throw problems.unsupportedGrantType();
+      // The secret is checked before any limit: a correct one gets its token whatever failures
+      // preceded it, so wrong secrets sent for a public client_id cannot lock its owner out.
+      // The limit never stood between a guesser and a secret: those are 256 random bits.
       const credential = await authenticateClient(
         deps.db,
         clientId,
@@ -77,8 +86,8 @@ export function authRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
         deps.clock(),
       );
       if (!credential) {
-        perClient.take(clientId);
-        perIp.take(ctx.ip);
+        const decision = deps.tokenFailures.take(failureKey(clientId, ctx.ip));
+        if (!decision.allowed) throw problems.rateLimited(decision.retryAfterSeconds);
         throw problems.invalidClient();
       }
       const { accessToken, expiresIn } = await deps.tokens.issue({
@@ -99,11 +108,14 @@ export function authRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
       operationId: 'createCredential',
       summary: 'Create an API credential',
       description:
-        'A new client_id/client_secret pair in the environment of the calling token. The secret is shown only here.',
+        'A new client_id/client_secret pair in the environment of the calling token. The secret is shown only here. ' +
+        `A partner holds at most ${deps.maxCredentialsPerPartner} live credentials, sandbox and production together; ` +
+        'beyond that, 409 `credential_limit_reached` until one is revoked.',
       tag: 'Authentication',
       security: 'partner',
       idempotent: true,
       body: createCredentialBody,
+      errors: [409],
       responses: {
         201: {
           description: 'The credential, with its secret.',
@@ -113,9 +125,12 @@ export function authRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
       },
     },
     async (ctx, { body }) => {
-      const { credential, clientSecret } = await createCredential(deps.db, tenantOf(ctx), {
-        name: body.name ?? null,
-      });
+      const { credential, clientSecret } = await createCredential(
+        deps.db,
+        tenantOf(ctx),
+        { name: body.name ?? null },
+        { maxLivePerPartner: deps.maxCredentialsPerPartner },
+      );
       ctx.status = 201;
       ctx.set('Location', `/v3/auth/credentials/${credential.clientId}`);
       ctx.body = { ...presentCredential(credential), client_secret: clientSecret };
