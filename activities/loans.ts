@@ -83,6 +83,7 @@ export function createLoanActivities(deps: ActivityDeps) {
       ipAddress: string | null;
       userAgent: string | null;
       contractSha256: string;
+      channel?: string;
       eventIds: { signature: string; processing: string };
     }): Promise<{ signedAt: string; allSigned: boolean }> {
       return writeWithEvents(input.tenant, async (tx) => {
@@ -105,6 +106,7 @@ export function createLoanActivities(deps: ActivityDeps) {
             ipAddress: input.ipAddress,
             userAgent: input.userAgent,
             signedSha256: input.contractSha256,
+            signedChannel: input.channel ?? null,
           })
           .where(
             and(

@@ -37,7 +37,11 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
 // 1. The math alone.
-const { iof } = loadConfig({ DATABASE_URL: 'postgres://unused', S3_BUCKET: 'unused' });
+const { iof } = loadConfig({
+  NODE_ENV: 'test',
+  DATABASE_URL: 'postgres://unused',
+  S3_BUCKET: 'unused',
+});
 const today = businessDate(new Date());
 const math: string[] = [];
 for (const installments of [12, 60, 360]) {

@@ -22,6 +22,7 @@ import { webhookEndpoints } from '../src/db/schema/index.js';
 import { startEmbeddedPostgres } from '../src/devstack/embedded-postgres.js';
 import { resolveTemporalCli } from '../src/devstack/temporal-binaries.js';
 import { startTemporalDevServer } from '../src/devstack/temporal-dev-server.js';
+import { keyRing } from '../src/domain/key-ring.js';
 import { createSealedBox } from '../src/domain/sealed-box.js';
 import { newId } from '../src/domain/ids.js';
 import { createLogger } from '../src/logger.js';
@@ -55,7 +56,9 @@ const receiver = await startReceiver();
 const database = createDatabase(postgres.url, { max: 20 });
 const logger = createLogger('warn', 'bench');
 const taskQueue = `bench-${randomUUID()}`;
-const sealedBox = createSealedBox('bench-data-encryption-key-0123456789abcdef');
+const sealedBox = createSealedBox(
+  keyRing([{ id: 'bench', secret: Buffer.from('bench-data-encryption-key-0123456789abcdef') }]),
+);
 
 try {
   await runMigrations(postgres.url);

@@ -17,6 +17,7 @@ import { problemHandler } from './http/middleware/problem-handler.js';
 import { rateLimit } from './http/middleware/rate-limit.js';
 import { requestBudget } from './http/middleware/request-budget.js';
 import { requestContext } from './http/middleware/request-context.js';
+import { securityHeaders } from './http/middleware/security-headers.js';
 import { buildOpenApiDocument } from './http/openapi.js';
 import { authRoutes } from './http/routes/auth/router.js';
 import { docsRoutes } from './http/routes/docs/router.js';
@@ -35,6 +36,7 @@ import { sandboxClockRoutes } from './http/routes/sandbox-clock/router.js';
 import { webhookDeliveryRoutes } from './http/routes/webhooks/deliveries.js';
 import { webhookEndpointRoutes } from './http/routes/webhooks/router.js';
 import { createFileStore } from './storage/create-file-store.js';
+import { createMailer, type Mailer } from './mail/mailer.js';
 import type { FileStore } from './storage/file-store.js';
 
 export interface AppDeps {
@@ -47,6 +49,8 @@ export interface AppDeps {
   clock?: () => Date;
   /** Where documents and contracts go; the configured store (`FILE_STORE`) by default. */
   files?: FileStore;
+  /** Outgoing mail (signing codes); SMTP at `SMTP_URL` by default. */
+  mailer?: Mailer;
 }
 
 export interface App {
@@ -70,7 +74,7 @@ export function createApp(deps: AppDeps): App {
   const db = database.db;
 
   const tokens = createTokenService({
-    signingKey: config.tokenSigningKey,
+    keys: config.keys.tokenSigning,
     issuer: config.publicBaseUrl,
     clock,
   });
@@ -86,7 +90,7 @@ export function createApp(deps: AppDeps): App {
   // `limit` failed exchanges per window for each (client_id, address) pair: a key of the client
   // id alone (public) or the address alone (shared by a NAT) would let anyone lock others out.
   const tokenFailures = new TokenBuckets(limit / (windowMs / 1000), limit, now);
-  const sealedBox = createSealedBox(config.dataEncryptionKey);
+  const sealedBox = createSealedBox(config.keys.dataEncryption);
   const idempotencyGuard = idempotency({
     db,
     sealedBox,
@@ -97,6 +101,17 @@ export function createApp(deps: AppDeps): App {
     partner: [partnerAuth({ credentials, tokens }), rateLimit(requestBuckets)],
     ops: [opsAuth(config.opsToken)],
     none: [],
+  };
+
+  const https = config.publicBaseUrl.startsWith('https:');
+  const mailer =
+    deps.mailer ?? createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, logger });
+  const verificationDeps = {
+    db,
+    mailer,
+    signingLinkKeys: config.keys.signingLink,
+    clock,
+    logger,
   };
 
   const customerDeps = {
@@ -112,8 +127,8 @@ export function createApp(deps: AppDeps): App {
 
   const loanDeps = {
     ...customerDeps,
-    signingUrl: signingUrls(config.publicBaseUrl, config.dataEncryptionKey),
-    signingKey: config.dataEncryptionKey,
+    signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink),
+    signingLinkKeys: config.keys.signingLink,
     signatureDeadlineMs: config.loanSignatureDeadlineMs,
     sandboxDisbursementDelayMs: config.sandboxDisbursementDelayMs,
     lender: config.lender,
@@ -160,12 +175,26 @@ export function createApp(deps: AppDeps): App {
     opsApi.router,
     healthRoutes({ database, temporal, metrics }),
     docsRoutes({ ...documents, opsGuard: guards.ops[0]! }),
-    hostedRoutes(customerDeps, loanDeps),
+    hostedRoutes({
+      customers: { ...customerDeps, ...verificationDeps },
+      signing: { ...loanDeps, ...verificationDeps },
+      https,
+      throttle: {
+        // A person at a link makes a handful of requests; a link hammered is being guessed at.
+        perLink: new TokenBuckets(0.5, 30, now),
+        perAddress: new TokenBuckets(2, 120, now),
+      },
+    }),
   ];
 
-  const koa = new Koa<AppState>({ proxy: config.nodeEnv === 'production' });
+  // `X-Forwarded-For` counts only through the proxies configured in front (TRUSTED_PROXY_COUNT):
+  // `ctx.ip` is the address the nearest of them saw, never an entry the client wrote itself.
+  const koa = new Koa<AppState>({
+    proxy: config.trustedProxyCount > 0,
+    maxIpsCount: config.trustedProxyCount,
+  });
   koa.silent = true;
-  koa.use(requestContext(logger, metrics));
+  koa.use(requestContext(logger, metrics, securityHeaders(https)));
   koa.use(problemHandler(config.publicBaseUrl));
   koa.use(requestBudget(config.requestTimeoutMs));
   for (const router of routers) koa.use(router.routes());
@@ -180,7 +209,14 @@ export function createApp(deps: AppDeps): App {
       throw problems.methodNotAllowed(ctx.method, [...allowed]);
     throw problems.routeNotFound(ctx.method, ctx.path);
   });
-  return { koa, close: () => credentials.close(), ...documents };
+  return {
+    koa,
+    close: async () => {
+      mailer.close();
+      await credentials.close();
+    },
+    ...documents,
+  };
 }
 
 /** Both OpenAPI documents, built on first request from the mounted operations. */

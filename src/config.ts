@@ -4,13 +4,32 @@ import ms, { type StringValue } from 'ms';
 import { z } from 'zod';
 import type { IofRates } from './domain/credit/simulation.js';
 import type { LateChargeRates } from './domain/loans/repayment.js';
+import { MIN_KEY_BYTES, parseKeyRing, type KeyRing } from './domain/key-ring.js';
 import { projectRoot } from './project-root.js';
 
-/** The OPS_TOKEN used when none is configured outside production. Printed by `npm run dev`. */
+/** The OPS_TOKEN used when none is configured in development and tests. Printed by `npm run dev`. */
 export const DEVELOPMENT_OPS_TOKEN = 'dev-ops-token-not-for-production';
-/** Outside production only: fixed so tokens and stored replays survive a restart of `npm run dev`. */
-const DEVELOPMENT_TOKEN_SIGNING_KEY = 'development-token-signing-key-not-for-production';
-const DEVELOPMENT_DATA_ENCRYPTION_KEY = 'development-data-encryption-key-not-for-production';
+/**
+ * Development and tests only: fixed so tokens, links and stored replays survive a restart of
+ * `npm run dev`. Published here, so anywhere else they are refused (see `failClosedRules`).
+ */
+const DEVELOPMENT_KEYS = {
+  TOKEN_SIGNING_KEYS: 'dev:development-token-signing-key-not-for-production',
+  DATA_ENCRYPTION_KEYS: 'dev:development-data-encryption-key-not-for-production',
+  SIGNING_LINK_KEYS: 'dev:development-signing-link-key-not-for-production',
+} as const;
+type KeyPurpose = keyof typeof DEVELOPMENT_KEYS;
+const keyPurposes = Object.keys(DEVELOPMENT_KEYS) as KeyPurpose[];
+/** Every secret this source publishes: none of them may protect a real deployment. */
+const PUBLISHED_SECRETS = new Set<string>([
+  DEVELOPMENT_OPS_TOKEN,
+  ...Object.values(DEVELOPMENT_KEYS).map((ring) => ring.slice(ring.indexOf(':') + 1)),
+]);
+/** Names of earlier versions, refused with the new name rather than silently ignored. */
+const RENAMED = {
+  TOKEN_SIGNING_KEY: 'TOKEN_SIGNING_KEYS',
+  DATA_ENCRYPTION_KEY: 'DATA_ENCRYPTION_KEYS',
+} as const;
 
 const duration = (fallback: StringValue) =>
   z
@@ -39,13 +58,24 @@ const rate = (fallback: string) =>
       message: 'expected a decimal rate between 0 and 1, such as 0.0038',
     });
 
+const keyRingVariable = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    if (value === undefined) return undefined;
+    const { ring, problems } = parseKeyRing(value);
+    for (const message of problems) ctx.addIssue({ code: 'custom', message });
+    return ring ?? z.NEVER;
+  });
+
 const flag = z
   .enum(['true', 'false', '1', '0', ''])
   .default('false')
   .transform((value) => value === 'true' || value === '1');
 
 const schema = z.object({
-  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  // Unset means production: the development defaults are for commands that ask for them.
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('production'),
   PORT: port(3000),
   PUBLIC_BASE_URL: z.url().optional(),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgres:// URL'),
@@ -81,8 +111,29 @@ const schema = z.object({
   LATE_INTEREST_MONTHLY_RATE: rate('0.01'),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: flag,
   OUTBOX_SWEEP_INTERVAL: duration('5s'),
-  TOKEN_SIGNING_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
-  DATA_ENCRYPTION_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  TOKEN_SIGNING_KEYS: keyRingVariable,
+  DATA_ENCRYPTION_KEYS: keyRingVariable,
+  SIGNING_LINK_KEYS: keyRingVariable,
+  TRUSTED_PROXY_COUNT: z.coerce.number().int().min(0).max(10).default(0),
+  MAX_CREDENTIALS_PER_PARTNER: z.coerce.number().int().min(2).max(1000).default(10),
+  WEBHOOK_ALLOWED_PORTS: z
+    .string()
+    .default('443,8443')
+    .transform((value, ctx) => {
+      const ports = value.split(',').map((part) => Number(part.trim()));
+      if (ports.some((p) => !Number.isInteger(p) || p < 1 || p > 65535)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'expected ports separated by commas, e.g. 443,8443',
+        });
+        return z.NEVER;
+      }
+      return [...new Set(ports)];
+    }),
+  SMTP_URL: z
+    .url({ protocol: /^smtps?$/, error: 'expected an smtp:// or smtps:// URL' })
+    .optional(),
+  MAIL_FROM: z.string().min(3).max(200).default('Embedded Credit <nao-responda@localhost>'),
   RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(100),
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(200),
   TOKEN_FAILURE_LIMIT: z.coerce.number().int().min(1).default(10),
@@ -136,10 +187,23 @@ export interface Config {
   /** The worker's `/metrics` (0: none), on WORKER_METRICS_HOST (loopback by default). */
   readonly workerMetricsPort: number;
   readonly workerMetricsHost: string;
-  /** HS256 key of the partner bearer tokens. */
-  readonly tokenSigningKey: string;
-  /** Key of data sealed at rest (stored idempotent responses). */
-  readonly dataEncryptionKey: string;
+  /** One key ring per purpose, never a key shared between two (see key-ring.ts). */
+  readonly keys: {
+    /** HS256 keys of the partner bearer tokens (`kid` in the JWT header). */
+    readonly tokenSigning: KeyRing;
+    /** Keys of data sealed at rest (webhook secrets, stored idempotent responses). */
+    readonly dataEncryption: KeyRing;
+    /** Keys of the hosted signing links (`signing_url`). */
+    readonly signingLink: KeyRing;
+  };
+  /** Proxies in front of the API whose `X-Forwarded-For` entries are trusted (0: none). */
+  readonly trustedProxyCount: number;
+  /** Live credentials a partner may hold, both environments together. */
+  readonly maxCredentialsPerPartner: number;
+  /** Ports a webhook URL may name (ignored with WEBHOOK_ALLOW_PRIVATE_TARGETS). */
+  readonly webhookAllowedPorts: readonly number[];
+  /** Outgoing mail (signing codes): the SMTP server, none in development until one is set. */
+  readonly mail: { readonly smtpUrl: string | undefined; readonly from: string };
   readonly rateLimit: { readonly perSecond: number; readonly burst: number };
   /** A request's budget: past it, 503 with Retry-After (see request-budget.ts). */
   readonly requestTimeoutMs: number;
@@ -166,22 +230,74 @@ export interface Config {
 }
 
 /** Rules across variables, checked on the raw environment so they are reported with the rest. */
-function productionRules(env: NodeJS.ProcessEnv): string[] {
+function crossRules(env: NodeJS.ProcessEnv): string[] {
   const problems: string[] = [];
   if ((env.FILE_STORE ?? 's3') === 's3' && !env.S3_BUCKET)
     problems.push(
       'S3_BUCKET: required with FILE_STORE=s3 (the default); FILE_STORE=local keeps files in UPLOADS_DIR',
     );
-  if (env.NODE_ENV !== 'production') return problems;
-  for (const name of ['OPS_TOKEN', 'TOKEN_SIGNING_KEY', 'DATA_ENCRYPTION_KEY']) {
-    if (!env[name]) problems.push(`${name}: required in production`);
+  for (const [old, renamed] of Object.entries(RENAMED)) {
+    if (env[old] !== undefined)
+      problems.push(`${old}: renamed to ${renamed}, a list of id:secret (see README)`);
+  }
+  return problems;
+}
+
+const isDevelopment = (env: NodeJS.ProcessEnv) =>
+  env.NODE_ENV === 'development' || env.NODE_ENV === 'test';
+
+/**
+ * Outside development and tests the service refuses to start on anything a reader of this source
+ * could know or guess (contract §15, "Fail closed"): a missing or published key or token, one
+ * shorter than 32 bytes, one secret serving two purposes, links that are not https.
+ */
+function failClosedRules(env: NodeJS.ProcessEnv): string[] {
+  if (isDevelopment(env)) return [];
+  const problems: string[] = [];
+  const secrets: { name: string; secret: string }[] = [];
+  for (const name of ['OPS_TOKEN', ...keyPurposes, 'SMTP_URL', 'MAIL_FROM']) {
+    if (!env[name]) problems.push(`${name}: required outside development`);
+  }
+  if (env.OPS_TOKEN) {
+    if (Buffer.byteLength(env.OPS_TOKEN) < MIN_KEY_BYTES)
+      problems.push(`OPS_TOKEN: must be at least ${MIN_KEY_BYTES} bytes outside development`);
+    secrets.push({ name: 'OPS_TOKEN', secret: env.OPS_TOKEN });
+  }
+  for (const name of keyPurposes) {
+    for (const key of parseKeyRing(env[name] ?? '').ring?.all ?? [])
+      secrets.push({ name: `${name} (${key.id})`, secret: key.secret.toString('utf8') });
+  }
+  for (const { name, secret } of secrets) {
+    if (PUBLISHED_SECRETS.has(secret))
+      problems.push(`${name}: is a development default published in the source`);
+  }
+  for (const [index, { name, secret }] of secrets.entries()) {
+    const twin = secrets.slice(0, index).find((earlier) => earlier.secret === secret);
+    if (twin && !PUBLISHED_SECRETS.has(secret))
+      problems.push(`${name}: the same secret as ${twin.name}; each purpose needs its own`);
+  }
+  const base = env.PUBLIC_BASE_URL;
+  if (base && URL.canParse(base)) {
+    const url = new URL(base);
+    if (url.protocol !== 'https:' && !isLoopbackHost(url.hostname))
+      problems.push('PUBLIC_BASE_URL: must be https outside development (loopback aside)');
   }
   if (['true', '1'].includes(env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? '')) {
     problems.push(
-      'WEBHOOK_ALLOW_PRIVATE_TARGETS: is for local development only and cannot be set in production',
+      'WEBHOOK_ALLOW_PRIVATE_TARGETS: is for local development only and cannot be set outside it',
     );
   }
   return problems;
+}
+
+const isLoopbackHost = (host: string) =>
+  host === 'localhost' || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '[::1]';
+
+/** In development and tests a purpose with no keys configured gets its published default. */
+function developmentRing(purpose: KeyPurpose): KeyRing {
+  const ring = parseKeyRing(DEVELOPMENT_KEYS[purpose]).ring;
+  if (!ring) throw new Error(`the development ${purpose} do not parse`);
+  return ring;
 }
 
 export class ConfigError extends Error {
@@ -198,7 +314,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...(parsed.error?.issues ?? []).map(
       (issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`,
     ),
-    ...productionRules(env),
+    ...crossRules(env),
+    ...failClosedRules(env),
   ];
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const e = parsed.data;
@@ -255,8 +372,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           },
     ),
     webhookCaFile: e.WEBHOOK_CA_FILE,
-    tokenSigningKey: e.TOKEN_SIGNING_KEY ?? DEVELOPMENT_TOKEN_SIGNING_KEY,
-    dataEncryptionKey: e.DATA_ENCRYPTION_KEY ?? DEVELOPMENT_DATA_ENCRYPTION_KEY,
+    keys: Object.freeze({
+      tokenSigning: e.TOKEN_SIGNING_KEYS ?? developmentRing('TOKEN_SIGNING_KEYS'),
+      dataEncryption: e.DATA_ENCRYPTION_KEYS ?? developmentRing('DATA_ENCRYPTION_KEYS'),
+      signingLink: e.SIGNING_LINK_KEYS ?? developmentRing('SIGNING_LINK_KEYS'),
+    }),
+    trustedProxyCount: e.TRUSTED_PROXY_COUNT,
+    maxCredentialsPerPartner: e.MAX_CREDENTIALS_PER_PARTNER,
+    webhookAllowedPorts: Object.freeze(e.WEBHOOK_ALLOWED_PORTS),
+    mail: Object.freeze({ smtpUrl: e.SMTP_URL, from: e.MAIL_FROM }),
     rateLimit: Object.freeze({ perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST }),
     credentialCacheMaxAgeMs: e.CREDENTIAL_CACHE_MAX_AGE,
     requestTimeoutMs: e.REQUEST_TIMEOUT,

@@ -1,7 +1,8 @@
-import { createSecretKey, randomUUID } from 'node:crypto';
+import { createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { errors, jwtVerify, SignJWT } from 'jose';
 import type { Environment } from '../db/schema/index.js';
+import type { KeyRing } from '../domain/key-ring.js';
 
 export const TOKEN_LIFETIME_SECONDS = 3600;
 /** Tokens whose signature was verified, remembered by their exact text. */
@@ -36,11 +37,19 @@ export interface TokenService {
  * matter (see credential-cache.ts).
  */
 export function createTokenService(options: {
-  signingKey: string;
+  /** Signs with the current key (its id in the header's `kid`); verifies with the key `kid` names. */
+  keys: KeyRing;
   issuer: string;
   clock: () => Date;
 }): TokenService {
-  const key = createSecretKey(Buffer.from(options.signingKey, 'utf8'));
+  const keyObjects = new Map(options.keys.all.map((k) => [k.id, createSecretKey(k.secret)]));
+  const current = options.keys.current.id;
+  // Tokens issued before key ids (no `kid`) are checked against the current key.
+  const keyFor = ({ kid }: { kid?: string | undefined }): KeyObject => {
+    const key = keyObjects.get(kid ?? current);
+    if (!key) throw new TokenError('invalid');
+    return key;
+  };
   const verified = new LRUCache<string, { claims: TokenClaims; expiresAtMs: number }>({
     max: VERIFIED_TOKENS,
   });
@@ -48,14 +57,14 @@ export function createTokenService(options: {
     async issue(claims) {
       const issuedAt = Math.floor(options.clock().getTime() / 1000);
       const accessToken = await new SignJWT({ ptn: claims.partnerId, env: claims.environment })
-        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: current })
         .setSubject(claims.clientId)
         .setIssuer(options.issuer)
         .setAudience(AUDIENCE)
         .setIssuedAt(issuedAt)
         .setExpirationTime(issuedAt + TOKEN_LIFETIME_SECONDS)
         .setJti(randomUUID())
-        .sign(key);
+        .sign(keyObjects.get(current)!);
       return { accessToken, expiresIn: TOKEN_LIFETIME_SECONDS };
     },
     async verify(token) {
@@ -69,7 +78,7 @@ export function createTokenService(options: {
         return known.claims;
       }
       try {
-        const { payload } = await jwtVerify(token, key, {
+        const { payload } = await jwtVerify(token, keyFor, {
           issuer: options.issuer,
           audience: AUDIENCE,
           algorithms: ['HS256'],

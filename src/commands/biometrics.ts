@@ -10,6 +10,13 @@ import {
   openBiometricsUpdate,
 } from '../../workflows/customer-onboarding/messages.js';
 import type { CustomerDeps } from './customer-deps.js';
+import {
+  checkVerificationCode,
+  sendVerificationCode,
+  type CodeCheckOutcome,
+  type CodeRequestOutcome,
+  type VerificationDeps,
+} from './verification.js';
 
 export const BIOMETRICS_SESSION_MS = 15 * 60 * 1000;
 
@@ -54,26 +61,85 @@ export async function viewBiometricsSession(
   return viewOf(await findSessionByTokenHash(deps.db, hashToken(token)), deps.clock());
 }
 
-/** The customer finished the capture on the hosted page: the biometrics item becomes submitted. */
-export async function completeBiometrics(
-  deps: CustomerDeps,
-  token: string,
-): Promise<CompletionOutcome> {
+/** An open session and its customer: what the page's code and completion act on. */
+async function openSessionOf(deps: CustomerDeps, token: string) {
   const session = await findSessionByTokenHash(deps.db, hashToken(token));
-  if (!session) return 'unknown';
   const view = viewOf(session, deps.clock());
-  if (view !== 'open') return view;
+  if (!session || view !== 'open') return { view: view === 'open' ? 'unknown' : view } as const;
   const tenant = { partnerId: session.partnerId, environment: session.environment };
   const customer = await findCustomer(deps.db, tenant, session.customerId);
-  if (!customer) return 'unknown';
+  if (!customer) return { view: 'unknown' } as const;
+  return { view, session, customer, tenant } as const;
+}
+
+export type BiometricsCodeOutcome =
+  { kind: 'closed'; view: CompletionOutcome } | CodeRequestOutcome;
+
+/**
+ * Before the capture counts, a code sent to the customer's e-mail on record proves the person
+ * at the page is the customer (contract §15: biometrics get the signing page's treatment).
+ */
+export async function requestBiometricsCode(
+  deps: CustomerDeps & VerificationDeps,
+  token: string,
+): Promise<BiometricsCodeOutcome> {
+  const open = await openSessionOf(deps, token);
+  if (open.view !== 'open') return { kind: 'closed', view: open.view };
+  const { session, customer, tenant } = open;
+  return sendVerificationCode(
+    deps,
+    tenant,
+    { purpose: 'biometrics', subjectId: session.id, person: customer.id, email: customer.email },
+    (code) => ({
+      subject: `Código para concluir sua verificação: ${code}`,
+      text: [
+        `Olá, ${customer.name}.`,
+        '',
+        `Seu código para concluir a captura biométrica é ${code}. Ele vale por 10 minutos.`,
+        '',
+        'Não compartilhe este código com ninguém. Se você não pediu este código, ignore este e-mail.',
+      ].join('\n'),
+    }),
+  );
+}
+
+export type BiometricsCompletion =
+  { kind: 'closed'; view: CompletionOutcome } | Exclude<CodeCheckOutcome, { kind: 'verified' }>;
+
+/**
+ * The customer finished the capture on the hosted page and typed the code sent to them: the
+ * biometrics item becomes submitted. Without a right code nothing is recorded.
+ */
+export async function completeBiometrics(
+  deps: CustomerDeps & VerificationDeps,
+  token: string,
+  proof: {
+    codeId: string;
+    code: string;
+    evidence: { ipAddress: string | null; userAgent: string | null };
+  },
+): Promise<BiometricsCompletion> {
+  const open = await openSessionOf(deps, token);
+  if (open.view !== 'open') return { kind: 'closed', view: open.view };
+  const { session, customer } = open;
+  const checked = await checkVerificationCode(deps, {
+    codeId: proof.codeId,
+    purpose: 'biometrics',
+    subjectId: session.id,
+    presented: proof.code,
+    sandbox: session.environment === 'sandbox',
+    evidence: proof.evidence,
+  });
+  if (checked.kind !== 'verified') return checked;
   try {
     await changeCustomer(deps, customer, completeBiometricsUpdate, [
       { sessionId: session.id, completedAt: deps.clock().toISOString() },
     ]);
   } catch (error) {
     // The workflow decides last: a session it no longer knows as live is over.
-    if (error instanceof ProblemError && error.code === 'invalid_state') return 'expired';
+    if (error instanceof ProblemError && error.code === 'invalid_state')
+      return { kind: 'closed', view: 'expired' };
     throw error;
   }
-  return 'completed';
+  return { kind: 'closed', view: 'completed' };
 }

@@ -11,6 +11,7 @@ import { newId } from '../domain/ids.js';
 import type { DisbursementAccount } from '../domain/loans/disbursement-account.js';
 import { loanEventTypes } from '../domain/loans/loans.js';
 import { hashSigningToken, signingToken } from '../domain/loans/signing-token.js';
+import type { KeyRing } from '../domain/key-ring.js';
 import type { Tenant } from '../domain/tenant.js';
 import { ProblemError, problems } from '../errors.js';
 import { presentCreditOffer } from '../http/routes/credit-offers/presenter.js';
@@ -48,8 +49,8 @@ export interface LoanDeps extends LoanTiming {
   taskQueue: string;
   clock: () => Date;
   signingUrl: SigningUrl;
-  /** Key of the signing pages' tokens (see `signingToken`). */
-  signingKey: string;
+  /** Keys of the signing links' tokens (see `signingToken`). */
+  signingLinkKeys: KeyRing;
   /** LOAN_SIGNATURE_DEADLINE */
   signatureDeadlineMs: number;
   lender: { name: string; cnpj: string };
@@ -178,7 +179,7 @@ export async function createLoan(
         disbursementAccount: request.disbursement_account,
         contractSha256,
         contractKey,
-        signingTokenHash: hashSigningToken(signingToken(deps.signingKey, loanId)),
+        signingTokenHash: hashSigningToken(signingToken(deps.signingLinkKeys, loanId)),
         signatureDeadline: new Date(at.getTime() + deps.signatureDeadlineMs),
         lateChargeRates: deps.lateChargeRates,
         createdAt: realNow,
@@ -253,9 +254,14 @@ export async function cancelLoan(
 export interface SignatureEvidence {
   ipAddress: string | null;
   userAgent: string | null;
+  /** How the signer was identified: the masked channel of the code they entered, or `sandbox_api`. */
+  channel: string;
 }
 
-/** A signer confirms with their cpf (the hosted page, or the sandbox helper). */
+/**
+ * A signer signs: on the hosted page once a code sent to them proved who they are (the cpf is
+ * the verified one, never a typed one), or through the sandbox helper.
+ */
 export async function signLoan(
   deps: LoanDeps,
   loan: LoanView,
@@ -269,6 +275,7 @@ export async function signLoan(
       ipAddress: evidence.ipAddress,
       userAgent: evidence.userAgent?.slice(0, 1000) ?? null,
       contractSha256: loan.contractSha256,
+      channel: evidence.channel,
     },
   ]);
   return reload(deps, loan);

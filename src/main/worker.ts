@@ -39,9 +39,9 @@ await runMain('worker', async (logger) => {
       files: createFileStore(config.fileStore),
       metrics,
       offers: { validityMs: config.offerValidityMs, renewalDelayMs: config.offerRenewalDelayMs },
-      loans: { signingUrl: signingUrls(config.publicBaseUrl, config.dataEncryptionKey) },
+      loans: { signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink) },
       webhooks: {
-        sealedBox: createSealedBox(config.dataEncryptionKey),
+        sealedBox: createSealedBox(config.keys.dataEncryption),
         allowPrivateTargets: config.webhookAllowPrivateTargets,
         allowedPorts: config.webhookAllowedPorts,
         ...(config.webhookCaFile ? { ca: await readFile(config.webhookCaFile, 'utf8') } : {}),

@@ -13,6 +13,7 @@ import { createLogger } from '../logger.js';
 
 const outDir = process.argv[2] ?? 'dist/openapi';
 const config = loadConfig({
+  NODE_ENV: 'development',
   DATABASE_URL: 'postgres://unused@127.0.0.1:1/unused',
   PUBLIC_BASE_URL: 'https://api.example.com',
   S3_BUCKET: 'unused', // the document is built from the routes; no file is stored

@@ -11,6 +11,7 @@ import type { CustomerBody } from '../helpers/customers.js';
 import { fakeCpf } from '../helpers/customers.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
+import { SigningBrowser } from '../helpers/hosted.js';
 
 type LoanBody = z.infer<typeof loanSchema>;
 type PayoffBody = z.infer<typeof payoffSchema>;
@@ -271,12 +272,10 @@ describe('loan commands', () => {
     });
     expect(stranger.status).toBe(422);
     expect((await problem(stranger)).errors?.map((e) => e.path)).toEqual(['body.cpf']);
-    // The signing page, posted as a browser would.
-    const page = await fetch(`${stack.baseUrl}${new URL(loan.signing_url).pathname}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: `cpf=${loan.signers[0]!.cpf}&agree=yes`,
-    });
+    // The signing page, as a browser uses it: a code for the signer, then the signature.
+    const browser = new SigningBrowser(stack.baseUrl, loan.signing_url);
+    await browser.identify(loan.signers[0]!.cpf, { sandbox: true });
+    const page = await browser.sign();
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('Assinatura registrada');
     const processing = (await (await api(`/v3/loans/${loan.id}`)).json()) as LoanBody;

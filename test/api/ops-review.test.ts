@@ -4,6 +4,7 @@ import { customers } from '../../src/db/schema/index.js';
 import { files, registerCustomer, upload, type CustomerBody } from '../helpers/customers.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { eventually, OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
+import { completeBiometricsCapture } from '../helpers/hosted.js';
 
 let stack: TestStack;
 let production: Client;
@@ -39,7 +40,11 @@ async function submittedCustomer(): Promise<CustomerBody> {
   ).json()) as {
     session_url: string;
   };
-  await fetch(`${stack.baseUrl}${new URL(session.session_url).pathname}`, { method: 'POST' });
+  // Production has no published code: the customer's own, from the mailbox.
+  const captured = await completeBiometricsCapture(stack.baseUrl, session.session_url, {
+    email: customer.email,
+  });
+  expect(captured.status).toBe(200);
   return (await (await production(`/v3/customers/${customer.id}`)).json()) as CustomerBody;
 }
 

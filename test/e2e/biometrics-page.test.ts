@@ -1,6 +1,9 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { maskEmail } from '../../src/domain/masking.js';
 import { launchChromium } from '../helpers/browser.js';
+import { SANDBOX_CODE } from '../helpers/hosted.js';
+import { codeIn, waitForMessage } from '../helpers/mailbox.js';
 import { registerCustomer, type CustomerBody } from '../helpers/customers.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { startStack, TestClock, type TestStack } from '../helpers/stack.js';
@@ -32,7 +35,7 @@ const biometricsStatus = async (customerId: string) =>
   )?.status;
 
 describe('the hosted biometrics page, in a real browser', () => {
-  it('lets the customer complete the capture, which submits the biometrics item', async () => {
+  it('completes the capture only with the code sent to the customer, which submits the biometrics item', async () => {
     const customer = await registerCustomer(api);
     const url = await openSession(customer.id);
     const page = await browser.newPage();
@@ -42,17 +45,43 @@ describe('the hosted biometrics page, in a real browser', () => {
     });
 
     await page.goto(url);
-    expect(await page.locator('h1').textContent()).toBe('Biometric capture');
-    await page.getByRole('button', { name: 'Complete capture' }).click();
-    await page.waitForSelector('text=Capture received');
+    expect(await page.locator('h1').textContent()).toBe('Captura biométrica');
+    const asked = new Date(Date.now() - 1000);
+    await page.getByRole('button', { name: 'Enviar código' }).click();
+    await page.waitForSelector('text=Concluir a captura');
+    // The page names where the code went without showing the address.
+    expect(await page.content()).toContain(maskEmail(customer.email));
+    expect(await page.content()).not.toContain(customer.email);
+    const code = codeIn(await waitForMessage(customer.email, { after: asked }));
+
+    // A wrong code records nothing and says how many tries are left.
+    await page.getByLabel('Código').fill(code === '123456' ? '654321' : '123456');
+    await page.getByRole('button', { name: 'Concluir captura' }).click();
+    await page.waitForSelector('text=Restam 4 tentativas');
+    expect(await biometricsStatus(customer.id)).toBe('pending');
+
+    await page.getByLabel('Código').fill(code);
+    await page.getByRole('button', { name: 'Concluir captura' }).click();
+    await page.waitForSelector('text=Captura recebida');
     expect(await biometricsStatus(customer.id)).toBe('submitted');
 
     // The spent link says so, and offers nothing to press.
     await page.goto(url);
-    expect(await page.locator('h1').textContent()).toBe('Capture received');
+    expect(await page.locator('h1').textContent()).toBe('Captura recebida');
     expect(await page.getByRole('button').count()).toBe(0);
     expect(foreign).toEqual([]); // no asset from anywhere else
     await page.close();
+  });
+
+  it('refuses a POST without a code, changing nothing', async () => {
+    const customer = await registerCustomer(api);
+    const url = await openSession(customer.id);
+    const bare = await fetch(url.replace(stack.config.publicBaseUrl, stack.baseUrl), {
+      method: 'POST',
+    });
+    expect(bare.status).toBe(422);
+    expect(await bare.text()).toContain('peça e digite o código');
+    expect(await biometricsStatus(customer.id)).toBe('pending');
   });
 
   it('shows a replaced link as replaced, and an expired one as expired, changing nothing', async () => {
@@ -62,14 +91,15 @@ describe('the hosted biometrics page, in a real browser', () => {
     const page = await browser.newPage();
 
     await page.goto(first);
-    expect(await page.locator('h1').textContent()).toBe('This link was replaced');
+    expect(await page.locator('h1').textContent()).toBe('Este link foi substituído');
     expect(await page.getByRole('button').count()).toBe(0);
 
     await page.goto(second);
-    expect(await page.getByRole('button', { name: 'Complete capture' }).count()).toBe(1);
+    await page.getByRole('button', { name: 'Enviar código' }).click();
+    await page.getByLabel('Código').fill(SANDBOX_CODE);
     clock.advance(16 * 60_000); // past the 15 minutes, while the page is open
-    await page.getByRole('button', { name: 'Complete capture' }).click();
-    await page.waitForSelector('text=This link has expired');
+    await page.getByRole('button', { name: 'Concluir captura' }).click();
+    await page.waitForSelector('text=Este link expirou');
     expect(await biometricsStatus(customer.id)).toBe('pending');
     await page.close();
   });

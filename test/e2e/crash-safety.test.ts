@@ -6,6 +6,7 @@ import type { KycItem } from '../../src/domain/customers/kyc.js';
 import { files, registerCustomer, upload, type CustomerBody } from '../helpers/customers.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { eventually, startStack, type TestStack } from '../helpers/stack.js';
+import { completeBiometricsCapture } from '../helpers/hosted.js';
 
 let stack: TestStack;
 let api: Client;
@@ -36,7 +37,7 @@ describe('crash safety of onboarding', () => {
     ).json()) as {
       session_url: string;
     };
-    await fetch(`${stack.baseUrl}${new URL(session.session_url).pathname}`, { method: 'POST' });
+    expect((await completeBiometricsCapture(stack.baseUrl, session.session_url)).status).toBe(200);
     expect(
       ((await (await api(`/v3/customers/${customer.id}`)).json()) as CustomerBody).status,
     ).toBe('under_review');

@@ -3,6 +3,7 @@ import { files, registerCustomer, upload, type CustomerBody } from '../helpers/c
 import { recordHistory } from '../helpers/histories.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { eventually, startStack, type TestStack } from '../helpers/stack.js';
+import { completeBiometricsCapture } from '../helpers/hosted.js';
 
 interface EventBody {
   id: string;
@@ -60,7 +61,7 @@ describe('a sandbox customer, from registration to active', () => {
       cpf: registered.cpf,
       cnpj: '12ABC34501DE35',
       name: 'Maria Silva',
-      email: 'maria@example.com',
+      email: registered.email,
       phone: '+5511987654321',
       trading_name: null,
       external_id: 'partner-ref-1',
@@ -116,9 +117,11 @@ describe('a sandbox customer, from registration to active', () => {
     const hostedPath = new URL(session.session_url).pathname;
     const page = await fetch(`${stack.baseUrl}${hostedPath}`);
     expect(page.status).toBe(200);
-    expect(await page.text()).toContain('Complete capture');
-    const completed = await fetch(`${stack.baseUrl}${hostedPath}`, { method: 'POST' });
-    expect(await completed.text()).toContain('Capture received');
+    expect(await page.text()).toContain('Enviar código');
+    const completed = await completeBiometricsCapture(stack.baseUrl, session.session_url, {
+      email: registered.email,
+    });
+    expect(await completed.text()).toContain('Captura recebida');
 
     // 4. The sandbox reviews everything after SANDBOX_REVIEW_DELAY: active.
     const active = await eventually(async () => {

@@ -13,6 +13,8 @@ import { recordHistory } from '../helpers/histories.js';
 import { startReceiver, type Receiver } from '../helpers/https-receiver.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { eventually, startStack, type TestStack } from '../helpers/stack.js';
+import { maskEmail, maskTaxId } from '../../src/domain/masking.js';
+import { codeIn, waitForMessage } from '../helpers/mailbox.js';
 
 type LoanBody = z.infer<typeof loanSchema>;
 type SimulationBody = z.infer<typeof simulationSchema>;
@@ -173,8 +175,26 @@ describe('a loan from contract to last installment, over HTTP on the real stack'
     page.on('request', (request) => {
       if (!request.url().startsWith(stack.baseUrl)) foreign.push(request.url());
     });
-    await page.goto(`${stack.baseUrl}${new URL(loan.signing_url).pathname}`);
-    expect(await page.locator('h1').textContent()).toBe('Cédula de Crédito Bancário');
+    const link = `${stack.baseUrl}${new URL(loan.signing_url).pathname}`;
+    await page.goto(link);
+    // The link alone shows no figure, no name and no contract: only masked cpfs and a cpf form.
+    expect(await page.locator('h1').textContent()).toBe('Assinatura do contrato');
+    expect(await page.content()).not.toContain(customer.cpf);
+    expect(await page.content()).toContain(maskTaxId(customer.cpf));
+    expect((await page.request.get(`${link}/contract`)).status()).toBe(403);
+    // A cpf that does not sign this loan gets no code.
+    await page.getByLabel('Seu CPF').fill(fakeCpf());
+    await page.getByRole('button', { name: 'Enviar código' }).click();
+    await page.waitForSelector('text=não é de quem assina');
+    // The customer's cpf: a code goes to the customer's e-mail on record.
+    const asked = new Date(Date.now() - 1000);
+    await page.getByLabel('Seu CPF').fill(customer.cpf);
+    await page.getByRole('button', { name: 'Enviar código' }).click();
+    await page.waitForSelector(`text=${maskEmail(customer.email)}`);
+    const mail = await waitForMessage(customer.email, { after: asked });
+    await page.getByLabel('Código').fill(codeIn(mail));
+    await page.getByRole('button', { name: 'Confirmar' }).click();
+    await page.waitForSelector('text=Cédula de Crédito Bancário');
     expect(await page.content()).toContain(loan.contract_sha256);
     const href = await page.getByRole('link', { name: /contrato completo/ }).getAttribute('href');
     const linked = await page.request.get(new URL(href!, page.url()).toString());
@@ -183,15 +203,8 @@ describe('a loan from contract to last installment, over HTTP on the real stack'
         .update(await linked.body())
         .digest('hex'),
     ).toBe(loan.contract_sha256);
-    // A cpf that does not sign this loan is refused and changes nothing.
-    await page.getByLabel('Seu CPF').fill(fakeCpf());
     await page.getByLabel(/Li o contrato/).check();
-    await page.getByRole('button', { name: 'Assinar' }).click();
-    await page.waitForSelector('text=não é de um signatário');
-    expect((await loanOf(loan.id)).signatures_received).toBe(0);
-    await page.getByLabel('Seu CPF').fill(customer.cpf);
-    await page.getByLabel(/Li o contrato/).check();
-    await page.getByRole('button', { name: 'Assinar' }).click();
+    await page.getByRole('button', { name: /^Assinar como Maria Silva/ }).click();
     await page.waitForSelector('text=Assinatura registrada');
     expect(foreign).toEqual([]);
     await page.close();

@@ -114,9 +114,9 @@ try {
     {
       db: workerDatabase.db,
       logger,
-      loans: { signingUrl: signingUrls(config.publicBaseUrl, config.dataEncryptionKey) },
+      loans: { signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink) },
       webhooks: {
-        sealedBox: createSealedBox(config.dataEncryptionKey),
+        sealedBox: createSealedBox(config.keys.dataEncryption),
         allowPrivateTargets: false,
         allowedPorts: config.webhookAllowedPorts,
       },

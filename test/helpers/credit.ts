@@ -4,6 +4,7 @@ import { files, registerCustomer, upload, type CustomerBody } from './customers.
 import type { Client } from './partners.js';
 import { eventually } from './eventually.js';
 import type { TestStack } from './stack.js';
+import { completeBiometricsCapture } from './hosted.js';
 
 export type OfferBody = z.infer<typeof creditOfferSchema>;
 
@@ -50,7 +51,10 @@ export async function submittedCustomer(
   const session = (await (
     await api(`/v3/customers/${customer.id}/biometrics`, { method: 'POST' })
   ).json()) as { session_url: string };
-  await fetch(`${stack.baseUrl}${new URL(session.session_url).pathname}`, { method: 'POST' });
+  const captured = await completeBiometricsCapture(stack.baseUrl, session.session_url, {
+    email: customer.email,
+  });
+  if (captured.status !== 200) throw new Error(`biometrics capture: ${captured.status}`);
   return { customer, documents };
 }
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { CNPJ } from 'validation-br/cnpj';
 import { CPF } from 'validation-br/cpf';
 import type { Client } from './partners.js';
@@ -36,7 +37,8 @@ export async function registerCustomer(api: Client, overrides: Record<string, un
     body: {
       cpf: fakeCpf({ notStartingWith9: true }),
       name: 'Maria Silva',
-      email: 'maria@example.com',
+      // Each customer's own address: tests read the codes sent to it from the run's mailbox.
+      email: `maria.${randomUUID().slice(0, 8)}@example.com`,
       phone: '+5511987654321',
       ...overrides,
     },

@@ -95,7 +95,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     : await connectTemporalClient(config.temporal);
 
   const webhooks: ActivityDeps['webhooks'] = {
-    sealedBox: createSealedBox(config.dataEncryptionKey),
+    sealedBox: createSealedBox(config.keys.dataEncryption),
     allowPrivateTargets: config.webhookAllowPrivateTargets,
     allowedPorts: config.webhookAllowedPorts,
     ...(options.webhookCa ? { ca: options.webhookCa } : {}),
@@ -104,7 +104,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     validityMs: config.offerValidityMs,
     renewalDelayMs: config.offerRenewalDelayMs,
   };
-  const loans = { signingUrl: signingUrls(config.publicBaseUrl, config.dataEncryptionKey) };
+  const loans = { signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink) };
   const files = createFileStore(config.fileStore);
   const stops: (() => Promise<void>)[] = [];
   if (options.worker ?? true) {

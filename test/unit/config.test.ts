@@ -1,11 +1,40 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DEVELOPMENT_OPS_TOKEN, loadConfig } from '../../src/config.js';
+import { createTokenService, TokenError } from '../../src/auth/tokens.js';
+import { keyRing } from '../../src/domain/key-ring.js';
+import { createSealedBox } from '../../src/domain/sealed-box.js';
 
 const base = { DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/db', S3_BUCKET: 'documents' };
+const development = { ...base, NODE_ENV: 'development' };
+
+/** A production environment that passes every rule: each test breaks one thing. */
+const production = {
+  ...base,
+  NODE_ENV: 'production',
+  PUBLIC_BASE_URL: 'https://api.credit.example',
+  OPS_TOKEN: 'ops-0123456789abcdef0123456789abcdef',
+  TOKEN_SIGNING_KEYS: 'k1:token-signing-0123456789abcdef0123456789',
+  DATA_ENCRYPTION_KEYS: 'k1:data-encryption-0123456789abcdef0123456789',
+  SIGNING_LINK_KEYS: 'k1:signing-link-0123456789abcdef0123456789',
+  SMTP_URL: 'smtps://mailer:secret@smtp.credit.example:465',
+  MAIL_FROM: 'Crédito <nao-responda@credit.example>',
+};
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+const ring = (id: string, secret: string) => keyRing([{ id, secret: Buffer.from(secret) }]);
 
 describe('configuration', () => {
-  it('applies the documented defaults', () => {
-    const config = loadConfig(base);
+  it('applies the documented defaults in development', () => {
+    const config = loadConfig(development);
     expect(config).toMatchObject({
       port: 3000,
       publicBaseUrl: 'http://localhost:3000',
@@ -14,39 +43,147 @@ describe('configuration', () => {
       opsToken: DEVELOPMENT_OPS_TOKEN,
       sandboxReviewDelayMs: 10_000,
       webhookAllowPrivateTargets: false,
+      trustedProxyCount: 0,
+      maxCredentialsPerPartner: 10,
+      webhookAllowedPorts: [443, 8443],
     });
+    // Development gets a published key per purpose, never one key for two.
+    const ids = Object.values(config.keys).map((r) => r.current.secret.toString());
+    expect(new Set(ids).size).toBe(3);
   });
 
   it('reads durations in the ms format', () => {
-    const config = loadConfig({ ...base, SANDBOX_REVIEW_DELAY: '2s', OFFER_RENEWAL_DELAY: '1d' });
+    const config = loadConfig({
+      ...development,
+      SANDBOX_REVIEW_DELAY: '2s',
+      OFFER_RENEWAL_DELAY: '1d',
+    });
     expect(config.sandboxReviewDelayMs).toBe(2000);
     expect(config.offerRenewalDelayMs).toBe(86_400_000);
   });
 
-  it('reports every problem at once', () => {
-    let error: unknown;
-    try {
-      loadConfig({ PORT: 'eighty', SANDBOX_REVIEW_DELAY: 'soon', NODE_ENV: 'production' });
-    } catch (caught) {
-      error = caught;
-    }
-    expect(error).toBeInstanceOf(ConfigError);
-    const problems = (error as ConfigError).problems.join('\n');
-    expect(problems).toMatch(/^PORT: /m);
-    expect(problems).toMatch(/^DATABASE_URL: /m);
-    expect(problems).toMatch(/^SANDBOX_REVIEW_DELAY: expected a duration/m);
-    expect(problems).toMatch(/^OPS_TOKEN: required in production$/m);
-    expect(problems).toMatch(/^TOKEN_SIGNING_KEY: required in production$/m);
-    expect(problems).toMatch(/^DATA_ENCRYPTION_KEY: required in production$/m);
-    expect(problems).toMatch(/^S3_BUCKET: required with FILE_STORE=s3/m);
-    expect((error as ConfigError).problems).toHaveLength(7);
+  it('passes a production environment with its own keys', () => {
+    expect(problemsOf(production)).toEqual([]);
   });
 
-  it('requires an ops token and forbids private webhook targets in production', () => {
-    expect(() =>
-      loadConfig({ ...base, NODE_ENV: 'production', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }),
-    ).toThrow(
-      /OPS_TOKEN: required in production[\s\S]*WEBHOOK_ALLOW_PRIVATE_TARGETS: is for local development only/,
+  it('treats an unset NODE_ENV as production: no development default is ever assumed', () => {
+    const { NODE_ENV: _, ...unset } = production;
+    expect(loadConfig(unset).nodeEnv).toBe('production');
+    expect(problemsOf(base)).toContain('OPS_TOKEN: required outside development');
+  });
+
+  it('reports every problem at once', () => {
+    const problems = problemsOf({ PORT: 'eighty', SANDBOX_REVIEW_DELAY: 'soon' });
+    const text = problems.join('\n');
+    expect(text).toMatch(/^PORT: /m);
+    expect(text).toMatch(/^DATABASE_URL: /m);
+    expect(text).toMatch(/^SANDBOX_REVIEW_DELAY: expected a duration/m);
+    for (const name of [
+      'OPS_TOKEN',
+      'TOKEN_SIGNING_KEYS',
+      'DATA_ENCRYPTION_KEYS',
+      'SIGNING_LINK_KEYS',
+      'SMTP_URL',
+      'MAIL_FROM',
+    ])
+      expect(text).toMatch(new RegExp(`^${name}: required outside development$`, 'm'));
+    expect(text).toMatch(/^S3_BUCKET: required with FILE_STORE=s3/m);
+    expect(problems).toHaveLength(10);
+  });
+
+  it('fails closed outside development: published, short or shared secrets, http links, private targets', () => {
+    const problems = problemsOf({
+      ...production,
+      OPS_TOKEN: DEVELOPMENT_OPS_TOKEN,
+      TOKEN_SIGNING_KEYS: 'dev:development-token-signing-key-not-for-production',
+      DATA_ENCRYPTION_KEYS: 'k1:short',
+      SIGNING_LINK_KEYS:
+        'k2:shared-secret-0123456789abcdef0123456789,k1:old-one-0123456789abcdef0123456789',
+      SMTP_URL: 'smtp://smtp.credit.example:25',
+      PUBLIC_BASE_URL: 'http://api.credit.example',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'OPS_TOKEN: is a development default published in the source',
+        'TOKEN_SIGNING_KEYS (dev): is a development default published in the source',
+        'DATA_ENCRYPTION_KEYS: key k1: must be at least 32 bytes',
+        'PUBLIC_BASE_URL: must be https outside development (loopback aside)',
+        'WEBHOOK_ALLOW_PRIVATE_TARGETS: is for local development only and cannot be set outside it',
+      ]),
     );
+    const shared = problemsOf({
+      ...production,
+      DATA_ENCRYPTION_KEYS: production.TOKEN_SIGNING_KEYS.replace('k1:', 'other:'),
+      SIGNING_LINK_KEYS: `k2:${production.OPS_TOKEN}`,
+    });
+    expect(shared).toEqual([
+      'DATA_ENCRYPTION_KEYS (other): the same secret as TOKEN_SIGNING_KEYS (k1); each purpose needs its own',
+      'SIGNING_LINK_KEYS (k2): the same secret as OPS_TOKEN; each purpose needs its own',
+    ]);
+  });
+
+  it('allows an http base URL on loopback only, and names the old variables it renamed', () => {
+    expect(problemsOf({ ...production, PUBLIC_BASE_URL: 'http://127.0.0.1:3000' })).toEqual([]);
+    expect(problemsOf({ ...production, TOKEN_SIGNING_KEY: 'x'.repeat(40) })).toEqual([
+      'TOKEN_SIGNING_KEY: renamed to TOKEN_SIGNING_KEYS, a list of id:secret (see README)',
+    ]);
+  });
+
+  it('parses key rings: the first key is current, ids are unique and short, secrets at least 32 bytes', () => {
+    const config = loadConfig({
+      ...production,
+      SIGNING_LINK_KEYS:
+        'new:signing-link-new-0123456789abcdef0123,old:signing-link-0123456789abcdef0123456789',
+    });
+    expect(config.keys.signingLink.current.id).toBe('new');
+    expect(config.keys.signingLink.all.map((k) => k.id)).toEqual(['new', 'old']);
+    expect(problemsOf({ ...production, SIGNING_LINK_KEYS: 'a:x,a:y,no secret' })).toEqual([
+      'SIGNING_LINK_KEYS: key 1: must be at least 32 bytes'.replace('key 1', 'key a'),
+      'SIGNING_LINK_KEYS: key a: the id appears twice',
+      'SIGNING_LINK_KEYS: key a: must be at least 32 bytes',
+      'SIGNING_LINK_KEYS: key 3: expected id:secret, the id 1-32 letters, digits, _ or -',
+    ]);
+  });
+});
+
+describe('keys with ids', () => {
+  const old = 'old-data-key-0123456789abcdef0123456789';
+  const fresh = 'new-data-key-0123456789abcdef0123456789';
+
+  it('sealed values name their key: after a rotation the old ones still open, new ones use the new key', () => {
+    const before = createSealedBox(ring('k1', old)).seal('whsec_1');
+    expect(before.startsWith('v2.k1.')).toBe(true);
+    const rotated = createSealedBox(
+      keyRing([
+        { id: 'k2', secret: Buffer.from(fresh) },
+        { id: 'k1', secret: Buffer.from(old) },
+      ]),
+    );
+    expect(rotated.open(before)).toBe('whsec_1');
+    expect(rotated.seal('whsec_2').startsWith('v2.k2.')).toBe(true);
+    expect(() => createSealedBox(ring('k2', fresh)).open(before)).toThrow(/no longer configured/);
+  });
+
+  it('bearer tokens carry their key id; a token of a key no longer configured is invalid', async () => {
+    const clock = () => new Date();
+    const claims = { clientId: 'cli_1', partnerId: 'ptn_1', environment: 'sandbox' as const };
+    const first = createTokenService({ keys: ring('k1', old), issuer: 'i', clock });
+    const { accessToken } = await first.issue(claims);
+    expect(
+      JSON.parse(Buffer.from(accessToken.split('.')[0]!, 'base64url').toString()),
+    ).toMatchObject({
+      kid: 'k1',
+    });
+    const both = keyRing([
+      { id: 'k2', secret: Buffer.from(fresh) },
+      { id: 'k1', secret: Buffer.from(old) },
+    ]);
+    await expect(
+      createTokenService({ keys: both, issuer: 'i', clock }).verify(accessToken),
+    ).resolves.toEqual(claims);
+    await expect(
+      createTokenService({ keys: ring('k2', fresh), issuer: 'i', clock }).verify(accessToken),
+    ).rejects.toBeInstanceOf(TokenError);
   });
 });

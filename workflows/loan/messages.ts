@@ -52,6 +52,8 @@ export interface SignRequest {
   userAgent: string | null;
   /** The contract hash the signer was shown. */
   contractSha256: string;
+  /** How the signer was identified (the code's masked channel); absent in signatures made before codes. */
+  channel?: string;
 }
 
 /**

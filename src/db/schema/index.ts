@@ -6,3 +6,4 @@ export * from './webhooks.js';
 export * from './credit.js';
 export * from './loans.js';
 export * from './sandbox.js';
+export * from './verification.js';

@@ -81,10 +81,15 @@ export const loanSigners = pgTable(
     cpf: text('cpf').notNull(),
     email: text('email'),
     signedAt: ts('signed_at'),
-    /** The signature's evidence: the address and user agent it came from, the hash it signed. */
+    /**
+     * The signature's evidence: the address and user agent it came from, the hash it signed, and
+     * how the signer was identified (`email:m***@e***.com`, the channel of the code they entered;
+     * `sandbox_api` for the sandbox helper; null for signatures made before codes).
+     */
     ipAddress: text('ip_address'),
     userAgent: text('user_agent'),
     signedSha256: text('signed_sha256'),
+    signedChannel: text('signed_channel'),
   },
   (t) => [
     primaryKey({ columns: [t.loanId, t.cpf] }),

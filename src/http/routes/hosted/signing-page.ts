@@ -1,31 +1,12 @@
 import { Decimal } from 'decimal.js';
-import type { LoanView } from '../../../db/queries/loans.js';
+import type { LoanView, LoanSigner } from '../../../db/queries/loans.js';
+import { maskTaxId } from '../../../domain/masking.js';
 import { formatBrl } from '../../../domain/money.js';
-
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+import { escapeHtml as escape, notice as noticeHtml, page } from './layout.js';
 
 const percent = (rate: number) => `${new Decimal(rate).times(100).toFixed(2).replace('.', ',')} %`;
 
 const brDate = (isoDate: string) => isoDate.split('-').reverse().join('/');
-
-/** `***.982.247-**`: enough for a signer to recognise their line, not enough to read the cpf. */
-const maskCpf = (cpf: string) => `***.${cpf.slice(3, 6)}.${cpf.slice(6, 9)}-**`;
-
-export const page = (title: string, body: string) => `<!doctype html>
-<html lang="pt-BR"><head><meta charset="utf-8"><title>${escape(title)}</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>
-  body { font: 17px/1.5 system-ui, sans-serif; max-width: 40rem; margin: 2rem auto; padding: 0 1rem; color: #1a1a1a; }
-  table { border-collapse: collapse; width: 100%; margin: 1rem 0; }
-  th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid #ddd; }
-  td.n { text-align: right; font-variant-numeric: tabular-nums; }
-  label { display: block; margin: .8rem 0 .3rem; }
-  input[type=text] { font: inherit; padding: .5rem; width: 14rem; }
-  button { font: inherit; padding: .7rem 1.4rem; border: 0; border-radius: .4rem; background: #0b6e4f; color: #fff; cursor: pointer; margin-top: 1rem; }
-  .notice { padding: .8rem 1rem; border-radius: .4rem; background: #fff4e5; }
-  .ok { background: #e6f4ea; }
-  code { word-break: break-all; font-size: .85em; }
-</style></head><body>${body}</body></html>`;
 
 const statusText: Record<LoanView['status'], string> = {
   awaiting_signatures: 'aguardando assinaturas',
@@ -36,15 +17,74 @@ const statusText: Record<LoanView['status'], string> = {
   error: 'encerrado por erro na liberação',
 };
 
+type Notice = { kind: 'ok' | 'error'; text: string };
+
+const linkPath = (token: string) => `/hosted/signing/${encodeURIComponent(token)}`;
+
+const signedCount = (loan: LoanView) => loan.signers.filter((s) => s.signedAt).length;
+
+/** Who signs, as the link alone may show them: masked cpfs, no names. */
+const signerRows = (loan: LoanView) =>
+  loan.signers
+    .map(
+      (s) =>
+        `<tr><td>${maskTaxId(s.cpf)}</td><td>${s.signedAt ? `assinou em ${s.signedAt.toISOString()}` : 'pendente'}</td></tr>`,
+    )
+    .join('');
+
 /**
- * The signing page: the terms a signer agrees to, a link to the whole contract (the PDF whose hash
- * is shown), who has signed, and — while the loan takes signatures — the form where a signer
- * confirms with their cpf. No script, no external asset.
+ * What the link alone shows: which loan, how many have signed (cpfs masked), and where a signer
+ * states their cpf to receive a code. No figure, no name, no contract until the code.
+ */
+export function identifyPage(loan: LoanView, token: string, notice?: Notice): string {
+  return page(
+    'Assinatura do contrato',
+    `<h1>Assinatura do contrato</h1>
+${notice ? noticeHtml(notice.kind, notice.text) : ''}
+<p>Cédula de Crédito Bancário do empréstimo <code>${loan.id}</code>.</p>
+<p>Para ler e assinar o contrato, informe seu CPF. Enviaremos um código de 6 dígitos para o e-mail cadastrado de quem assina com esse CPF.</p>
+<form method="post" action="${linkPath(token)}/code">
+<label for="cpf">Seu CPF</label>
+<input id="cpf" name="cpf" type="text" inputmode="numeric" autocomplete="off" required maxlength="14" placeholder="000.000.000-00">
+<button type="submit">Enviar código</button>
+</form>
+<h2>Assinaturas (${signedCount(loan)} de ${loan.signers.length})</h2>
+<table>${signerRows(loan)}</table>`,
+  );
+}
+
+/** After a code was sent: where it went (masked) and the form to type it. */
+export function codePage(
+  token: string,
+  code: { codeId: string; channel: string },
+  notice?: Notice,
+): string {
+  const where = code.channel.replace(/^email:/, '');
+  return page(
+    'Digite o código',
+    `<h1>Digite o código</h1>
+${notice ? noticeHtml(notice.kind, notice.text) : ''}
+<p>Enviamos um código de 6 dígitos para <strong>${escape(where)}</strong>. Ele vale por 10 minutos.</p>
+<form method="post" action="${linkPath(token)}/verify">
+<input type="hidden" name="code_id" value="${escape(code.codeId)}">
+<label for="code">Código</label>
+<input id="code" class="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required maxlength="7" placeholder="000000">
+<button type="submit">Confirmar</button>
+</form>
+<p class="muted"><a href="${linkPath(token)}">Não recebeu? Pedir um novo código</a></p>`,
+  );
+}
+
+/**
+ * What a signer sees once their code proved who they are: the terms, the whole contract (the PDF
+ * whose hash is shown), who has signed, and — while the loan takes signatures and this signer has
+ * not signed — the form that signs as them. No script, no external asset.
  */
 export function signingPage(
   loan: LoanView,
   token: string,
-  notice?: { kind: 'ok' | 'error'; text: string },
+  signer: LoanSigner,
+  notice?: Notice,
 ): string {
   const f = loan.figures;
   const rows: [string, string][] = [
@@ -57,34 +97,36 @@ export function signingPage(
     ['Juros', `${percent(f.monthly_interest_rate)} a.m. · ${percent(f.annual_interest_rate)} a.a.`],
     ['CET', `${percent(f.cet_monthly)} a.m. · ${percent(f.cet_annual)} a.a.`],
   ];
-  const signers = loan.signers
-    .map(
-      (s) =>
-        `<tr><td>${escape(s.name)}</td><td>${maskCpf(s.cpf)}</td><td>${s.signedAt ? `assinou em ${s.signedAt.toISOString()}` : 'pendente'}</td></tr>`,
-    )
-    .join('');
-  const open = loan.status === 'awaiting_signatures';
-  const form = open
-    ? `<form method="post">
-<label for="cpf">Seu CPF</label>
-<input id="cpf" name="cpf" type="text" inputmode="numeric" autocomplete="off" required maxlength="14" placeholder="000.000.000-00">
+  const form = signer.signedAt
+    ? `<p class="notice ok">Você assinou em ${signer.signedAt.toISOString()}.</p>`
+    : loan.status === 'awaiting_signatures'
+      ? `<form method="post" action="${linkPath(token)}">
 <label><input type="checkbox" name="agree" value="yes" required> Li o contrato e concordo com seus termos.</label>
-<button type="submit">Assinar</button>
+<button type="submit">Assinar como ${escape(signer.name)} (${maskTaxId(signer.cpf)})</button>
 </form>`
-    : `<p class="notice">Este empréstimo está ${statusText[loan.status]}; não recebe mais assinaturas.</p>`;
-  const message = notice
-    ? `<p class="notice${notice.kind === 'ok' ? ' ok' : ''}" role="status">${escape(notice.text)}</p>`
-    : '';
+      : `<p class="notice">Este empréstimo está ${statusText[loan.status]}; não recebe mais assinaturas.</p>`;
   return page(
     'Assinatura do contrato',
     `<h1>Cédula de Crédito Bancário</h1>
-${message}
+${notice ? noticeHtml(notice.kind, notice.text) : ''}
 <p>Empréstimo <code>${loan.id}</code> — ${statusText[loan.status]}.</p>
 <table>${rows.map(([k, v]) => `<tr><th>${k}</th><td class="n">${v}</td></tr>`).join('')}</table>
-<p><a href="/hosted/signing/${encodeURIComponent(token)}/contract">Ler o contrato completo (PDF)</a><br>
+<p><a href="${linkPath(token)}/contract">Ler o contrato completo (PDF)</a><br>
 SHA-256 do contrato: <code>${loan.contractSha256}</code></p>
-<h2>Assinaturas (${loan.signers.filter((s) => s.signedAt).length} de ${loan.signers.length})</h2>
-<table>${signers}</table>
+<h2>Assinaturas (${signedCount(loan)} de ${loan.signers.length})</h2>
+<table>${signerRows(loan)}</table>
 ${form}`,
+  );
+}
+
+/** The link once the loan left `awaiting_signatures` or its deadline passed (410). */
+export function endedPage(loan: LoanView): string {
+  const why =
+    loan.status === 'awaiting_signatures'
+      ? 'o prazo para assinar terminou'
+      : `este empréstimo está ${statusText[loan.status]}`;
+  return page(
+    'Link encerrado',
+    `<h1>Este link não está mais ativo</h1><p>Não é mais possível assinar por ele: ${why}.</p>`,
   );
 }

@@ -353,6 +353,7 @@ export function loanCommandRoutes(
       const loan = await signLoan(deps, await resolve(ctx, params.loan_id), body.cpf, {
         ipAddress: ctx.ip || null,
         userAgent: ctx.get('User-Agent') || null,
+        channel: 'sandbox_api',
       });
       ctx.body = present(loan);
     },

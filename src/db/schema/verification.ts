@@ -1,0 +1,45 @@
+import { index, integer, pgTable, text } from 'drizzle-orm/pg-core';
+import { timestampColumn as ts } from './columns.js';
+import { environments } from './partners.js';
+
+/** What a code proves its holder may do: sign a loan as one signer, or complete a biometrics session. */
+export const verificationPurposes = ['loan_signature', 'biometrics'] as const;
+export type VerificationPurpose = (typeof verificationPurposes)[number];
+
+/**
+ * A one-time code sent to a person's e-mail on record (contract §15, "Signing"): the link alone
+ * opens a page, the code proves the person behind it. Only an HMAC of the code is kept. Once the
+ * code is verified the row holds the browser session it opened (by its token's hash) and the
+ * evidence of that verification, so a signature or a completed capture can name how its signer
+ * was identified.
+ */
+export const verificationCodes = pgTable(
+  'verification_codes',
+  {
+    id: text('id').primaryKey(),
+    partnerId: text('partner_id').notNull(),
+    environment: text('environment', { enum: environments }).notNull(),
+    purpose: text('purpose', { enum: verificationPurposes }).notNull(),
+    /** The loan (`loan_signature`) or biometrics session (`biometrics`) the code is for. */
+    subjectId: text('subject_id').notNull(),
+    /** Who the code identifies: the signer's cpf, or the customer's id. */
+    person: text('person').notNull(),
+    /** Where the code went, masked (`email:m***@e***.com`). */
+    channel: text('channel').notNull(),
+    /** HMAC-SHA256 of the code under the signing-link key `key_id`. */
+    codeHash: text('code_hash').notNull(),
+    keyId: text('key_id').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    expiresAt: ts('expires_at').notNull(),
+    /** Set when the e-mail could not be sent: the code never reached anyone and does not count. */
+    failedAt: ts('failed_at'),
+    verifiedAt: ts('verified_at'),
+    verifiedIp: text('verified_ip'),
+    verifiedUserAgent: text('verified_user_agent'),
+    /** SHA-256 of the browser session's token the verification opened (a cookie). */
+    sessionTokenHash: text('session_token_hash').unique(),
+    sessionExpiresAt: ts('session_expires_at'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [index('verification_codes_person_idx').on(t.purpose, t.subjectId, t.person, t.createdAt)],
+);

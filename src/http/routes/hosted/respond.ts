@@ -1,0 +1,28 @@
+import { HttpMethodEnum, koaBody } from 'koa-body';
+import type { AppContext } from '../../context.js';
+
+/** Every hosted answer is a page for a person: HTML, never cached, never JSON. */
+export function html(
+  ctx: { status: number; type: string; body: unknown },
+  status: number,
+  body: string,
+): void {
+  ctx.status = status;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.body = body;
+}
+
+export const parseForm = koaBody({
+  json: false,
+  urlencoded: true,
+  formLimit: '8kb',
+  text: false,
+  multipart: false,
+  parsedMethods: [HttpMethodEnum.POST],
+});
+
+/** A form field as text ('' when absent or not text). */
+export const field = (ctx: AppContext, name: string): string => {
+  const value = (ctx.request.body as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value.trim() : '';
+};

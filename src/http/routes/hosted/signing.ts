@@ -1,0 +1,187 @@
+import type Router from '@koa/router';
+import {
+  checkSigningCode,
+  loanOfSigningLink,
+  requestSigningCode,
+  signAsVerifiedSigner,
+  signerOfSession,
+  signingLinkOpen,
+} from '../../../commands/signing.js';
+import { CodeNotSentError } from '../../../commands/verification.js';
+import type { LoanView } from '../../../db/queries/loans.js';
+import { verificationRules } from '../../../domain/verification-codes.js';
+import { normalizeCode } from '../../../domain/verification-codes.js';
+import { ProblemError } from '../../../errors.js';
+import type { AppContext, AppState } from '../../context.js';
+import { sendContract } from '../loans/router.js';
+import { messagePage } from './layout.js';
+import { field, html, parseForm } from './respond.js';
+import type { HostedDeps } from './router.js';
+import { codePage, endedPage, identifyPage, signingPage } from './signing-page.js';
+
+const SESSION_COOKIE = 'signing_session';
+
+/**
+ * The contract's signing link (`signing_url`), one per loan for every signer (contract §15):
+ *
+ * - `GET /hosted/signing/{token}`: without a session, the cpf form (cpfs masked, no figures);
+ *   with one, the contract's terms and the form that signs as the session's signer.
+ * - `POST …/code {cpf}`: a code to that signer's e-mail on record (at most three an hour).
+ * - `POST …/verify {code_id, code}`: a right code opens a session (an HttpOnly cookie bound to
+ *   this link, 30 minutes) and redirects to the page.
+ * - `POST …/` `{agree}`: signs as the session's signer, never as a cpf typed in.
+ * - `GET …/contract`: the PDF, to a session only.
+ *
+ * Once the loan leaves `awaiting_signatures` or its deadline passes, every one of them is 410.
+ */
+export function signingRoutes(router: Router<AppState>, deps: HostedDeps): void {
+  const signing = deps.signing;
+  const evidence = (ctx: AppContext) => ({
+    ipAddress: ctx.ip || null,
+    userAgent: ctx.get('User-Agent') || null,
+  });
+  const notFound = (ctx: AppContext) =>
+    html(ctx, 404, messagePage('Link não encontrado', 'Este link de assinatura não é válido.'));
+
+  /** The link's loan while it signs; otherwise answers 404 or 410 and returns nothing. */
+  const openLoan = async (ctx: AppContext): Promise<LoanView | undefined> => {
+    const loan = await loanOfSigningLink(signing, ctx.params.token ?? '');
+    if (!loan) return void notFound(ctx);
+    if (!signingLinkOpen(loan, signing.clock())) return void html(ctx, 410, endedPage(loan));
+    return loan;
+  };
+  const sessionOf = (ctx: AppContext, loan: LoanView) =>
+    signerOfSession(signing, loan, ctx.cookies.get(SESSION_COOKIE));
+  const noSession = (ctx: AppContext, loan: LoanView, token: string) =>
+    html(
+      ctx,
+      403,
+      identifyPage(loan, token, {
+        kind: 'error',
+        text: 'Para ler e assinar, identifique-se com o código enviado ao seu e-mail.',
+      }),
+    );
+
+  router.get('/hosted/signing/:token', async (ctx) => {
+    const token = ctx.params.token ?? '';
+    const loan = await openLoan(ctx);
+    if (!loan) return;
+    const verified = await sessionOf(ctx, loan);
+    html(
+      ctx,
+      200,
+      verified ? signingPage(loan, token, verified.signer) : identifyPage(loan, token),
+    );
+  });
+
+  router.post('/hosted/signing/:token/code', parseForm, async (ctx) => {
+    const token = ctx.params.token ?? '';
+    const loan = await openLoan(ctx);
+    if (!loan) return;
+    const refuse = (status: number, text: string) =>
+      html(ctx, status, identifyPage(loan, token, { kind: 'error', text }));
+    const cpf = field(ctx, 'cpf');
+    if (!cpf) return refuse(422, 'Informe seu CPF.');
+    try {
+      const sent = await requestSigningCode(signing, loan, cpf);
+      switch (sent.kind) {
+        case 'sent':
+          return html(ctx, 200, codePage(token, sent));
+        case 'not_a_signer':
+          return refuse(422, 'Este CPF não é de quem assina este contrato.');
+        case 'signed_already':
+          return html(
+            ctx,
+            200,
+            identifyPage(loan, token, { kind: 'ok', text: 'Este CPF já assinou este contrato.' }),
+          );
+        case 'no_email':
+          return refuse(422, 'Não há e-mail cadastrado para este signatário; fale com a empresa.');
+        case 'too_many':
+          ctx.set('Retry-After', String(sent.retryAfterSeconds));
+          return refuse(429, 'Você pediu muitos códigos. Tente de novo mais tarde.');
+      }
+    } catch (error) {
+      if (!(error instanceof CodeNotSentError)) throw error;
+      ctx.set('Retry-After', '30');
+      return refuse(503, 'Não conseguimos enviar o código agora. Tente de novo em instantes.');
+    }
+  });
+
+  router.post('/hosted/signing/:token/verify', parseForm, async (ctx) => {
+    const token = ctx.params.token ?? '';
+    const loan = await openLoan(ctx);
+    if (!loan) return;
+    const codeId = field(ctx, 'code_id');
+    const code = normalizeCode(field(ctx, 'code'));
+    const again = (status: number, text: string) =>
+      html(ctx, status, identifyPage(loan, token, { kind: 'error', text }));
+    if (!codeId || !code) return again(422, 'Peça um código e digite-o para continuar.');
+    const checked = await checkSigningCode(signing, loan, codeId, code, evidence(ctx));
+    if (checked.kind === 'spent')
+      return again(422, 'Este código expirou ou já foi usado. Peça um novo código.');
+    if (checked.kind === 'wrong') {
+      if (checked.attemptsLeft === 0)
+        return again(422, 'Código incorreto e sem tentativas restantes. Peça um novo código.');
+      return html(
+        ctx,
+        422,
+        codePage(
+          token,
+          { codeId, channel: checked.code.channel },
+          { kind: 'error', text: `Código incorreto. Restam ${checked.attemptsLeft} tentativas.` },
+        ),
+      );
+    }
+    ctx.append(
+      'Set-Cookie',
+      [
+        `${SESSION_COOKIE}=${checked.sessionToken}`,
+        `Path=/hosted/signing/${encodeURIComponent(token)}`,
+        `Max-Age=${verificationRules.sessionTtlMs / 1000}`,
+        'HttpOnly',
+        'SameSite=Strict',
+        ...(deps.https ? ['Secure'] : []),
+      ].join('; '),
+    );
+    ctx.status = 303;
+    ctx.set('Location', `/hosted/signing/${encodeURIComponent(token)}`);
+    ctx.body = '';
+  });
+
+  router.get('/hosted/signing/:token/contract', async (ctx) => {
+    const token = ctx.params.token ?? '';
+    const loan = await openLoan(ctx);
+    if (!loan) return;
+    if (!(await sessionOf(ctx, loan))) return noSession(ctx, loan, token);
+    await sendContract(ctx, signing, loan);
+  });
+
+  router.post('/hosted/signing/:token', parseForm, async (ctx) => {
+    const token = ctx.params.token ?? '';
+    const loan = await openLoan(ctx);
+    if (!loan) return;
+    const verified = await sessionOf(ctx, loan);
+    if (!verified) return noSession(ctx, loan, token);
+    const refuse = (status: number, text: string) =>
+      html(ctx, status, signingPage(loan, token, verified.signer, { kind: 'error', text }));
+    if (field(ctx, 'agree') !== 'yes')
+      return refuse(422, 'Confirme que leu o contrato e concorda.');
+    try {
+      const signed = await signAsVerifiedSigner(signing, loan, verified, evidence(ctx));
+      const signer = signed.signers.find((s) => s.cpf === verified.signer.cpf) ?? verified.signer;
+      html(
+        ctx,
+        200,
+        signingPage(signed, token, signer, {
+          kind: 'ok',
+          text: 'Assinatura registrada. Obrigado!',
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ProblemError && error.code === 'invalid_state')
+        return refuse(409, 'Este contrato não recebe mais assinaturas.');
+      throw error;
+    }
+  });
+}

@@ -1,0 +1,251 @@
+import { randomUUID } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import { loanSigners, verificationCodes } from '../../src/db/schema/index.js';
+import { maskEmail, maskTaxId } from '../../src/domain/masking.js';
+import type { loanSchema } from '../../src/http/routes/loans/schema.js';
+import { activeCustomer, offerOf } from '../helpers/credit.js';
+import { fakeCpf, type CustomerBody } from '../helpers/customers.js';
+import { SigningBrowser } from '../helpers/hosted.js';
+import { codeIn, waitForMessage } from '../helpers/mailbox.js';
+import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
+import { startStack, TestClock, type TestStack } from '../helpers/stack.js';
+
+type LoanBody = z.infer<typeof loanSchema>;
+
+let stack: TestStack;
+let api: Client;
+let credential: Awaited<ReturnType<typeof createPartner>>['credentials']['sandbox'];
+const clock = new TestClock();
+
+beforeAll(async () => {
+  stack = await startStack({
+    clock,
+    env: { SANDBOX_REVIEW_DELAY: '1h', SANDBOX_DISBURSEMENT_DELAY: '1h' },
+  });
+  credential = (await createPartner(stack)).credentials.sandbox;
+  api = client(stack, await tokenFor(stack, credential));
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+interface SignedLoan {
+  loan: LoanBody;
+  customer: CustomerBody;
+  guarantor: { name: string; cpf: string; email: string };
+}
+
+/** A sandbox loan awaiting two signatures: the customer's and a guarantor's. */
+async function loanWithGuarantor(): Promise<SignedLoan> {
+  const customer = await activeCustomer(stack, api);
+  const offer = await offerOf(api, customer.id);
+  const simulation = (await (
+    await api(`/v3/credit-offers/${offer.id}/simulations`, {
+      method: 'POST',
+      body: { amount: offer.min_amount, installments: 3 },
+    })
+  ).json()) as { id: string };
+  const guarantor = {
+    name: 'João Fiador',
+    cpf: fakeCpf(),
+    email: `joao.${randomUUID().slice(0, 8)}@example.com`,
+  };
+  const response = await api('/v3/loans', {
+    method: 'POST',
+    body: {
+      credit_offer_id: offer.id,
+      simulation_id: simulation.id,
+      disbursement_account: { type: 'pix', pix_key: customer.email },
+      signers: [guarantor],
+    },
+  });
+  expect(response.status).toBe(201);
+  return { loan: (await response.json()) as LoanBody, customer, guarantor };
+}
+
+const loanOf = async (id: string) => (await (await api(`/v3/loans/${id}`)).json()) as LoanBody;
+
+const signerRows = (loanId: string) =>
+  stack.database.db.select().from(loanSigners).where(eq(loanSigners.loanId, loanId));
+
+/** A code of six digits that is neither the sandbox's nor `real`. */
+const wrongCode = (real: string, n: number) => {
+  const guess = String(111111 * ((n % 8) + 1));
+  return guess === real ? '999999' : guess;
+};
+
+describe('the signing link alone signs nothing (issue 26, finding 1)', () => {
+  it('refuses the forgery: the link, the PDF, a co-signer’s cpf, no code', async () => {
+    const { loan, customer, guarantor } = await loanWithGuarantor();
+    const attacker = new SigningBrowser(stack.baseUrl, loan.signing_url, 'attacker');
+
+    // The page and everything the link alone reaches show cpfs masked, and no contract.
+    const page = await attacker.fetch();
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    for (const cpf of [customer.cpf, guarantor.cpf]) {
+      expect(html).not.toContain(cpf);
+      expect(html).toContain(maskTaxId(cpf));
+    }
+    expect(html).not.toContain('Valor liberado');
+    const pdf = await attacker.fetch('/contract');
+    expect(pdf.status).toBe(403);
+    expect(pdf.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await pdf.text()).not.toContain(guarantor.cpf);
+
+    // The page's old form (a typed cpf and consent) signs nothing, nor does an empty POST.
+    const typed = await attacker.fetch('', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: `cpf=${guarantor.cpf}&agree=yes`,
+    });
+    expect(typed.status).toBe(403);
+    expect((await attacker.fetch('', { method: 'POST' })).status).toBe(403);
+    // A code id of nobody's, or a guess at one, opens nothing.
+    expect((await attacker.verify(`vc_${'0'.repeat(32)}`, '123456')).status).toBe(422);
+
+    // Asking for the guarantor's code sends it to the guarantor, not to whoever asked.
+    const asked = new Date(Date.now() - 1000);
+    const { response, html: codeHtml, codeId } = await attacker.requestCode(guarantor.cpf);
+    expect(response.status).toBe(200);
+    expect(codeHtml).toContain(maskEmail(guarantor.email));
+    expect(codeHtml).not.toContain(guarantor.email);
+    const real = codeIn(await waitForMessage(guarantor.email, { after: asked }));
+
+    // Five wrong guesses spend the code: the right one after them opens nothing.
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const guessed = await attacker.verify(codeId!, wrongCode(real, attempt));
+      expect(guessed.status).toBe(422);
+      expect(guessed.headers.get('set-cookie')).toBeNull();
+    }
+    expect((await attacker.verify(codeId!, real)).status).toBe(422);
+    expect((await attacker.sign()).status).toBe(403);
+
+    const after = await loanOf(loan.id);
+    expect(after).toMatchObject({ status: 'awaiting_signatures', signatures_received: 0 });
+    expect((await signerRows(loan.id)).every((s) => s.signedAt === null)).toBe(true);
+  });
+
+  it('signs as the verified signer only, recording time, address, agent, hash and channel; a forged X-Forwarded-For changes nothing', async () => {
+    const { loan, customer, guarantor } = await loanWithGuarantor();
+    const browser = new SigningBrowser(stack.baseUrl, loan.signing_url, 'Mozilla/5.0 (Guarantor)');
+    await browser.identify(guarantor.cpf, { email: guarantor.email });
+
+    // With the session: the contract, and a form that signs as the guarantor and no one else.
+    const page = await (await browser.fetch()).text();
+    expect(page).toContain(loan.contract_sha256);
+    expect(page).toContain(`Assinar como ${guarantor.name}`);
+    expect(page).not.toContain(customer.cpf);
+    const pdf = await browser.fetch('/contract');
+    expect(pdf.headers.get('content-type')).toBe('application/pdf');
+
+    expect((await browser.sign()).status).toBe(200);
+    const forged = await browser.fetch('', {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        'X-Forwarded-For': '203.0.113.7',
+      },
+      body: 'agree=yes',
+    });
+    expect(forged.status).toBe(200); // signing again answers the first signature
+    const rows = await signerRows(loan.id);
+    const [own, theirs] = [
+      rows.find((s) => s.cpf === customer.cpf)!,
+      rows.find((s) => s.cpf === guarantor.cpf)!,
+    ];
+    expect(own.signedAt).toBeNull();
+    expect(theirs).toMatchObject({
+      userAgent: 'Mozilla/5.0 (Guarantor)',
+      signedSha256: loan.contract_sha256,
+      signedChannel: `email:${maskEmail(guarantor.email)}`,
+    });
+    expect(theirs.ipAddress).toMatch(/^(::ffff:)?127\.0\.0\.1$/);
+
+    // A verification under a forged X-Forwarded-For records the socket's address, not the header's.
+    const other = new SigningBrowser(stack.baseUrl, loan.signing_url);
+    const { codeId } = await other.requestCode(customer.cpf);
+    await other.fetch('/verify', {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        'X-Forwarded-For': '203.0.113.7',
+      },
+      body: new URLSearchParams({ code_id: codeId!, code: '000000' }).toString(),
+    });
+    const verification = await stack.database.db.query.verificationCodes.findFirst({
+      where: eq(verificationCodes.id, codeId!),
+    });
+    expect(verification?.verifiedIp).toMatch(/^(::ffff:)?127\.0\.0\.1$/);
+    expect(await loanOf(loan.id)).toMatchObject({ signatures_received: 1 });
+  });
+
+  it('codes last ten minutes and come three an hour per signer', async () => {
+    const { loan, customer } = await loanWithGuarantor();
+    const browser = new SigningBrowser(stack.baseUrl, loan.signing_url);
+    const asked = new Date(Date.now() - 1000);
+    const first = await browser.requestCode(customer.cpf);
+    const code = codeIn(await waitForMessage(customer.email, { after: asked }));
+    clock.advance(11 * 60_000);
+    expect((await browser.verify(first.codeId!, code)).status).toBe(422); // expired
+    expect((await browser.requestCode(customer.cpf)).response.status).toBe(200);
+    expect((await browser.requestCode(customer.cpf)).response.status).toBe(200);
+    const fourth = await browser.requestCode(customer.cpf);
+    expect(fourth.response.status).toBe(429);
+    expect(Number(fourth.response.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(fourth.codeId).toBeUndefined();
+  });
+
+  it('answers 410 with a page once the loan leaves awaiting_signatures', async () => {
+    const { loan, customer, guarantor } = await loanWithGuarantor();
+    const browser = new SigningBrowser(stack.baseUrl, loan.signing_url);
+    await browser.identify(customer.cpf, { sandbox: true });
+    expect((await api(`/v3/loans/${loan.id}/cancel`, { method: 'POST', body: {} })).status).toBe(
+      200,
+    );
+    const answers = [
+      await browser.fetch(),
+      await browser.fetch('/contract'),
+      await browser.sign(),
+      (await browser.requestCode(guarantor.cpf)).response,
+    ];
+    for (const answer of answers) {
+      expect(answer.status).toBe(410);
+      expect(answer.headers.get('content-type')).toMatch(/^text\/html/);
+    }
+    expect(await answers[0]!.text()).toContain('Este link não está mais ativo');
+  });
+});
+
+describe('signing link keys rotate (SIGNING_LINK_KEYS)', () => {
+  it('keeps links of a key still configured working, issues links under the new key, and ends links of a dropped key', async () => {
+    const { loan } = await loanWithGuarantor();
+    const oldLink = new URL(loan.signing_url).pathname;
+    expect(oldLink).toContain(`${loan.id}.dev.`);
+    const development = 'dev:development-signing-link-key-not-for-production';
+    const fresh = 'k2:rotated-signing-link-key-0123456789abcdef';
+    const rotated = await startStack({
+      worker: false,
+      taskQueue: stack.config.temporal.taskQueue,
+      env: { SIGNING_LINK_KEYS: `${fresh},${development}` },
+    });
+    const dropped = await startStack({ worker: false, env: { SIGNING_LINK_KEYS: fresh } });
+    try {
+      const rotatedApi = client(rotated, await tokenFor(rotated, credential));
+      expect((await fetch(`${rotated.baseUrl}${oldLink}`)).status).toBe(200);
+      const reissued = (await (await rotatedApi(`/v3/loans/${loan.id}`)).json()) as LoanBody;
+      const newLink = new URL(reissued.signing_url).pathname;
+      expect(newLink).toContain(`${loan.id}.k2.`);
+      expect((await fetch(`${rotated.baseUrl}${newLink}`)).status).toBe(200);
+      expect((await fetch(`${dropped.baseUrl}${newLink}`)).status).toBe(200);
+      expect((await fetch(`${dropped.baseUrl}${oldLink}`)).status).toBe(404);
+      // A link whose HMAC was tampered with opens nothing anywhere.
+      expect((await fetch(`${rotated.baseUrl}${oldLink.slice(0, -2)}AA`)).status).toBe(404);
+    } finally {
+      await rotated.stop();
+      await dropped.stop();
+    }
+  });
+});
