@@ -10,12 +10,15 @@ import { startStack, TestClock, type TestStack } from '../helpers/stack.js';
 
 let stack: TestStack;
 let api: Client;
+let production: Client;
 let browser: Browser;
 const clock = new TestClock();
 
 beforeAll(async () => {
   stack = await startStack({ clock, env: { SANDBOX_REVIEW_DELAY: '1h' } });
-  api = client(stack, await tokenFor(stack, (await createPartner(stack)).credentials.sandbox));
+  const partner = await createPartner(stack);
+  api = client(stack, await tokenFor(stack, partner.credentials.sandbox));
+  production = client(stack, await tokenFor(stack, partner.credentials.production));
   browser = await launchChromium();
 });
 afterAll(async () => {
@@ -82,6 +85,35 @@ describe('the hosted biometrics page, in a real browser', () => {
     expect(bare.status).toBe(422);
     expect(await bare.text()).toContain('peça e digite o código');
     expect(await biometricsStatus(customer.id)).toBe('pending');
+  });
+
+  it('accepts the published sandbox code in the sandbox only: production needs the code sent', async () => {
+    const customer = await registerCustomer(production);
+    const response = await production(`/v3/customers/${customer.id}/biometrics`, {
+      method: 'POST',
+    });
+    const url = ((await response.json()) as { session_url: string }).session_url;
+    const local = url.replace(stack.config.publicBaseUrl, stack.baseUrl);
+    const asked = new Date(Date.now() - 1000);
+    const sent = await fetch(`${local}/code`, { method: 'POST' });
+    const codeId = /name="code_id" value="([^"]+)"/.exec(await sent.text())![1]!;
+    const post = (code: string) =>
+      fetch(local, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ code_id: codeId, code }).toString(),
+      });
+    const published = await post(SANDBOX_CODE);
+    expect(published.status).toBe(422);
+    expect(await published.text()).toContain('Código incorreto');
+    const status = async () =>
+      ((await (await production(`/v3/customers/${customer.id}`)).json()) as CustomerBody).kyc.find(
+        (item) => item.type === 'biometrics',
+      )?.status;
+    expect(await status()).toBe('pending');
+    const real = codeIn(await waitForMessage(customer.email, { after: asked }));
+    expect((await post(real)).status).toBe(200);
+    expect(await status()).toBe('submitted');
   });
 
   it('shows a replaced link as replaced, and an expired one as expired, changing nothing', async () => {
