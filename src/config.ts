@@ -209,7 +209,7 @@ export interface Config {
   readonly requestTimeoutMs: number;
   /** The longest a credential is served from memory (0: read on every request); see credential-cache.ts. */
   readonly credentialCacheMaxAgeMs: number;
-  /** Failed token exchanges allowed per client_id and per IP within the window. */
+  /** Failed token exchanges allowed per (client_id, address) pair within the window. */
   readonly tokenFailures: { readonly limit: number; readonly windowMs: number };
   /**
    * Where KYC documents and contract PDFs live: an S3-compatible bucket (`FILE_STORE=s3`, the
