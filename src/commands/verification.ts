@@ -3,7 +3,6 @@ import type { Db } from '../db/client.js';
 import type { VerificationPurpose } from '../db/schema/index.js';
 import {
   codesSentSince,
-  findCode,
   findSession,
   insertCode,
   lockCodeSubject,
@@ -160,9 +159,3 @@ export async function verifiedSession(
     deps.clock(),
   );
 }
-
-/** A pending code of this subject, to show its form again (for instance after a wrong try). */
-export const pendingCode = (
-  deps: Pick<VerificationDeps, 'db'>,
-  where: { id: string; purpose: VerificationPurpose; subjectId: string },
-) => findCode(deps.db, where);

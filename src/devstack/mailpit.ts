@@ -3,13 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { dirname } from 'node:path';
 import { freePort } from './free-port.js';
-import {
-  defaultProgress,
-  resolveBinary,
-  run,
-  type Binary,
-  type Progress,
-} from './temporal-binaries.js';
+import { defaultProgress, goInstalled, resolveBinary, type Progress } from './temporal-binaries.js';
 
 /**
  * Mailpit, the SMTP server of development and tests: it keeps every e-mail the service sends and
@@ -19,27 +13,15 @@ import {
  */
 export const MAILPIT_VERSION = 'v1.27.11';
 
-const mailpit: Binary = {
+const mailpit = goInstalled({
   what: 'Mailpit',
   envVar: 'MAILPIT_PATH',
+  module: `github.com/axllent/mailpit@${MAILPIT_VERSION}`,
   folder: `mailpit-${MAILPIT_VERSION}`,
   artifact: 'mailpit',
-  buildLabel: 'go install',
-  async build(tmp, progress) {
-    progress(
-      `building Mailpit ${MAILPIT_VERSION} with go install (first run only, about a minute)…`,
-    );
-    await run('go', ['install', `github.com/axllent/mailpit@${MAILPIT_VERSION}`], {
-      env: { ...process.env, GOBIN: tmp, CGO_ENABLED: '0' },
-      progress,
-    });
-  },
-  help: [
-    'set MAILPIT_PATH to a mailpit binary, or',
-    `install Go and run: go install github.com/axllent/mailpit@${MAILPIT_VERSION}, or`,
-    'point SMTP_URL at an SMTP server of your own.',
-  ],
-};
+  duration: 'about a minute',
+  orElse: 'point SMTP_URL at an SMTP server of your own.',
+});
 
 export const resolveMailpit = (progress: Progress = defaultProgress) =>
   resolveBinary(mailpit, progress);

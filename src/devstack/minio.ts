@@ -2,13 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { CreateBucketCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { freePort } from './free-port.js';
-import {
-  defaultProgress,
-  resolveBinary,
-  run,
-  type Binary,
-  type Progress,
-} from './temporal-binaries.js';
+import { defaultProgress, goInstalled, resolveBinary, type Progress } from './temporal-binaries.js';
 
 /**
  * MinIO, the S3-compatible object store of development and tests, built with `go install` like
@@ -17,25 +11,15 @@ import {
  */
 export const MINIO_VERSION = 'v0.0.0-20260212201848-7aac2a2c5b7c';
 
-const minio: Binary = {
+const minio = goInstalled({
   what: 'MinIO',
   envVar: 'MINIO_PATH',
+  module: `github.com/minio/minio@${MINIO_VERSION}`,
   folder: `minio-${MINIO_VERSION}`,
   artifact: 'minio',
-  buildLabel: 'go install',
-  async build(tmp, progress) {
-    progress(`building MinIO ${MINIO_VERSION} with go install (first run only, a few minutes)…`);
-    await run('go', ['install', `github.com/minio/minio@${MINIO_VERSION}`], {
-      env: { ...process.env, GOBIN: tmp, CGO_ENABLED: '0' },
-      progress,
-    });
-  },
-  help: [
-    'set MINIO_PATH to a minio server binary, or',
-    `install Go and run: go install github.com/minio/minio@${MINIO_VERSION}, or`,
-    'point S3_ENDPOINT and S3_BUCKET at an S3-compatible store of your own.',
-  ],
-};
+  duration: 'a few minutes',
+  orElse: 'point S3_ENDPOINT and S3_BUCKET at an S3-compatible store of your own.',
+});
 
 export const resolveMinio = (progress: Progress = defaultProgress) =>
   resolveBinary(minio, progress);

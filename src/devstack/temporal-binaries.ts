@@ -85,32 +85,58 @@ export async function resolveBinary(binary: Binary, progress: Progress): Promise
   return sdkDownload(binary.what, tried, binary.help);
 }
 
-const temporalCli: Binary = {
-  what: 'Temporal CLI',
-  envVar: 'TEMPORAL_CLI_PATH',
-  folder: `temporal-cli-${TEMPORAL_CLI_VERSION}`,
-  artifact: 'temporal',
-  buildLabel: 'go install',
-  async build(tmp, progress) {
-    progress(
-      `building Temporal CLI ${TEMPORAL_CLI_VERSION} with go install (first run only, a few minutes)…`,
-    );
-    await run(
-      'go',
-      ['install', `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`],
-      {
+/**
+ * A server built from the Go module proxy with `go install` (no cgo) and cached like the rest:
+ * the Temporal CLI, MinIO and Mailpit.
+ */
+export function goInstalled(options: {
+  what: string;
+  envVar: string;
+  /** `module/path@version`, as `go install` takes it. */
+  module: string;
+  /** The cache folder (versioned) and the executable's name in it. */
+  folder: string;
+  artifact: string;
+  /** How long the first build takes on 2 cores, for the progress line. */
+  duration: string;
+  /** The last way out, after the env var and Go. */
+  orElse: string;
+  sdkDownload?: boolean;
+}): Binary {
+  return {
+    what: options.what,
+    envVar: options.envVar,
+    folder: options.folder,
+    artifact: options.artifact,
+    buildLabel: 'go install',
+    async build(tmp, progress) {
+      progress(
+        `building ${options.what} with go install ${options.module} (first run only, ${options.duration})…`,
+      );
+      await run('go', ['install', options.module], {
         env: { ...process.env, GOBIN: tmp, CGO_ENABLED: '0' },
         progress,
-      },
-    );
-  },
-  help: [
-    `set TEMPORAL_CLI_PATH to a temporal CLI binary (v${TEMPORAL_CLI_VERSION} or newer), or`,
-    `install Go and run: go install github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}, or`,
-    'allow this machine to reach the Temporal release downloads so the SDK can fetch it.',
-  ],
+      });
+    },
+    help: [
+      `set ${options.envVar} to a ${options.artifact} binary, or`,
+      `install Go and run: go install ${options.module}, or`,
+      options.orElse,
+    ],
+    ...(options.sdkDownload ? { sdkDownload: true } : {}),
+  };
+}
+
+const temporalCli = goInstalled({
+  what: 'Temporal CLI',
+  envVar: 'TEMPORAL_CLI_PATH',
+  module: `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`,
+  folder: `temporal-cli-${TEMPORAL_CLI_VERSION}`,
+  artifact: 'temporal',
+  duration: 'a few minutes',
+  orElse: 'allow this machine to reach the Temporal release downloads so the SDK can fetch it.',
   sdkDownload: true,
-};
+});
 
 const testServer: Binary = {
   what: 'Temporal test server',

@@ -92,19 +92,6 @@ export async function spendAttempt(
   return row;
 }
 
-export async function findCode(
-  db: DbOrTx,
-  where: { id: string; purpose: VerificationPurpose; subjectId: string },
-): Promise<VerificationCode | undefined> {
-  return db.query.verificationCodes.findFirst({
-    where: and(
-      eq(verificationCodes.id, where.id),
-      eq(verificationCodes.purpose, where.purpose),
-      eq(verificationCodes.subjectId, where.subjectId),
-    ),
-  });
-}
-
 /** Records the verification and the session it opens; false if another request verified first. */
 export async function markCodeVerified(
   db: DbOrTx,
