@@ -1,8 +1,9 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { loanSigners, verificationCodes } from '../../src/db/schema/index.js';
+import { loanSigners, loans, verificationCodes } from '../../src/db/schema/index.js';
+import { hashSigningToken } from '../../src/domain/loans/signing-token.js';
 import { maskEmail, maskTaxId } from '../../src/domain/masking.js';
 import type { loanSchema } from '../../src/http/routes/loans/schema.js';
 import { activeCustomer, offerOf } from '../helpers/credit.js';
@@ -220,7 +221,7 @@ describe('the signing link alone signs nothing (issue 26, finding 1)', () => {
 });
 
 describe('signing link keys rotate (SIGNING_LINK_KEYS)', () => {
-  it('keeps links of a key still configured working, issues links under the new key, and ends links of a dropped key', async () => {
+  it('keeps links of a key still configured working, issues links under the new key, ends links of a dropped key, and still opens links made before key ids', async () => {
     const { loan } = await loanWithGuarantor();
     const oldLink = new URL(loan.signing_url).pathname;
     expect(oldLink).toContain(`${loan.id}.dev.`);
@@ -241,6 +242,15 @@ describe('signing link keys rotate (SIGNING_LINK_KEYS)', () => {
       expect((await fetch(`${rotated.baseUrl}${newLink}`)).status).toBe(200);
       expect((await fetch(`${dropped.baseUrl}${newLink}`)).status).toBe(200);
       expect((await fetch(`${dropped.baseUrl}${oldLink}`)).status).toBe(404);
+      // A link issued before key ids (an HMAC alone, found by its stored hash) still opens.
+      const legacy = createHmac('sha256', 'development-data-encryption-key-not-for-production')
+        .update(`loan-signing:${loan.id}`)
+        .digest('base64url');
+      await stack.database.db
+        .update(loans)
+        .set({ signingTokenHash: hashSigningToken(legacy) })
+        .where(eq(loans.id, loan.id));
+      expect((await fetch(`${dropped.baseUrl}/hosted/signing/${legacy}`)).status).toBe(200);
       // A link whose HMAC was tampered with opens nothing anywhere.
       expect((await fetch(`${rotated.baseUrl}${oldLink.slice(0, -2)}AA`)).status).toBe(404);
     } finally {
