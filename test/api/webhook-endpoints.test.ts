@@ -181,8 +181,18 @@ describe('webhook endpoint targets', () => {
     const problem = (await refused.json()) as ValidationProblem;
     expect(problem).toMatchObject({ errors: [{ path: 'body.url', code: 'forbidden_target' }] });
     expect(problem.errors[0]?.message).toBe(
-      'Webhooks cannot be sent there: port 22 is not allowed (allowed: 443, 8443).',
+      'Webhooks go to port 443 or 8443 only (no port means 443).',
     );
+    // The document says so too: its pattern takes these ports and no other.
+    const document = (await (await fetch(`${stack.baseUrl}/v3/openapi.json`)).json()) as {
+      components: { schemas: Record<string, { properties: { url: { pattern: string } } }> };
+    };
+    const pattern = new RegExp(
+      document.components.schemas.CreateWebhookEndpointRequest!.properties.url.pattern,
+    );
+    expect(pattern.test('https://hooks.partner.example:8443/a')).toBe(true);
+    expect(pattern.test('https://hooks.partner.example/a')).toBe(true);
+    expect(pattern.test('https://hooks.partner.example:22/a')).toBe(false);
     expect((await create({ url: 'https://hooks.partner.example:8443/a' })).status).toBe(201);
     const { id } = (await (
       await create({ url: 'https://hooks.partner.example:443/a' })

@@ -42,7 +42,10 @@ const notFound = (id: string) =>
   problems.notFound('webhook_endpoint_not_found', `No webhook endpoint ${id}.`);
 
 export function webhookEndpointRoutes(api: ApiRouter, deps: WebhookRouteDeps): void {
-  const bodies = endpointBodies(deps.allowPrivateTargets);
+  const bodies = endpointBodies({
+    allowPrivateTargets: deps.allowPrivateTargets,
+    allowedPorts: deps.allowedPorts,
+  });
   const policy = { allowPrivate: deps.allowPrivateTargets, allowedPorts: deps.allowedPorts };
   /**
    * What the URL itself shows (an address literal, localhost, its port) is checked now; a name's

@@ -15,9 +15,14 @@ const anyHost = `(?:(?:${label}\\.)*${label}\\.?|\\[[0-9A-Fa-f:.]+\\])`;
  * number, in any of its decimal, octal or hex forms) and is not `localhost`.
  */
 const namedHost = `(?:${label}\\.)*(?![Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt]\\.?(?:[:/?#]|$))[A-Za-z][A-Za-z0-9-]*\\.?`;
-const urlOf = (host: string) => new RegExp(`^https://${host}${port}${rest}$`);
+const urlOf = (host: string, ports = port) => new RegExp(`^https://${host}${ports}${rest}$`);
 const anyTarget = urlOf(anyHost);
 const namedTarget = urlOf(namedHost);
+/** Only these ports, and no port at all when 443 (https's own) is one of them. */
+const portsOf = (allowed: readonly number[]) => {
+  const list = `:(?:${allowed.join('|')})`;
+  return allowed.includes(443) ? `(?:${list})?` : list;
+};
 
 /**
  * Where deliveries may go. Outside development (WEBHOOK_ALLOW_PRIVATE_TARGETS) the host must be a
@@ -25,7 +30,7 @@ const namedTarget = urlOf(namedHost);
  * says so. Names are checked against the address policy at every delivery attempt, where they
  * resolve; with private targets allowed, address literals are checked here (src/webhooks).
  */
-function webhookUrl(allowPrivateTargets: boolean) {
+function webhookUrl(allowPrivateTargets: boolean, allowedPorts: readonly number[]) {
   const syntax = z
     .string()
     .max(2048)
@@ -36,14 +41,22 @@ function webhookUrl(allowPrivateTargets: boolean) {
     .pipe(z.url({ protocol: /^https$/, error: 'Not a URL.' }));
   if (allowPrivateTargets)
     return syntax.meta({ example: 'https://hooks.partner.example/embedded-credit' });
+  // Ports (WEBHOOK_ALLOWED_PORTS) are part of the documented pattern, so a URL the document
+  // allows is one the API takes.
+  const allowedTarget = urlOf(namedHost, portsOf(allowedPorts));
   return syntax
     .refine((value) => namedTarget.test(value), {
       message: 'Webhooks must name their host: an IP address or localhost is refused.',
       params: { code: 'forbidden_target' },
+      abort: true,
+    })
+    .refine((value) => allowedTarget.test(value), {
+      message: `Webhooks go to port ${allowedPorts.join(' or ')} only${allowedPorts.includes(443) ? ' (no port means 443)' : ''}.`,
+      params: { code: 'forbidden_target' },
     })
     .meta({
       example: 'https://hooks.partner.example/embedded-credit',
-      override: { pattern: namedTarget.source },
+      override: { pattern: allowedTarget.source },
     });
 }
 
@@ -65,8 +78,8 @@ const events = z
       'Event names or resource wildcards (`loan.*`); empty or omitted means every event.',
   });
 
-function endpointBodiesFor(allowPrivateTargets: boolean) {
-  const url = webhookUrl(allowPrivateTargets);
+function endpointBodiesFor(allowPrivateTargets: boolean, allowedPorts: readonly number[]) {
+  const url = webhookUrl(allowPrivateTargets, allowedPorts);
   return {
     create: z
       .strictObject({
@@ -90,10 +103,20 @@ function endpointBodiesFor(allowPrivateTargets: boolean) {
   };
 }
 
-const endpointBodyVariants = { named: endpointBodiesFor(false), any: endpointBodiesFor(true) };
-/** The create and update bodies under the configured target policy. */
-export const endpointBodies = (allowPrivateTargets: boolean) =>
-  endpointBodyVariants[allowPrivateTargets ? 'any' : 'named'];
+const endpointBodyVariants = new Map<string, ReturnType<typeof endpointBodiesFor>>();
+/** The create and update bodies under the configured target policy (built once per policy). */
+export function endpointBodies(policy: {
+  allowPrivateTargets: boolean;
+  allowedPorts: readonly number[];
+}) {
+  const key = policy.allowPrivateTargets ? 'any' : policy.allowedPorts.join(',');
+  let bodies = endpointBodyVariants.get(key);
+  if (!bodies) {
+    bodies = endpointBodiesFor(policy.allowPrivateTargets, policy.allowedPorts);
+    endpointBodyVariants.set(key, bodies);
+  }
+  return bodies;
+}
 
 export const rotateBody = z
   .strictObject({
