@@ -91,7 +91,7 @@ export async function requestBiometricsCode(
     tenant,
     { purpose: 'biometrics', subjectId: session.id, person: customer.id, email: customer.email },
     (code) => ({
-      subject: `Código para concluir sua verificação: ${code}`,
+      subject: 'Seu código para concluir a verificação biométrica',
       text: [
         `Olá, ${customer.name}.`,
         '',

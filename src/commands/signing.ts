@@ -54,7 +54,8 @@ export async function requestSigningCode(
     { partnerId: loan.partnerId, environment: loan.environment },
     { purpose: 'loan_signature', subjectId: loan.id, person: signer.cpf, email: signer.email },
     (code) => ({
-      subject: `Código para assinar o contrato de crédito: ${code}`,
+      // Not in the subject: a subject shows on a locked phone's notifications.
+      subject: 'Seu código para assinar o contrato de crédito',
       text: [
         `Olá, ${signer.name}.`,
         '',

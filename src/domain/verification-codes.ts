@@ -38,3 +38,6 @@ export function codeMatches(
 /** What a person may type: digits with spaces or dashes between them. */
 export const normalizeCode = (text: unknown): string =>
   typeof text === 'string' ? text.replace(/[\s-]/g, '') : '';
+
+/** A typo that cannot be a code (letters, five digits) is said so and spends no try. */
+export const isCodeShaped = (code: string): boolean => CODE.test(code);

@@ -177,10 +177,10 @@ describe('a loan from contract to last installment, over HTTP on the real stack'
     });
     const link = `${stack.baseUrl}${new URL(loan.signing_url).pathname}`;
     await page.goto(link);
-    // The link alone shows no figure, no name and no contract: only masked cpfs and a cpf form.
+    // The link alone shows no cpf, no name, no figure and no contract: a count and a cpf form.
     expect(await page.locator('h1').textContent()).toBe('Assinatura do contrato');
-    expect(await page.content()).not.toContain(customer.cpf);
-    expect(await page.content()).toContain(maskTaxId(customer.cpf));
+    expect(await page.content()).not.toContain(maskTaxId(customer.cpf));
+    expect(await page.content()).toContain('Assinaturas: 0 de 2');
     expect((await page.request.get(`${link}/contract`)).status()).toBe(403);
     // A cpf that does not sign this loan gets no code.
     await page.getByLabel('Seu CPF').fill(fakeCpf());

@@ -46,10 +46,10 @@ describe('the SMTP mailer, against the run’s Mailpit', () => {
 
   it('waits for a later message to the same address when asked for one after a time', async () => {
     const to = address();
-    await mailer.send({ to, subject: 'Primeiro código', text: 'Código: 111111' });
+    await mailer.send({ to, subject: 'Primeiro código', text: 'Seu código é 111111.' });
     await waitForMessage(to);
     const resentAt = new Date();
-    await mailer.send({ to, subject: 'Novo código', text: 'Código: 222222' });
+    await mailer.send({ to, subject: 'Novo código', text: 'Seu código é 222222.' });
 
     expect(codeIn(await waitForMessage(to, { after: resentAt }))).toBe('222222');
   });

@@ -82,15 +82,19 @@ describe('the signing link alone signs nothing (issue 26, finding 1)', () => {
     const { loan, customer, guarantor } = await loanWithGuarantor();
     const attacker = new SigningBrowser(stack.baseUrl, loan.signing_url, 'attacker');
 
-    // The page and everything the link alone reaches show cpfs masked, and no contract.
+    // The page and everything the link alone reaches show no cpf, not even masked (a mask leaves
+    // about a thousand candidates, and the code form tells a signer's cpf from another), no name
+    // and no contract.
     const page = await attacker.fetch();
     expect(page.status).toBe(200);
     const html = await page.text();
     for (const cpf of [customer.cpf, guarantor.cpf]) {
-      expect(html).not.toContain(cpf);
-      expect(html).toContain(maskTaxId(cpf));
+      expect(html).not.toContain(cpf.slice(3, 9));
+      expect(html).not.toContain(maskTaxId(cpf));
     }
-    expect(html).not.toContain('Valor liberado');
+    for (const shown of ['Valor liberado', customer.name, guarantor.name])
+      expect(html).not.toContain(shown);
+    expect(html).toContain('Assinaturas: 0 de 2');
     const pdf = await attacker.fetch('/contract');
     expect(pdf.status).toBe(403);
     expect(pdf.headers.get('content-type')).toMatch(/^text\/html/);
@@ -113,7 +117,14 @@ describe('the signing link alone signs nothing (issue 26, finding 1)', () => {
     expect(response.status).toBe(200);
     expect(codeHtml).toContain(maskEmail(guarantor.email));
     expect(codeHtml).not.toContain(guarantor.email);
-    const real = codeIn(await waitForMessage(guarantor.email, { after: asked }));
+    const mail = await waitForMessage(guarantor.email, { after: asked });
+    const real = codeIn(mail);
+    expect(mail.subject).not.toContain(real); // a subject shows on a locked phone
+
+    // A typo that cannot be a code is said so and spends no try.
+    const typo = await attacker.verify(codeId!, '12ab');
+    expect(typo.status).toBe(422);
+    expect(await typo.text()).toContain('O código tem 6 dígitos');
 
     // Five wrong guesses spend the code: the right one after them opens nothing.
     for (let attempt = 1; attempt <= 5; attempt++) {
@@ -141,9 +152,10 @@ describe('the signing link alone signs nothing (issue 26, finding 1)', () => {
     expect(page).not.toContain(customer.cpf);
     const pdf = await browser.fetch('/contract');
     expect(pdf.headers.get('content-type')).toBe('application/pdf');
+    expect(pdf.headers.get('content-disposition')).toMatch(/^attachment; filename="ccb-ln_/);
 
-    expect((await browser.sign()).status).toBe(200);
-    const forged = await browser.fetch('', {
+    // Signed with a forged X-Forwarded-For: the address recorded is the socket's.
+    const signed = await browser.fetch('', {
       method: 'POST',
       headers: {
         'Content-Type': 'application/x-www-form-urlencoded',
@@ -151,7 +163,10 @@ describe('the signing link alone signs nothing (issue 26, finding 1)', () => {
       },
       body: 'agree=yes',
     });
-    expect(forged.status).toBe(200); // signing again answers the first signature
+    expect(signed.status).toBe(200);
+    expect(await signed.text()).toContain('Assinatura registrada');
+    const again = await browser.sign();
+    expect(await again.text()).toContain('Você já tinha assinado este contrato; nada mudou.');
     const rows = await signerRows(loan.id);
     const [own, theirs] = [
       rows.find((s) => s.cpf === customer.cpf)!,

@@ -85,9 +85,12 @@ export async function waitForMessage(
   }
 }
 
-/** The 6-digit code in a message's text (the signing code); throws when there is none. */
+/**
+ * The code in a message's text (`… é 123456.`, as the service writes it; the loan id before it
+ * is hex and can hold six digits in a row); throws when there is none.
+ */
 export function codeIn(message: Pick<ReceivedMessage, 'text' | 'subject'>): string {
-  const code = /(?<!\d)\d{6}(?!\d)/.exec(message.text)?.[0];
+  const code = / é (\d{6})\./.exec(message.text)?.[1];
   if (!code) throw new Error(`no 6-digit code in the e-mail "${message.subject}"`);
   return code;
 }

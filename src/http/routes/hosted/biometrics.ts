@@ -6,7 +6,7 @@ import {
   type CompletionOutcome,
 } from '../../../commands/biometrics.js';
 import { CodeNotSentError } from '../../../commands/verification.js';
-import { normalizeCode } from '../../../domain/verification-codes.js';
+import { isCodeShaped, normalizeCode } from '../../../domain/verification-codes.js';
 import type { AppContext, AppState } from '../../context.js';
 import { escapeHtml, messagePage, notice, page } from './layout.js';
 import { field, html, parseForm } from './respond.js';
@@ -42,12 +42,12 @@ ${message ? notice('error', message) : ''}
 <form method="post" action="${path(token)}/code"><button type="submit">Enviar código</button></form>`,
   );
 
-const codeForm = (token: string, codeId: string, channel: string, message?: string) =>
+const codeForm = (token: string, codeId: string, channel: string | undefined, message?: string) =>
   page(
     'Concluir a captura',
     `<h1>Concluir a captura</h1>
 ${message ? notice('error', message) : ''}
-<p>Enviamos um código para <strong>${escapeHtml(channel.replace(/^email:/, ''))}</strong>. Ele vale por 10 minutos.</p>
+<p>Enviamos um código para <strong>${escapeHtml(channel?.replace(/^email:/, '') ?? 'o seu e-mail cadastrado')}</strong>. Ele vale por 10 minutos.</p>
 <form method="post" action="${path(token)}">
 <input type="hidden" name="code_id" value="${escapeHtml(codeId)}">
 <label for="code">Código</label>
@@ -105,6 +105,8 @@ export function biometricsRoutes(router: Router<AppState>, deps: HostedDeps): vo
       if (view !== 'open') return showClosed(ctx, view);
       return html(ctx, 422, startPage(token, 'Para concluir, peça e digite o código.'));
     }
+    if (!isCodeShaped(code))
+      return html(ctx, 422, codeForm(token, codeId, undefined, 'O código tem 6 dígitos.'));
     const outcome = await completeBiometrics(deps.customers, token, {
       codeId,
       code,

@@ -17,6 +17,8 @@ export const page = (title: string, body: string) => `<!doctype html>
   label { display: block; margin: .8rem 0 .3rem; }
   input[type=text] { font: inherit; padding: .5rem; width: 14rem; max-width: 100%; }
   input.code { letter-spacing: .4em; width: 9rem; }
+  input[type=checkbox] { width: 1.3rem; height: 1.3rem; vertical-align: -.25rem; margin-right: .4rem; }
+  .nowrap { white-space: nowrap; }
   button { font: inherit; padding: .7rem 1.4rem; border: 0; border-radius: .4rem; background: #0b6e4f; color: #fff; cursor: pointer; margin-top: 1rem; }
   .notice { padding: .8rem 1rem; border-radius: .4rem; background: #fff4e5; }
   .ok { background: #e6f4ea; }

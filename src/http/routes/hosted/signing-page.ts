@@ -23,18 +23,27 @@ const linkPath = (token: string) => `/hosted/signing/${encodeURIComponent(token)
 
 const signedCount = (loan: LoanView) => loan.signers.filter((s) => s.signedAt).length;
 
-/** Who signs, as the link alone may show them: masked cpfs, no names. */
+/** `25/11/2026 06:22`, as a signer in Brazil reads a time. */
+const brDateTime = (at: Date) =>
+  new Intl.DateTimeFormat('pt-BR', {
+    timeZone: 'America/Sao_Paulo',
+    dateStyle: 'short',
+    timeStyle: 'short',
+  }).format(at);
+
+/** Who signs, to a signer the code proved: names and masked cpfs. */
 const signerRows = (loan: LoanView) =>
   loan.signers
     .map(
       (s) =>
-        `<tr><td>${maskTaxId(s.cpf)}</td><td>${s.signedAt ? `assinou em ${s.signedAt.toISOString()}` : 'pendente'}</td></tr>`,
+        `<tr><td>${escape(s.name)}<br><span class="nowrap">${maskTaxId(s.cpf)}</span></td><td>${s.signedAt ? `assinou em <span class="nowrap">${brDateTime(s.signedAt)}</span>` : 'pendente'}</td></tr>`,
     )
     .join('');
 
 /**
- * What the link alone shows: which loan, how many have signed (cpfs masked), and where a signer
- * states their cpf to receive a code. No figure, no name, no contract until the code.
+ * What the link alone shows: which loan, how many have signed, and where a signer states their
+ * cpf to receive a code. No cpf (even masked: six digits of a mask leave about a thousand
+ * candidates, and the form says whether a cpf signs), no name, no figure, no contract.
  */
 export function identifyPage(loan: LoanView, token: string, notice?: Notice): string {
   return page(
@@ -48,18 +57,17 @@ ${notice ? noticeHtml(notice.kind, notice.text) : ''}
 <input id="cpf" name="cpf" type="text" inputmode="numeric" autocomplete="off" required maxlength="14" placeholder="000.000.000-00">
 <button type="submit">Enviar código</button>
 </form>
-<h2>Assinaturas (${signedCount(loan)} de ${loan.signers.length})</h2>
-<table>${signerRows(loan)}</table>`,
+<p>Assinaturas: ${signedCount(loan)} de ${loan.signers.length}.</p>`,
   );
 }
 
 /** After a code was sent: where it went (masked) and the form to type it. */
 export function codePage(
   token: string,
-  code: { codeId: string; channel: string },
+  code: { codeId: string; channel?: string },
   notice?: Notice,
 ): string {
-  const where = code.channel.replace(/^email:/, '');
+  const where = code.channel?.replace(/^email:/, '') ?? 'o seu e-mail cadastrado';
   return page(
     'Digite o código',
     `<h1>Digite o código</h1>
@@ -98,7 +106,7 @@ export function signingPage(
     ['CET', `${percent(f.cet_monthly)} a.m. · ${percent(f.cet_annual)} a.a.`],
   ];
   const form = signer.signedAt
-    ? `<p class="notice ok">Você assinou em ${signer.signedAt.toISOString()}.</p>`
+    ? `<p class="notice ok">Você assinou em ${brDateTime(signer.signedAt)}.</p>`
     : loan.status === 'awaiting_signatures'
       ? `<form method="post" action="${linkPath(token)}">
 <label><input type="checkbox" name="agree" value="yes" required> Li o contrato e concordo com seus termos.</label>
@@ -111,8 +119,8 @@ export function signingPage(
 ${notice ? noticeHtml(notice.kind, notice.text) : ''}
 <p>Empréstimo <code>${loan.id}</code> — ${statusText[loan.status]}.</p>
 <table>${rows.map(([k, v]) => `<tr><th>${k}</th><td class="n">${v}</td></tr>`).join('')}</table>
-<p><a href="${linkPath(token)}/contract">Ler o contrato completo (PDF)</a><br>
-SHA-256 do contrato: <code>${loan.contractSha256}</code></p>
+<p><a href="${linkPath(token)}/contract">Baixar o contrato completo (PDF)</a></p>
+<p class="muted">Código de integridade do contrato (SHA-256): <code>${loan.contractSha256}</code></p>
 <h2>Assinaturas (${signedCount(loan)} de ${loan.signers.length})</h2>
 <table>${signerRows(loan)}</table>
 ${form}`,

@@ -9,8 +9,11 @@ import {
 } from '../../../commands/signing.js';
 import { CodeNotSentError } from '../../../commands/verification.js';
 import type { LoanView } from '../../../db/queries/loans.js';
-import { verificationRules } from '../../../domain/verification-codes.js';
-import { normalizeCode } from '../../../domain/verification-codes.js';
+import {
+  isCodeShaped,
+  normalizeCode,
+  verificationRules,
+} from '../../../domain/verification-codes.js';
 import { ProblemError } from '../../../errors.js';
 import type { AppContext, AppState } from '../../context.js';
 import { sendContract } from '../loans/router.js';
@@ -117,6 +120,12 @@ export function signingRoutes(router: Router<AppState>, deps: HostedDeps): void 
     const again = (status: number, text: string) =>
       html(ctx, status, identifyPage(loan, token, { kind: 'error', text }));
     if (!codeId || !code) return again(422, 'Peça um código e digite-o para continuar.');
+    if (!isCodeShaped(code))
+      return html(
+        ctx,
+        422,
+        codePage(token, { codeId }, { kind: 'error', text: 'O código tem 6 dígitos.' }),
+      );
     const checked = await checkSigningCode(signing, loan, codeId, code, evidence(ctx));
     if (checked.kind === 'spent')
       return again(422, 'Este código expirou ou já foi usado. Peça um novo código.');
@@ -154,7 +163,9 @@ export function signingRoutes(router: Router<AppState>, deps: HostedDeps): void 
     const loan = await openLoan(ctx);
     if (!loan) return;
     if (!(await sessionOf(ctx, loan))) return noSession(ctx, loan, token);
-    await sendContract(ctx, signing, loan);
+    // A download, not a page: the hosted policy (default-src 'none') would leave a browser's
+    // built-in PDF viewer nothing to run in.
+    await sendContract(ctx, signing, loan, 'attachment');
   });
 
   router.post('/hosted/signing/:token', parseForm, async (ctx) => {
@@ -165,6 +176,15 @@ export function signingRoutes(router: Router<AppState>, deps: HostedDeps): void 
     if (!verified) return noSession(ctx, loan, token);
     const refuse = (status: number, text: string) =>
       html(ctx, status, signingPage(loan, token, verified.signer, { kind: 'error', text }));
+    if (verified.signer.signedAt)
+      return html(
+        ctx,
+        200,
+        signingPage(loan, token, verified.signer, {
+          kind: 'ok',
+          text: 'Você já tinha assinado este contrato; nada mudou.',
+        }),
+      );
     if (field(ctx, 'agree') !== 'yes')
       return refuse(422, 'Confirme que leu o contrato e concorda.');
     try {

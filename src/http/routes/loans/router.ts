@@ -50,10 +50,15 @@ const presenter = (deps: LoanDeps) => (loan: LoanView) =>
 const loanResponse = (description: string) => ({ 200: { description, schema: loanSchema } });
 
 /** Sends the contract PDF of a loan (the partner's download and the signing page's link). */
-export async function sendContract(ctx: AppContext, deps: LoanDeps, loan: LoanView) {
+export async function sendContract(
+  ctx: AppContext,
+  deps: LoanDeps,
+  loan: LoanView,
+  disposition: 'inline' | 'attachment' = 'inline',
+) {
   const file = await deps.files.open(loan.contractKey);
   if (!file) throw new Error(`contract of ${loan.id} missing from the file store`);
-  sendFile(ctx, file, 'application/pdf', `inline; filename="ccb-${loan.id}.pdf"`);
+  sendFile(ctx, file, 'application/pdf', `${disposition}; filename="ccb-${loan.id}.pdf"`);
 }
 
 /** The partner's loan endpoints (`/v3/loans…`). */
