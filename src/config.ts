@@ -1,5 +1,6 @@
 import { normalizeCnpj } from './domain/customers/tax-ids.js';
 import { join } from 'node:path';
+import { Decimal } from 'decimal.js';
 import ms, { type StringValue } from 'ms';
 import { z } from 'zod';
 import type { IofRates } from './domain/credit/simulation.js';
@@ -50,13 +51,19 @@ const duration = (fallback: StringValue) =>
 const port = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
 
 /** A rate as a decimal string (`0.0038` = 0.38 %), kept as text so no binary float holds it. */
-const rate = (fallback: string) =>
-  z
+const rate = (fallback: string, cap?: { max: string; why: string }) => {
+  const decimal = z
     .string()
     .default(fallback)
     .refine((value) => /^(0(\.\d{1,12})?|1(\.0{1,12})?)$/.test(value), {
       message: 'expected a decimal rate between 0 and 1, such as 0.0038',
+      abort: true,
     });
+  if (!cap) return decimal;
+  return decimal.refine((value) => new Decimal(value).lte(cap.max), {
+    message: `at most ${cap.max}: ${cap.why}`,
+  });
+};
 
 const keyRingVariable = z
   .string()
@@ -106,9 +113,16 @@ const schema = z.object({
   IOF_DAILY_RATE_COMPANY: rate('0.000082'),
   IOF_DAILY_RATE_MEI: rate('0.0000274'),
   IOF_MEI_PRINCIPAL_LIMIT: z.coerce.number().int().min(0).default(3_000_000),
-  // Late charges (contract §12), fixed in each loan when it is created.
-  LATE_FEE_RATE: rate('0.02'),
-  LATE_INTEREST_MONTHLY_RATE: rate('0.01'),
+  // Late charges (contract §12), fixed in each loan when it is created, within the legal caps of
+  // contract §13: a larger value stops the process with the reason.
+  LATE_FEE_RATE: rate('0.02', {
+    max: '0.02',
+    why: 'CDC art. 52 §1 caps the late fee at 2 % of the installment',
+  }),
+  LATE_INTEREST_MONTHLY_RATE: rate('0.01', {
+    max: '0.01',
+    why: 'late interest (juros de mora) is capped at 1 % a month',
+  }),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: flag,
   OUTBOX_SWEEP_INTERVAL: duration('5s'),
   TOKEN_SIGNING_KEYS: keyRingVariable,

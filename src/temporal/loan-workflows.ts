@@ -6,6 +6,7 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
 import type { Loan, LoanView } from '../db/queries/loans.js';
+import { endedStatuses } from '../domain/loans/loans.js';
 import { ProblemError, problems } from '../errors.js';
 import type { LoanInput } from '../../workflows/loan/messages.js';
 import { clockAt } from '../../workflows/sandbox-clock/messages.js';
@@ -76,6 +77,13 @@ export async function changeLoan<Ret, Args extends unknown[]>(
    */
   updateId?: string,
 ): Promise<Ret> {
+  // An ended loan is refused from its record (contract §13): its workflow may be long gone, and an
+  // update-with-start after the closed run's retention would start a fresh one.
+  if (endedStatuses.includes(loan.status))
+    throw new ProblemError(
+      'invalid_state',
+      `The loan is ${loan.status}; it takes no more commands.`,
+    );
   try {
     return await updateWithStart(
       deps.temporal,

@@ -324,7 +324,7 @@ describe('a loan from contract to last installment, over HTTP on the real stack'
     await recordHistory(handle, 'loan');
   });
 
-  it('cancelled before disbursement: loan.cancelled, the offer available again; cancel refused after', async () => {
+  it('cancelled before disbursement: loan.cancelled, the offer available again; commands refused from the record, no fresh run started', async () => {
     const customer = await activeCustomer(stack, api);
     const offer = await offerOf(api, customer.id);
     const sim = await simulation(offer.id, { amount: offer.min_amount, installments: 3 });
@@ -344,14 +344,26 @@ describe('a loan from contract to last installment, over HTTP on the real stack'
       cancellation_reason: 'customer gave up',
     });
     expect((await offerOf(api, customer.id, 'available')).id).toBe(offer.id);
+    // Refused from the record (contract §13, "Ended loans"), so no command can start a fresh run
+    // of an ended loan's workflow, however long ago it closed.
+    const workflow = stack.temporal.workflow.getHandle(`loan/${loan.id}`);
+    await workflow.result();
+    const closedRun = (await workflow.describe()).runId;
     const again = await api(`/v3/loans/${loan.id}/cancel`, { method: 'POST', body: {} });
     expect(again.status).toBe(409);
-    expect(((await again.json()) as { code: string }).code).toBe('invalid_state');
+    expect(await again.json()).toMatchObject({
+      code: 'invalid_state',
+      detail: 'The loan is cancelled; it takes no more commands.',
+    });
     const sign = await api(`/v3/sandbox/loans/${loan.id}/signatures`, {
       method: 'POST',
       body: { cpf: customer.cpf },
     });
     expect(sign.status).toBe(409);
+    expect(await workflow.describe()).toMatchObject({
+      runId: closedRun,
+      status: { name: 'COMPLETED' },
+    });
     // …and the same simulation can be taken again while it is valid.
     const retaken = await api('/v3/loans', {
       method: 'POST',

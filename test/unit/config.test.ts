@@ -123,6 +123,23 @@ describe('configuration', () => {
     ]);
   });
 
+  it('stops at start on late charges above the legal caps (contract §13), and takes them at the caps', () => {
+    expect(
+      problemsOf({ ...development, LATE_FEE_RATE: '0.021', LATE_INTEREST_MONTHLY_RATE: '0.0101' }),
+    ).toEqual([
+      'LATE_FEE_RATE: at most 0.02: CDC art. 52 §1 caps the late fee at 2 % of the installment',
+      'LATE_INTEREST_MONTHLY_RATE: at most 0.01: late interest (juros de mora) is capped at 1 % a month',
+    ]);
+    expect(
+      loadConfig({ ...development, LATE_FEE_RATE: '0.02', LATE_INTEREST_MONTHLY_RATE: '0.005' })
+        .lateCharges,
+    ).toEqual({ feeRate: '0.02', monthlyInterestRate: '0.005' });
+    // Not a rate at all: said once, as such.
+    expect(problemsOf({ ...development, LATE_FEE_RATE: 'abc' })).toEqual([
+      'LATE_FEE_RATE: expected a decimal rate between 0 and 1, such as 0.0038',
+    ]);
+  });
+
   it('allows an http base URL on loopback only, and names the old variables it renamed', () => {
     expect(problemsOf({ ...production, PUBLIC_BASE_URL: 'http://127.0.0.1:3000' })).toEqual([]);
     expect(problemsOf({ ...production, TOKEN_SIGNING_KEY: 'x'.repeat(40) })).toEqual([

@@ -21,6 +21,9 @@ export type LoanStatus = (typeof loanStatuses)[number];
 export const installmentStatuses = ['pending', 'overdue', 'paid'] as const;
 export type InstallmentStatus = (typeof installmentStatuses)[number];
 
+/** The statuses a loan ends in: its record says so for good, whatever became of its workflow. */
+export const endedStatuses: readonly LoanStatus[] = ['finished', 'cancelled', 'error'];
+
 /** The statuses a loan can still be cancelled in: the disbursement is not confirmed yet. */
 export const cancellableStatuses: readonly LoanStatus[] = ['awaiting_signatures', 'processing'];
 
