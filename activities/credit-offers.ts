@@ -14,7 +14,7 @@ import {
   type CreditOfferStatus,
 } from '../src/domain/credit/offers.js';
 import type { OfferState } from '../workflows/credit-offers/messages.js';
-import { presentCreditOffer } from '../src/http/routes/credit-offers/presenter.js';
+import { presentCreditOffer } from '../src/presenters/credit-offers.js';
 import { recordAndFanOut, startDeliveries } from '../src/webhooks/fan-out.js';
 import type { ActivityDeps } from './index.js';
 

@@ -12,7 +12,7 @@ import {
 import { payoffQuote } from '../src/domain/loans/repayment.js';
 import { businessDate } from '../src/domain/business-date.js';
 import type { Tenant } from '../src/domain/tenant.js';
-import { presentLoan, type SigningUrl } from '../src/http/routes/loans/presenter.js';
+import { presentLoan, type SigningUrl } from '../src/presenters/loans.js';
 import { recordAndFanOut, startDeliveries, type NewEvent } from '../src/webhooks/fan-out.js';
 import type { ActivityDeps } from './index.js';
 

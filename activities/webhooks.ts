@@ -18,7 +18,7 @@ import {
   slowDownStatuses,
   type AttemptOutcome,
 } from '../src/domain/webhooks/schedule.js';
-import { presentEvent } from '../src/http/routes/events/presenter.js';
+import { presentEvent } from '../src/presenters/events.js';
 import { postWebhook } from '../src/webhooks/sender.js';
 import { signatureHeader } from '../src/webhooks/signature.js';
 import type { DeliveryWorkflowInput } from '../workflows/webhook-delivery/messages.js';

@@ -14,8 +14,8 @@ import { hashSigningToken, signingToken } from '../domain/loans/signing-token.js
 import type { KeyRing } from '../domain/key-ring.js';
 import type { Tenant } from '../domain/tenant.js';
 import { ProblemError, problems } from '../errors.js';
-import { presentCreditOffer } from '../http/routes/credit-offers/presenter.js';
-import { presentLoan, type SigningUrl } from '../http/routes/loans/presenter.js';
+import { presentCreditOffer } from '../presenters/credit-offers.js';
+import { presentLoan, type SigningUrl } from '../presenters/loans.js';
 import type { Logger } from '../logger.js';
 import type { FileStore } from '../storage/file-store.js';
 import { changeLoan, loanStart, type LoanTiming } from '../temporal/loan-workflows.js';

@@ -3,7 +3,7 @@ import { initialKyc } from '../domain/customers/kyc.js';
 import { newId } from '../domain/ids.js';
 import { ProblemError } from '../errors.js';
 import type { Tenant } from '../domain/tenant.js';
-import { presentCustomer } from '../http/routes/customers/presenter.js';
+import { presentCustomer } from '../presenters/customers.js';
 import { onboardingStart } from '../temporal/customer-workflows.js';
 import { dispatchWorkflowStart, enqueueWorkflowStart } from '../temporal/outbox.js';
 import { recordAndFanOut, startDeliveries } from '../webhooks/fan-out.js';

@@ -13,7 +13,7 @@ import { problems } from '../../../errors.js';
 import type { ApiRouter } from '../../api-router.js';
 import { tenantOf } from '../../context.js';
 import { presentPage } from '../../list.js';
-import { presentCredential } from './presenter.js';
+import { presentCredential } from '../../../presenters/auth.js';
 import {
   createCredentialBody,
   createdCredentialSchema,

@@ -14,7 +14,7 @@ import type { ApiRouter } from '../../api-router.js';
 import { tenantOf } from '../../context.js';
 import { presentPage } from '../../list.js';
 import { customerParams } from '../customers/schema.js';
-import { presentCreditOffer, presentSimulation } from './presenter.js';
+import { presentCreditOffer, presentSimulation } from '../../../presenters/credit-offers.js';
 import {
   creditOfferList,
   creditOfferListQuery,

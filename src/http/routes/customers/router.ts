@@ -12,7 +12,7 @@ import { sendFile } from '../../send-file.js';
 import type { ApiRouter } from '../../api-router.js';
 import { tenantOf, type AppContext } from '../../context.js';
 import { presentPage } from '../../list.js';
-import { presentCustomer, presentDocument } from './presenter.js';
+import { presentCustomer, presentDocument } from '../../../presenters/customers.js';
 import {
   biometricsSessionSchema,
   createCustomerBody,

@@ -7,7 +7,7 @@ import { tenantOf } from '../../context.js';
 import { eventCatalogue } from '../../../domain/webhooks/catalogue.js';
 import { idField, pathId } from '../../ids.js';
 import { listEnvelope, listQuery, presentPage } from '../../list.js';
-import { presentEvent } from './presenter.js';
+import { presentEvent } from '../../../presenters/events.js';
 
 export const eventSchema = z
   .object({

@@ -23,7 +23,7 @@ import {
 import type { ApiRouter } from '../../api-router.js';
 import { sandboxTenantOf, tenantOf, type AppContext } from '../../context.js';
 import { presentPage } from '../../list.js';
-import { presentLoan, presentLoanTransaction } from './presenter.js';
+import { presentLoan, presentLoanTransaction } from '../../../presenters/loans.js';
 import {
   cancelLoanBody,
   createLoanBody,

@@ -4,7 +4,7 @@ import { findCustomerForOps } from '../../../db/queries/customers.js';
 import { problems } from '../../../errors.js';
 import type { ApiRouter } from '../../api-router.js';
 import { sandboxTenantOf, type AppContext, type Tenant } from '../../context.js';
-import { presentCustomer } from '../customers/presenter.js';
+import { presentCustomer } from '../../../presenters/customers.js';
 import { customerParams, customerSchema, denyBody, reviewBody } from '../customers/schema.js';
 
 type Resolve = (ctx: AppContext, customerId: string) => Promise<Tenant>;

@@ -2,7 +2,7 @@ import { requestSmokeCheck, type CommandDeps } from '../../../commands/request-s
 import { findSmokeCheck } from '../../../db/queries/smoke-checks.js';
 import { problems } from '../../../errors.js';
 import type { ApiRouter } from '../../api-router.js';
-import { presentSmokeCheck } from './presenter.js';
+import { presentSmokeCheck } from '../../../presenters/smoke-checks.js';
 import { createSmokeCheckBody, smokeCheckParams, smokeCheckSchema } from './schema.js';
 
 /** Ops: `POST /ops/v1/smoke-checks` starts one end-to-end check, `GET …/{id}` reads its outcome. */

@@ -16,7 +16,7 @@ import { newEndpointSecret } from '../../../webhooks/signature.js';
 import type { ApiRouter } from '../../api-router.js';
 import { tenantOf } from '../../context.js';
 import { presentPage } from '../../list.js';
-import { presentEndpoint } from './presenter.js';
+import { presentEndpoint } from '../../../presenters/webhooks.js';
 import {
   createdEndpointSchema,
   endpointList,

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import type { Customer } from '../../../db/queries/customers.js';
-import type { Document } from '../../../db/queries/documents.js';
-import type { customerSchema, documentSchema } from './schema.js';
+import type { Customer } from '../db/queries/customers.js';
+import type { Document } from '../db/queries/documents.js';
+import type { customerSchema, documentSchema } from '../http/routes/customers/schema.js';
 
 export function presentCustomer(customer: Customer): z.infer<typeof customerSchema> {
   return {

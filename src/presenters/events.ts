@@ -1,4 +1,4 @@
-import type { Event } from '../../../db/queries/events.js';
+import type { Event } from '../db/queries/events.js';
 
 /** An event as partners see it, through `GET /v3/events` and as every webhook delivery's body. */
 export interface PublicEvent {

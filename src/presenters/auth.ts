@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import type { Credential } from '../../../db/queries/credentials.js';
-import type { credentialSchema } from './schema.js';
+import type { Credential } from '../db/queries/credentials.js';
+import type { credentialSchema } from '../http/routes/auth/schema.js';
 
 export function presentCredential(credential: Credential): z.infer<typeof credentialSchema> {
   return {

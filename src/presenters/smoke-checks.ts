@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import type { SmokeCheck } from '../../../db/queries/smoke-checks.js';
-import type { smokeCheckSchema } from './schema.js';
+import type { SmokeCheck } from '../db/queries/smoke-checks.js';
+import type { smokeCheckSchema } from '../http/routes/smoke-checks/schema.js';
 
 export function presentSmokeCheck(check: SmokeCheck): z.infer<typeof smokeCheckSchema> {
   return {

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import type { WebhookEndpoint } from '../../../db/queries/webhook-endpoints.js';
-import type { endpointSchema } from './schema.js';
+import type { WebhookEndpoint } from '../db/queries/webhook-endpoints.js';
+import type { endpointSchema } from '../http/routes/webhooks/schema.js';
 
 export function presentEndpoint(endpoint: WebhookEndpoint): z.infer<typeof endpointSchema> {
   return {

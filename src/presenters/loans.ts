@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import type { LoanTransaction, LoanView } from '../../../db/queries/loans.js';
-import { standing } from '../../../domain/loans/repayment.js';
-import type { loanSchema, loanTransactionSchema } from './schema.js';
+import type { LoanTransaction, LoanView } from '../db/queries/loans.js';
+import { standing } from '../domain/loans/repayment.js';
+import type { loanSchema, loanTransactionSchema } from '../http/routes/loans/schema.js';
 
 /** How the signing page's address is made for a loan (it depends on a server key and base URL). */
 export type SigningUrl = (loanId: string) => string;

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import type { CreditOffer, Simulation } from '../../../db/queries/credit-offers.js';
-import { annualInterestRate } from '../../../domain/credit/simulation.js';
-import type { creditOfferSchema, simulationSchema } from './schema.js';
+import type { CreditOffer, Simulation } from '../db/queries/credit-offers.js';
+import { annualInterestRate } from '../domain/credit/simulation.js';
+import type { creditOfferSchema, simulationSchema } from '../http/routes/credit-offers/schema.js';
 
 /** The public offer: the API's answer and every `credit_offer.*` event's data. */
 export function presentCreditOffer(offer: CreditOffer): z.infer<typeof creditOfferSchema> {
