@@ -1,14 +1,10 @@
-import {
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowUpdateFailedError,
-  WorkflowUpdateRPCTimeoutOrCancelledError,
-  type Client,
-} from '@temporalio/client';
-import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
 import type { Customer } from '../db/queries/customers.js';
-import { ProblemError, problems } from '../errors.js';
+import { ProblemError } from '../errors.js';
 import type { OnboardingInput } from '../../workflows/customer-onboarding/messages.js';
 import { updateWithStart, type WorkflowStart } from './outbox.js';
+import { updateProblem } from './update-problems.js';
 import { workflowIds, workflowTypes } from './workflow-ids.js';
 
 export function onboardingInput(customer: Customer, sandboxReviewDelayMs: number): OnboardingInput {
@@ -71,26 +67,20 @@ export async function changeCustomer<Args extends unknown[]>(
   }
 }
 
-function toProblem(error: unknown, customer: Customer): unknown {
-  if (error instanceof WorkflowExecutionAlreadyStartedError) {
-    // Only a closed workflow refuses: the customer is denied, which is final.
-    return invalidState(`The customer is ${customer.status === 'denied' ? 'denied' : 'closed'}.`);
-  }
-  // The workflow did not take the change in time (no worker, or none free): retry later.
-  if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) {
-    return problems.serviceUnavailable(
-      'The customer’s workflow did not take the change in time; retry shortly.',
-    );
-  }
-  if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
-    const { type, message } = error.cause;
-    // The schema admits only real item types, so one this customer does not owe (or no longer
-    // owes) is refused for its state, like an item that is not open.
-    if (type === 'unknown_type' || type === 'invalid_state') return invalidState(message);
-    if (type === 'customer_already_exists')
-      return new ProblemError('customer_already_exists', message);
-  }
-  return error;
-}
-
 const invalidState = (detail: string) => new ProblemError('invalid_state', detail);
+
+function toProblem(error: unknown, customer: Customer): unknown {
+  return updateProblem(error, {
+    workflow: 'The customer’s workflow',
+    // Only a closed workflow refuses: the customer is denied, which is final.
+    closed: () =>
+      invalidState(`The customer is ${customer.status === 'denied' ? 'denied' : 'closed'}.`),
+    byType: {
+      // The schema admits only real item types, so one this customer does not owe (or no longer
+      // owes) is refused for its state, like an item that is not open.
+      unknown_type: invalidState,
+      invalid_state: invalidState,
+      customer_already_exists: (message) => new ProblemError('customer_already_exists', message),
+    },
+  });
+}

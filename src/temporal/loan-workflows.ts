@@ -1,16 +1,12 @@
-import {
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowUpdateFailedError,
-  WorkflowUpdateRPCTimeoutOrCancelledError,
-  type Client,
-} from '@temporalio/client';
-import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
 import type { Loan, LoanView } from '../db/queries/loans.js';
 import { endedStatuses } from '../domain/loans/loans.js';
 import { ProblemError, problems } from '../errors.js';
 import type { LoanInput } from '../../workflows/loan/messages.js';
 import { clockAt } from '../../workflows/sandbox-clock/messages.js';
 import { updateWithStart, type WorkflowStart } from './outbox.js';
+import { updateProblem } from './update-problems.js';
 import { workflowIds, workflowTypes } from './workflow-ids.js';
 
 export interface LoanTiming {
@@ -98,20 +94,16 @@ export async function changeLoan<Ret, Args extends unknown[]>(
 }
 
 function toProblem(error: unknown, loan: LoanView): unknown {
-  // Only a closed workflow refuses to be used: the loan has ended.
-  if (error instanceof WorkflowExecutionAlreadyStartedError)
-    return new ProblemError('invalid_state', `The loan has ended (it was ${loan.status}).`);
-  if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError)
-    return problems.serviceUnavailable(
-      'The loan’s workflow did not take the command in time; retry shortly.',
-    );
-  if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
-    const { type, message } = error.cause;
-    if (type === 'invalid_state') return new ProblemError('invalid_state', message);
-    if (type === 'signer_not_found')
-      return problems.validation([{ path: 'body.cpf', code: 'not_a_signer', message }]);
-    if (type === 'payment_amount_mismatch')
-      return problems.validation([{ path: 'body.amount', code: 'not_the_amount_due', message }]);
-  }
-  return error;
+  return updateProblem(error, {
+    workflow: 'The loan’s workflow',
+    // Only a closed workflow refuses to be used: the loan has ended.
+    closed: () => new ProblemError('invalid_state', `The loan has ended (it was ${loan.status}).`),
+    byType: {
+      invalid_state: (message) => new ProblemError('invalid_state', message),
+      signer_not_found: (message) =>
+        problems.validation([{ path: 'body.cpf', code: 'not_a_signer', message }]),
+      payment_amount_mismatch: (message) =>
+        problems.validation([{ path: 'body.amount', code: 'not_the_amount_due', message }]),
+    },
+  });
 }
