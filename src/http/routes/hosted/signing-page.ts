@@ -23,13 +23,20 @@ const linkPath = (token: string) => `/hosted/signing/${encodeURIComponent(token)
 
 const signedCount = (loan: LoanView) => loan.signers.filter((s) => s.signedAt).length;
 
-/** `25/11/2026 06:22`, as a signer in Brazil reads a time. */
-const brDateTime = (at: Date) =>
-  new Intl.DateTimeFormat('pt-BR', {
-    timeZone: 'America/Sao_Paulo',
-    dateStyle: 'short',
-    timeStyle: 'short',
-  }).format(at);
+/** `25/11/2026 06:22`, as a signer in Brazil reads a time (Intl puts a comma between them). */
+const brTime = new Intl.DateTimeFormat('pt-BR', {
+  timeZone: 'America/Sao_Paulo',
+  day: '2-digit',
+  month: '2-digit',
+  year: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  hourCycle: 'h23',
+});
+const brDateTime = (at: Date) => {
+  const part = Object.fromEntries(brTime.formatToParts(at).map((p) => [p.type, p.value]));
+  return `${part.day}/${part.month}/${part.year} ${part.hour}:${part.minute}`;
+};
 
 /** Who signs, to a signer the code proved: names and masked cpfs. */
 const signerRows = (loan: LoanView) =>
