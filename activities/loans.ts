@@ -1,8 +1,13 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../src/db/client.js';
-import { findLoan, type LoanView } from '../src/db/queries/loans.js';
-import { loans, loanSigners, loanTransactions } from '../src/db/schema/index.js';
+import {
+  changeLoanRow,
+  insertLoanTransaction,
+  lockAndReadLoan,
+  loanTransactionAmount,
+  recordSignerSignature,
+  type LoanView,
+} from '../src/db/queries/loans.js';
 import {
   cancellableStatuses,
   ledgerStep,
@@ -43,14 +48,9 @@ export function createLoanActivities(deps: ActivityDeps) {
     return result;
   }
 
-  /** The loan under a row lock: every write to a loan is ordered by it. */
-  async function lockLoan(tx: DbOrTx, tenant: Tenant, loanId: string): Promise<LoanView> {
-    await tx
-      .select({ id: loans.id })
-      .from(loans)
-      .where(and(eq(loans.id, loanId), eq(loans.partnerId, tenant.partnerId)))
-      .for('update');
-    const loan = await findLoan(tx, tenant, loanId);
+  /** The loan under its row lock (see `lockAndReadLoan`); a loan that is not there is final. */
+  async function lockedLoan(tx: DbOrTx, tenant: Tenant, loanId: string): Promise<LoanView> {
+    const loan = await lockAndReadLoan(tx, tenant, loanId);
     if (!loan) throw ApplicationFailure.nonRetryable(`loan ${loanId} not found`, 'loan_not_found');
     return loan;
   }
@@ -87,7 +87,7 @@ export function createLoanActivities(deps: ActivityDeps) {
       eventIds: { signature: string; processing: string };
     }): Promise<{ signedAt: string; allSigned: boolean }> {
       return writeWithEvents(input.tenant, async (tx) => {
-        const before = await lockLoan(tx, input.tenant, input.loanId);
+        const before = await lockedLoan(tx, input.tenant, input.loanId);
         const signer = before.signers.find((s) => s.cpf === input.cpf);
         if (!signer)
           throw ApplicationFailure.nonRetryable('not a signer of this loan', 'signer_not_found');
@@ -99,28 +99,16 @@ export function createLoanActivities(deps: ActivityDeps) {
           };
         if (before.status !== 'awaiting_signatures')
           throw ApplicationFailure.nonRetryable(`the loan is ${before.status}`, 'invalid_state');
-        await tx
-          .update(loanSigners)
-          .set({
-            signedAt: new Date(input.signedAt),
-            ipAddress: input.ipAddress,
-            userAgent: input.userAgent,
-            signedSha256: input.contractSha256,
-            signedChannel: input.channel ?? null,
-          })
-          .where(
-            and(
-              eq(loanSigners.loanId, input.loanId),
-              isNull(loanSigners.signedAt),
-              eq(loanSigners.cpf, input.cpf),
-            ),
-          );
+        await recordSignerSignature(tx, input.loanId, input.cpf, {
+          signedAt: new Date(input.signedAt),
+          ipAddress: input.ipAddress,
+          userAgent: input.userAgent,
+          signedSha256: input.contractSha256,
+          signedChannel: input.channel ?? null,
+        });
         const allSigned = before.signers.every((s) => s.signedAt !== null || s.cpf === input.cpf);
-        await tx
-          .update(loans)
-          .set({ updatedAt: sql`now()`, ...(allSigned ? { status: 'processing' as const } : {}) })
-          .where(eq(loans.id, input.loanId));
-        const after = await lockLoan(tx, input.tenant, input.loanId);
+        await changeLoanRow(tx, input.loanId, allSigned ? { status: 'processing' } : {});
+        const after = await lockedLoan(tx, input.tenant, input.loanId);
         const signed = after.signers.find((s) => s.cpf === input.cpf)!;
         const events = [
           event(input.eventIds.signature, loanEventTypes.signatureReceived, after, realNow(), {
@@ -146,21 +134,22 @@ export function createLoanActivities(deps: ActivityDeps) {
       ),
     ): Promise<void> {
       await writeWithEvents(input.tenant, async (tx) => {
-        const before = await lockLoan(tx, input.tenant, input.loanId);
+        const before = await lockedLoan(tx, input.tenant, input.loanId);
         if (before.status === input.status) return { result: undefined, events: [] }; // a retry
         if (!cancellableStatuses.includes(before.status))
           throw ApplicationFailure.nonRetryable(`the loan is ${before.status}`, 'invalid_state');
-        await tx
-          .update(loans)
-          .set({
+        await changeLoanRow(
+          tx,
+          input.loanId,
+          {
             status: input.status,
             ...(input.status === 'cancelled'
               ? { cancellationReason: input.cancellationReason }
               : { error: input.error }),
-            updatedAt: sql`now()`,
-          })
-          .where(and(eq(loans.id, input.loanId), inArray(loans.status, [...cancellableStatuses])));
-        const after = await lockLoan(tx, input.tenant, input.loanId);
+          },
+          cancellableStatuses,
+        );
+        const after = await lockedLoan(tx, input.tenant, input.loanId);
         const type = input.status === 'cancelled' ? loanEventTypes.cancelled : loanEventTypes.error;
         return { result: undefined, events: [event(input.eventId, type, after, realNow())] };
       });
@@ -175,8 +164,8 @@ export function createLoanActivities(deps: ActivityDeps) {
       eventId: string;
     }): Promise<void> {
       await writeWithEvents(input.tenant, async (tx) => {
-        const before = await lockLoan(tx, input.tenant, input.loanId);
-        const written = await writeLedgerEntry(tx, input.tenant, input.loanId, {
+        const before = await lockedLoan(tx, input.tenant, input.loanId);
+        const written = await insertLoanTransaction(tx, input.tenant, input.loanId, {
           id: input.transactionId,
           step: ledgerStep.disbursement,
           type: 'disbursement',
@@ -186,11 +175,11 @@ export function createLoanActivities(deps: ActivityDeps) {
         if (!written) return { result: undefined, events: [] }; // by an earlier attempt
         if (before.status !== 'processing')
           throw ApplicationFailure.nonRetryable(`the loan is ${before.status}`, 'invalid_state');
-        await tx
-          .update(loans)
-          .set({ status: 'active', disbursedAt: new Date(input.at), updatedAt: sql`now()` })
-          .where(eq(loans.id, input.loanId));
-        const after = await lockLoan(tx, input.tenant, input.loanId);
+        await changeLoanRow(tx, input.loanId, {
+          status: 'active',
+          disbursedAt: new Date(input.at),
+        });
+        const after = await lockedLoan(tx, input.tenant, input.loanId);
         return {
           result: undefined,
           events: [event(input.eventId, loanEventTypes.active, after, input.at)],
@@ -213,8 +202,8 @@ export function createLoanActivities(deps: ActivityDeps) {
       eventIds: { payment: string; finished: string };
     }): Promise<void> {
       await writeWithEvents(input.tenant, async (tx) => {
-        const before = await lockLoan(tx, input.tenant, input.loanId);
-        const written = await writeLedgerEntry(tx, input.tenant, input.loanId, {
+        const before = await lockedLoan(tx, input.tenant, input.loanId);
+        const written = await insertLoanTransaction(tx, input.tenant, input.loanId, {
           id: input.transactionId,
           step: ledgerStep.payment(input.installmentNumber),
           type: 'payment',
@@ -228,16 +217,12 @@ export function createLoanActivities(deps: ActivityDeps) {
             `installment ${input.installmentNumber} is not the next due`,
             'invalid_state',
           );
-        await tx
-          .update(loans)
-          .set({
-            paidInstallments: input.installmentNumber,
-            paidAt: sql`${loans.paidAt} || ${JSON.stringify([input.paidAt])}::jsonb`,
-            ...(input.last ? { status: 'finished' as const } : {}),
-            updatedAt: sql`now()`,
-          })
-          .where(eq(loans.id, input.loanId));
-        const after = await lockLoan(tx, input.tenant, input.loanId);
+        await changeLoanRow(tx, input.loanId, {
+          paidInstallments: input.installmentNumber,
+          paidDates: [input.paidAt],
+          ...(input.last ? { status: 'finished' as const } : {}),
+        });
+        const after = await lockedLoan(tx, input.tenant, input.loanId);
         const events = [
           event(input.eventIds.payment, loanEventTypes.paymentReceived, after, input.paidAt, {
             payment: {
@@ -266,7 +251,7 @@ export function createLoanActivities(deps: ActivityDeps) {
       eventId: string;
     }): Promise<void> {
       await writeWithEvents(input.tenant, async (tx) => {
-        const before = await lockLoan(tx, input.tenant, input.loanId);
+        const before = await lockedLoan(tx, input.tenant, input.loanId);
         const n = input.installmentNumber;
         if (
           before.status !== 'active' ||
@@ -274,11 +259,8 @@ export function createLoanActivities(deps: ActivityDeps) {
           before.overdueThrough >= n
         )
           return { result: undefined, events: [] };
-        await tx
-          .update(loans)
-          .set({ overdueThrough: n, updatedAt: sql`now()` })
-          .where(eq(loans.id, input.loanId));
-        const after = await lockLoan(tx, input.tenant, input.loanId);
+        await changeLoanRow(tx, input.loanId, { overdueThrough: n });
+        const after = await lockedLoan(tx, input.tenant, input.loanId);
         const row = present(after, input.at).schedule[n - 1]!;
         return {
           result: undefined,
@@ -304,15 +286,15 @@ export function createLoanActivities(deps: ActivityDeps) {
       eventId: string;
     }): Promise<{ amount: number }> {
       return writeWithEvents(input.tenant, async (tx) => {
-        const before = await lockLoan(tx, input.tenant, input.loanId);
-        const f = before.figures;
+        const before = await lockedLoan(tx, input.tenant, input.loanId);
+        const { schedule, monthly_interest_rate: monthlyRate } = before.figures;
         const quote = payoffQuote(
-          f.schedule.slice(before.paidInstallments),
+          schedule.slice(before.paidInstallments),
           businessDate(new Date(input.paidAt)),
-          String(f.monthly_interest_rate),
+          String(monthlyRate),
           before.lateChargeRates,
         );
-        const written = await writeLedgerEntry(tx, input.tenant, input.loanId, {
+        const written = await insertLoanTransaction(tx, input.tenant, input.loanId, {
           id: input.transactionId,
           step: ledgerStep.payoff,
           type: 'payoff',
@@ -320,30 +302,18 @@ export function createLoanActivities(deps: ActivityDeps) {
           occurredAt: new Date(input.paidAt),
         });
         if (!written) {
-          const [first] = await tx
-            .select({ amount: loanTransactions.amount })
-            .from(loanTransactions)
-            .where(
-              and(
-                eq(loanTransactions.loanId, input.loanId),
-                eq(loanTransactions.step, ledgerStep.payoff),
-              ),
-            );
-          return { result: { amount: first?.amount ?? quote.payoffAmount }, events: [] };
+          const first = await loanTransactionAmount(tx, input.loanId, ledgerStep.payoff);
+          return { result: { amount: first ?? quote.payoffAmount }, events: [] };
         }
         if (before.status !== 'active')
           throw ApplicationFailure.nonRetryable(`the loan is ${before.status}`, 'invalid_state');
-        const settled = f.schedule.length - before.paidInstallments;
-        await tx
-          .update(loans)
-          .set({
-            paidInstallments: f.schedule.length,
-            paidAt: sql`${loans.paidAt} || ${JSON.stringify(Array(settled).fill(input.paidAt))}::jsonb`,
-            status: 'finished',
-            updatedAt: sql`now()`,
-          })
-          .where(eq(loans.id, input.loanId));
-        const after = await lockLoan(tx, input.tenant, input.loanId);
+        const settled = schedule.length - before.paidInstallments;
+        await changeLoanRow(tx, input.loanId, {
+          paidInstallments: schedule.length,
+          paidDates: Array<string>(settled).fill(input.paidAt),
+          status: 'finished',
+        });
+        const after = await lockedLoan(tx, input.tenant, input.loanId);
         return {
           result: { amount: quote.payoffAmount },
           events: [event(input.eventId, loanEventTypes.finished, after, input.paidAt)],
@@ -351,25 +321,4 @@ export function createLoanActivities(deps: ActivityDeps) {
       });
     },
   };
-}
-
-/**
- * One ledger entry, keyed by loan and step: false when that step was written already (an activity
- * retried after a crash writes nothing twice).
- */
-async function writeLedgerEntry(
-  tx: DbOrTx,
-  tenant: Tenant,
-  loanId: string,
-  entry: Pick<
-    typeof loanTransactions.$inferInsert,
-    'id' | 'step' | 'type' | 'amount' | 'installmentNumber' | 'occurredAt'
-  >,
-): Promise<boolean> {
-  const [row] = await tx
-    .insert(loanTransactions)
-    .values({ ...entry, partnerId: tenant.partnerId, environment: tenant.environment, loanId })
-    .onConflictDoNothing()
-    .returning({ id: loanTransactions.id });
-  return row !== undefined;
 }

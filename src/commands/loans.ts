@@ -4,7 +4,7 @@ import { and, eq } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { findCreditOffer, findSimulation } from '../db/queries/credit-offers.js';
 import { findCustomer } from '../db/queries/customers.js';
-import { findLoan, type LoanView } from '../db/queries/loans.js';
+import { findLoan, insertLoan, type LoanView } from '../db/queries/loans.js';
 import { creditOffers, customers, loans, loanSigners } from '../db/schema/index.js';
 import { creditOfferEventTypes } from '../domain/credit/offers.js';
 import { newId } from '../domain/ids.js';
@@ -167,27 +167,28 @@ export async function createLoan(
       const at = await customerNow(tx, customerClock, realNow);
       if (at >= locked.validUntil) throw offerUnavailable('expired');
 
-      await tx.insert(loans).values({
-        id: loanId,
-        partnerId: tenant.partnerId,
-        environment: tenant.environment,
-        customerId: customer.id,
-        creditOfferId: offer.id,
-        simulationId: simulation.id,
-        status: 'awaiting_signatures',
-        figures: simulation.figures,
-        disbursementAccount: request.disbursement_account,
-        contractSha256,
-        contractKey,
-        signingTokenHash: hashSigningToken(signingToken(deps.signingLinkKeys, loanId)),
-        signatureDeadline: new Date(at.getTime() + deps.signatureDeadlineMs),
-        lateChargeRates: deps.lateChargeRates,
-        createdAt: realNow,
-        updatedAt: realNow,
-      });
-      await tx
-        .insert(loanSigners)
-        .values(signers.map((signer, position) => ({ loanId, position, ...signer })));
+      await insertLoan(
+        tx,
+        {
+          id: loanId,
+          partnerId: tenant.partnerId,
+          environment: tenant.environment,
+          customerId: customer.id,
+          creditOfferId: offer.id,
+          simulationId: simulation.id,
+          status: 'awaiting_signatures',
+          figures: simulation.figures,
+          disbursementAccount: request.disbursement_account,
+          contractSha256,
+          contractKey,
+          signingTokenHash: hashSigningToken(signingToken(deps.signingLinkKeys, loanId)),
+          signatureDeadline: new Date(at.getTime() + deps.signatureDeadlineMs),
+          lateChargeRates: deps.lateChargeRates,
+          createdAt: realNow,
+          updatedAt: realNow,
+        },
+        signers,
+      );
       const [accepted] = await tx
         .update(creditOffers)
         .set({ status: 'accepted', loanId, updatedAt: realNow })

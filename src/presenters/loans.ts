@@ -62,7 +62,7 @@ export function presentLoan(
       balance_amount: row.balance_amount,
       status: now.rows[index]!.status,
       amount_due: now.rows[index]!.amount_due,
-      paid_at: loan.paidAt[index] ?? null,
+      paid_at: loan.paidDates[index] ?? null,
     })),
     error: loan.error,
     cancellation_reason: loan.cancellationReason,

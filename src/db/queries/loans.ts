@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, type SQL } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { LoanStatus } from '../../domain/loans/loans.js';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
@@ -107,4 +107,127 @@ export async function listLoanTransactions(
     within: eq(loanTransactions.loanId, loanId),
     params,
   });
+}
+
+/**
+ * Locks the loan's row for the rest of the transaction, then reads the loan: every write to a loan
+ * is ordered by this lock, and what it returns is what the write builds on.
+ */
+export async function lockAndReadLoan(
+  tx: DbOrTx,
+  tenant: Tenant,
+  loanId: string,
+): Promise<LoanView | undefined> {
+  await tx
+    .select({ id: loans.id })
+    .from(loans)
+    .where(and(ofTenant(loans, tenant), eq(loans.id, loanId)))
+    .for('update');
+  return findLoan(tx, tenant, loanId);
+}
+
+/** A new loan and its signers (the customer at position 0). */
+export async function insertLoan(
+  tx: DbOrTx,
+  loan: NewLoan,
+  signers: { name: string; cpf: string; email: string }[],
+): Promise<void> {
+  await tx.insert(loans).values(loan);
+  await tx
+    .insert(loanSigners)
+    .values(signers.map((signer, position) => ({ loanId: loan.id, position, ...signer })));
+}
+
+/** One signer's signature and its evidence; a signer who signed already keeps the first. */
+export async function recordSignerSignature(
+  tx: DbOrTx,
+  loanId: string,
+  cpf: string,
+  evidence: {
+    signedAt: Date;
+    ipAddress: string | null;
+    userAgent: string | null;
+    signedSha256: string;
+    signedChannel: string | null;
+  },
+): Promise<void> {
+  await tx
+    .update(loanSigners)
+    .set(evidence)
+    .where(
+      and(eq(loanSigners.loanId, loanId), isNull(loanSigners.signedAt), eq(loanSigners.cpf, cpf)),
+    );
+}
+
+/** What the loan workflow changes on a loan's row. */
+export type LoanChange = Partial<
+  Pick<
+    NewLoan,
+    | 'status'
+    | 'cancellationReason'
+    | 'error'
+    | 'disbursedAt'
+    | 'paidInstallments'
+    | 'overdueThrough'
+  >
+> & {
+  /** `paid_at` of the rows this change pays, appended to `paidDates`. */
+  paidDates?: string[];
+};
+
+/**
+ * Writes a change to the loan (and `updated_at`); with `onlyFrom`, only while the loan is in one
+ * of those statuses.
+ */
+export async function changeLoanRow(
+  tx: DbOrTx,
+  loanId: string,
+  change: LoanChange,
+  onlyFrom?: readonly LoanStatus[],
+): Promise<void> {
+  const { paidDates, ...columns } = change;
+  await tx
+    .update(loans)
+    .set({
+      ...columns,
+      ...(paidDates?.length
+        ? { paidDates: sql`${loans.paidDates} || ${JSON.stringify(paidDates)}::jsonb` }
+        : {}),
+      updatedAt: sql`now()`,
+    })
+    .where(and(eq(loans.id, loanId), onlyFrom ? inArray(loans.status, [...onlyFrom]) : undefined));
+}
+
+/**
+ * One ledger transaction, keyed by loan and step: false when that step was written already (an
+ * activity retried after a crash writes nothing twice).
+ */
+export async function insertLoanTransaction(
+  tx: DbOrTx,
+  tenant: Tenant,
+  loanId: string,
+  entry: Pick<
+    typeof loanTransactions.$inferInsert,
+    'id' | 'step' | 'type' | 'amount' | 'installmentNumber' | 'occurredAt'
+  >,
+): Promise<boolean> {
+  const [row] = await tx
+    .insert(loanTransactions)
+    .values({ ...entry, partnerId: tenant.partnerId, environment: tenant.environment, loanId })
+    .onConflictDoNothing()
+    .returning({ id: loanTransactions.id });
+  return row !== undefined;
+}
+
+/** The amount of the ledger transaction a step wrote, if it did. */
+export async function loanTransactionAmount(
+  tx: DbOrTx,
+  loanId: string,
+  step: string,
+): Promise<number | undefined> {
+  const [row] = await tx
+    .select({ amount: loanTransactions.amount })
+    .from(loanTransactions)
+    .where(and(eq(loanTransactions.loanId, loanId), eq(loanTransactions.step, step)));
+  return row?.amount;
 }

@@ -51,8 +51,8 @@ export const loans = pgTable(
       .$type<LateChargeRates>()
       .notNull()
       .default({ feeRate: '0.02', monthlyInterestRate: '0.01' }),
-    /** `paid_at` of each paid row, oldest first. */
-    paidAt: jsonb('paid_at')
+    /** The `paid_at` of each paid row, oldest first. */
+    paidDates: jsonb('paid_at')
       .$type<string[]>()
       .notNull()
       .default(sql`'[]'::jsonb`),
