@@ -2,7 +2,8 @@ import { findLoanBySigningToken, findLoanForOps, type LoanView } from '../db/que
 import { normalizeCpf } from '../domain/customers/tax-ids.js';
 import { hashSigningToken, loanIdOfSigningToken } from '../domain/loans/signing-token.js';
 import { clockNow } from './customer-clock.js';
-import { signLoan, type LoanDeps } from './loans.js';
+import { signLoan } from './loan-commands.js';
+import type { LoanDeps } from './loan-deps.js';
 import {
   checkVerificationCode,
   sendVerificationCode,

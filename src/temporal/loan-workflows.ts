@@ -9,13 +9,11 @@ import { updateWithStart, type WorkflowStart } from './outbox.js';
 import { updateProblem } from './update-problems.js';
 import { workflowIds, workflowTypes } from './workflow-ids.js';
 
-export interface LoanTiming {
-  /** SANDBOX_DISBURSEMENT_DELAY */
-  sandboxDisbursementDelayMs: number;
-}
-
-/** The workflow's input, read off the stored loan: the outbox and update-with-start agree. */
-export function loanInput(loan: LoanView, timing: LoanTiming): LoanInput {
+/**
+ * The workflow's input, read off the stored loan: the outbox and update-with-start agree.
+ * `sandboxDisbursementDelayMs` is SANDBOX_DISBURSEMENT_DELAY (sandbox loans only).
+ */
+export function loanInput(loan: LoanView, sandboxDisbursementDelayMs: number): LoanInput {
   return {
     loanId: loan.id,
     customerId: loan.customerId,
@@ -24,7 +22,7 @@ export function loanInput(loan: LoanView, timing: LoanTiming): LoanInput {
     environment: loan.environment,
     signatureDeadline: loan.signatureDeadline.getTime(),
     sandboxDisbursementDelayMs:
-      loan.environment === 'sandbox' ? timing.sandboxDisbursementDelayMs : null,
+      loan.environment === 'sandbox' ? sandboxDisbursementDelayMs : null,
     requestedAmount: loan.figures.requested_amount,
     signerCpfs: loan.signers.map((signer) => signer.cpf),
     installmentAmounts: loan.figures.schedule.map((row) => row.installment_amount),
@@ -45,12 +43,16 @@ const loanSummary = (loan: Loan) =>
   `Loan ${loan.id} of ${loan.customerId} (partner ${loan.partnerId}, ${loan.environment})`;
 
 /** The outbox entry that starts a new loan's workflow after `POST /v3/loans` commits. */
-export function loanStart(loan: LoanView, taskQueue: string, timing: LoanTiming): WorkflowStart {
+export function loanStart(
+  loan: LoanView,
+  taskQueue: string,
+  sandboxDisbursementDelayMs: number,
+): WorkflowStart {
   return {
     workflowId: workflowIds.loan(loan.id),
     workflowType: workflowTypes.loan,
     taskQueue,
-    args: [loanInput(loan, timing)],
+    args: [loanInput(loan, sandboxDisbursementDelayMs)],
     searchAttributes: loanSearchAttributes(loan),
     summary: loanSummary(loan),
   };
@@ -63,7 +65,7 @@ export function loanStart(loan: LoanView, taskQueue: string, timing: LoanTiming)
  * that is not the one due.
  */
 export async function changeLoan<Ret, Args extends unknown[]>(
-  deps: { temporal: Client; taskQueue: string } & LoanTiming,
+  deps: { temporal: Client; taskQueue: string; sandboxDisbursementDelayMs: number },
   loan: LoanView,
   update: UpdateDefinition<Ret, Args>,
   args: Args,
@@ -83,7 +85,7 @@ export async function changeLoan<Ret, Args extends unknown[]>(
   try {
     return await updateWithStart(
       deps.temporal,
-      loanStart(loan, deps.taskQueue, deps),
+      loanStart(loan, deps.taskQueue, deps.sandboxDisbursementDelayMs),
       update,
       args,
       updateId,

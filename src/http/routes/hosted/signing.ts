@@ -16,7 +16,7 @@ import {
 } from '../../../domain/verification-codes.js';
 import { ProblemError } from '../../../errors.js';
 import type { AppContext, AppState } from '../../context.js';
-import { sendContract } from '../loans/router.js';
+import { sendContract } from '../loans/shared.js';
 import { messagePage } from './layout.js';
 import { field, html, parseForm } from './respond.js';
 import type { HostedDeps } from './router.js';

@@ -1,0 +1,151 @@
+import {
+  recordPayment,
+  reportDisbursement,
+  settleLoan,
+  signLoan,
+} from '../../../commands/loan-commands.js';
+import { loanNotFound, type LoanDeps } from '../../../commands/loan-deps.js';
+import { findLoan, findLoanForOps, type LoanView } from '../../../db/queries/loans.js';
+import type { ApiRouter } from '../../api-router.js';
+import { sandboxTenantOf, type AppContext } from '../../context.js';
+import {
+  disbursementBody,
+  loanParams,
+  paymentBody,
+  payoffBody,
+  sandboxPaymentBody,
+  signLoanBody,
+} from './schema.js';
+
+import { loanResponse, presenter } from './shared.js';
+
+/**
+ * Back-office commands on loans: ops (`/ops/v1/loans/…`, any partner's loan) report the
+ * disbursement and record payments; sandbox twins (`/v3/sandbox/loans/…`) let a partner do the
+ * same to its sandbox loans, and sign as any signer.
+ */
+export function loanCommandRoutes(
+  api: ApiRouter,
+  deps: LoanDeps,
+  audience: 'ops' | 'sandbox',
+): void {
+  const present = presenter(deps);
+  const prefix = audience === 'ops' ? '/loans' : '/sandbox/loans';
+  const security = audience === 'ops' ? ('ops' as const) : ('partner' as const);
+  const resolve = async (ctx: AppContext, loanId: string): Promise<LoanView> => {
+    const loan =
+      audience === 'ops'
+        ? await findLoanForOps(deps.db, loanId)
+        : await findLoan(deps.db, sandboxTenantOf(ctx), loanId);
+    if (!loan) throw loanNotFound(loanId);
+    return loan;
+  };
+  const tagName = audience === 'ops' ? 'Loan operations' : 'Sandbox';
+  const id = (name: string) =>
+    audience === 'ops' ? name : `sandbox${name[0]!.toUpperCase()}${name.slice(1)}`;
+
+  api.add(
+    {
+      method: 'post',
+      path: `${prefix}/{loan_id}/disbursement`,
+      operationId: id('reportLoanDisbursement'),
+      summary: 'Report the disbursement’s outcome',
+      description:
+        'While `processing`: `confirmed` makes the loan `active` (a `disbursement` transaction, `loan.active`); `failed` ends it in `error` (`loan.error`, code `disbursement_failed`) and frees the offer. Else 409 `invalid_state`.',
+      tag: tagName,
+      security,
+      idempotent: true,
+      params: loanParams,
+      body: disbursementBody,
+      responses: loanResponse('The loan after the report.'),
+      errors: [404, 409],
+    },
+    async (ctx, { params, body }) => {
+      const loan = await reportDisbursement(deps, await resolve(ctx, params.loan_id), body);
+      ctx.body = present(loan);
+    },
+  );
+
+  api.add(
+    {
+      method: 'post',
+      path: `${prefix}/{loan_id}/payments`,
+      operationId: id('recordLoanPayment'),
+      summary: 'Record a payment of the oldest unpaid installment',
+      description:
+        'The amount must equal that installment’s amount due on the day of `paid_at` — its `installment_amount`, plus late charges once it is late (422 naming the amount due)' +
+        (audience === 'sandbox' ? '; it defaults to it here' : '') +
+        '. The last payment finishes the loan. Only while `active` (else 409 `invalid_state`).',
+      tag: tagName,
+      security,
+      idempotent: true,
+      params: loanParams,
+      body: audience === 'ops' ? paymentBody : sandboxPaymentBody,
+      responses: loanResponse('The loan after the payment.'),
+      errors: [404, 409],
+    },
+    async (ctx, { params, body }) => {
+      const loan = await recordPayment(
+        deps,
+        await resolve(ctx, params.loan_id),
+        body,
+        ctx.get('Idempotency-Key') || undefined,
+      );
+      ctx.body = present(loan);
+    },
+  );
+
+  api.add(
+    {
+      method: 'post',
+      path: `${prefix}/{loan_id}/payoff`,
+      operationId: id('settleLoan'),
+      summary: 'Settle the loan early',
+      description:
+        'Every unpaid installment at once, for the payoff amount of the day of `paid_at` (default now; see `GET /v3/loans/{id}/payoff`): one `payoff` transaction, every row paid, `loan.finished`. Only while `active` (else 409 `invalid_state`).',
+      tag: tagName,
+      security,
+      idempotent: true,
+      params: loanParams,
+      body: payoffBody,
+      responses: loanResponse('The finished loan.'),
+      errors: [404, 409],
+    },
+    async (ctx, { params, body }) => {
+      const loan = await settleLoan(
+        deps,
+        await resolve(ctx, params.loan_id),
+        body,
+        ctx.get('Idempotency-Key') || undefined,
+      );
+      ctx.body = present(loan);
+    },
+  );
+
+  if (audience !== 'sandbox') return;
+  api.add(
+    {
+      method: 'post',
+      path: `${prefix}/{loan_id}/signatures`,
+      operationId: 'sandboxSignLoan',
+      summary: 'Sign as one of the loan’s signers',
+      description:
+        'Does what the signing page does when that signer confirms: idempotent per signer; a cpf that does not sign this loan is 422 and changes nothing; 409 `invalid_state` once the loan takes no signatures.',
+      tag: tagName,
+      security,
+      idempotent: true,
+      params: loanParams,
+      body: signLoanBody,
+      responses: loanResponse('The loan after the signature.'),
+      errors: [404, 409],
+    },
+    async (ctx, { params, body }) => {
+      const loan = await signLoan(deps, await resolve(ctx, params.loan_id), body.cpf, {
+        ipAddress: ctx.ip || null,
+        userAgent: ctx.get('User-Agent') || null,
+        channel: 'sandbox_api',
+      });
+      ctx.body = present(loan);
+    },
+  );
+}
