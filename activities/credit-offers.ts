@@ -15,7 +15,7 @@ import {
 } from '../src/domain/credit/offers.js';
 import type { OfferState } from '../workflows/credit-offers/messages.js';
 import { presentCreditOffer } from '../src/presenters/credit-offers.js';
-import { recordAndFanOut, startDeliveries } from '../src/webhooks/fan-out.js';
+import { writeWithEvents } from './write-with-events.js';
 import type { ActivityDeps } from './index.js';
 
 export function createCreditOfferActivities(deps: ActivityDeps) {
@@ -25,13 +25,12 @@ export function createCreditOfferActivities(deps: ActivityDeps) {
     eventId: string,
     change: (tx: DbOrTx) => Promise<CreditOffer | undefined>,
   ): Promise<CreditOffer | undefined> {
-    const outcome = await deps.db.transaction(async (tx) => {
+    return writeWithEvents(deps, tenant, async (tx) => {
       const offer = await change(tx);
-      if (!offer) return undefined;
-      const deliveries = await recordAndFanOut(
-        tx,
-        tenant,
-        [
+      if (!offer) return { result: undefined, events: [] };
+      return {
+        result: offer,
+        events: [
           {
             id: eventId,
             type: creditOfferEventTypes[offer.status],
@@ -39,13 +38,8 @@ export function createCreditOfferActivities(deps: ActivityDeps) {
             createdAt: offer.updatedAt,
           },
         ],
-        deps.taskQueue,
-      );
-      return { offer, deliveries };
+      };
     });
-    if (!outcome) return undefined;
-    await startDeliveries(deps, outcome.deliveries);
-    return outcome.offer;
   }
 
   return {

@@ -7,7 +7,7 @@ import {
   settleSubmittedDocuments,
   submittedFileNames,
 } from '../src/db/queries/documents.js';
-import { recordAndFanOut, startDeliveries } from '../src/webhooks/fan-out.js';
+import { writeWithEvents } from './write-with-events.js';
 import { creditOffersStart, signalCustomerDenied } from '../src/temporal/credit-workflows.js';
 import { dispatchWorkflowStart, enqueueWorkflowStart } from '../src/temporal/outbox.js';
 import { creditAnalysisFor } from '../src/domain/customers/credit-analysis.js';
@@ -68,7 +68,7 @@ export function createCustomerActivities(deps: ActivityDeps) {
       const { tenant, customerId } = input;
       try {
         const becameActive = input.events.some((event) => event.type === 'customer.active');
-        const { deliveries, creditStart } = await deps.db.transaction(async (tx) => {
+        const creditStart = await writeWithEvents(deps, tenant, async (tx) => {
           await updateCustomer(tx, tenant, customerId, {
             status: input.state.status,
             kyc: input.state.kyc,
@@ -103,14 +103,9 @@ export function createCustomerActivities(deps: ActivityDeps) {
             await closeSession(tx, tenant, input.completedSessionId, 'completed');
           const now = new Date();
           return {
-            deliveries: await recordAndFanOut(
-              tx,
-              tenant,
-              input.events.map((event) => ({ ...event, createdAt: now })),
-              deps.taskQueue,
-            ),
+            events: input.events.map((event) => ({ ...event, createdAt: now })),
             // An active customer gets offers: their workflow starts with the change that made it so.
-            creditStart: becameActive
+            result: becameActive
               ? await enqueueWorkflowStart(
                   tx,
                   creditOffersStart(
@@ -125,7 +120,6 @@ export function createCustomerActivities(deps: ActivityDeps) {
           };
         });
         if (creditStart) await dispatchWorkflowStart(deps, creditStart);
-        await startDeliveries(deps, deliveries);
         if (input.state.status === 'denied') await signalCustomerDenied(deps.temporal, customerId);
       } catch (error) {
         if (typeof error === 'object' && error !== null && 'cause' in error) {

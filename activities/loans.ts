@@ -18,7 +18,8 @@ import { payoffQuote } from '../src/domain/loans/repayment.js';
 import { businessDate } from '../src/domain/business-date.js';
 import type { Tenant } from '../src/domain/tenant.js';
 import { presentLoan, type SigningUrl } from '../src/presenters/loans.js';
-import { recordAndFanOut, startDeliveries, type NewEvent } from '../src/webhooks/fan-out.js';
+import type { NewEvent } from '../src/webhooks/fan-out.js';
+import { writeWithEvents } from './write-with-events.js';
 import type { ActivityDeps } from './index.js';
 
 export interface LoanActivityDeps {
@@ -35,18 +36,10 @@ export function createLoanActivities(deps: ActivityDeps) {
   const present = (loan: LoanView, asOf: string) =>
     presentLoan(loan, deps.loans.signingUrl, businessDate(new Date(asOf)));
 
-  /** Runs `change` in a transaction, records the events it returns, starts their deliveries. */
-  async function writeWithEvents<T>(
+  const write = <T>(
     tenant: Tenant,
     change: (tx: DbOrTx) => Promise<{ result: T; events: NewEvent[] }>,
-  ): Promise<T> {
-    const { result, deliveries } = await deps.db.transaction(async (tx) => {
-      const { result, events } = await change(tx);
-      return { result, deliveries: await recordAndFanOut(tx, tenant, events, deps.taskQueue) };
-    });
-    await startDeliveries(deps, deliveries);
-    return result;
-  }
+  ) => writeWithEvents(deps, tenant, change);
 
   /** The loan under its row lock (see `lockAndReadLoan`); a loan that is not there is final. */
   async function lockedLoan(tx: DbOrTx, tenant: Tenant, loanId: string): Promise<LoanView> {
@@ -86,7 +79,7 @@ export function createLoanActivities(deps: ActivityDeps) {
       channel?: string;
       eventIds: { signature: string; processing: string };
     }): Promise<{ signedAt: string; allSigned: boolean }> {
-      return writeWithEvents(input.tenant, async (tx) => {
+      return write(input.tenant, async (tx) => {
         const before = await lockedLoan(tx, input.tenant, input.loanId);
         const signer = before.signers.find((s) => s.cpf === input.cpf);
         if (!signer)
@@ -133,7 +126,7 @@ export function createLoanActivities(deps: ActivityDeps) {
         { status: 'cancelled'; cancellationReason: string } | { status: 'error'; error: LoanError }
       ),
     ): Promise<void> {
-      await writeWithEvents(input.tenant, async (tx) => {
+      await write(input.tenant, async (tx) => {
         const before = await lockedLoan(tx, input.tenant, input.loanId);
         if (before.status === input.status) return { result: undefined, events: [] }; // a retry
         if (!cancellableStatuses.includes(before.status))
@@ -163,7 +156,7 @@ export function createLoanActivities(deps: ActivityDeps) {
       transactionId: string;
       eventId: string;
     }): Promise<void> {
-      await writeWithEvents(input.tenant, async (tx) => {
+      await write(input.tenant, async (tx) => {
         const before = await lockedLoan(tx, input.tenant, input.loanId);
         const written = await insertLoanTransaction(tx, input.tenant, input.loanId, {
           id: input.transactionId,
@@ -201,7 +194,7 @@ export function createLoanActivities(deps: ActivityDeps) {
       transactionId: string;
       eventIds: { payment: string; finished: string };
     }): Promise<void> {
-      await writeWithEvents(input.tenant, async (tx) => {
+      await write(input.tenant, async (tx) => {
         const before = await lockedLoan(tx, input.tenant, input.loanId);
         const written = await insertLoanTransaction(tx, input.tenant, input.loanId, {
           id: input.transactionId,
@@ -250,7 +243,7 @@ export function createLoanActivities(deps: ActivityDeps) {
       at: string;
       eventId: string;
     }): Promise<void> {
-      await writeWithEvents(input.tenant, async (tx) => {
+      await write(input.tenant, async (tx) => {
         const before = await lockedLoan(tx, input.tenant, input.loanId);
         const n = input.installmentNumber;
         if (
@@ -285,7 +278,7 @@ export function createLoanActivities(deps: ActivityDeps) {
       transactionId: string;
       eventId: string;
     }): Promise<{ amount: number }> {
-      return writeWithEvents(input.tenant, async (tx) => {
+      return write(input.tenant, async (tx) => {
         const before = await lockedLoan(tx, input.tenant, input.loanId);
         const { schedule, monthly_interest_rate: monthlyRate } = before.figures;
         const quote = payoffQuote(
