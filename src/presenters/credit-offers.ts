@@ -24,26 +24,26 @@ export function presentCreditOffer(offer: CreditOffer): z.infer<typeof creditOff
 
 /** The figures in the contract's order (jsonb keeps keys in an order of its own). */
 export function presentSimulation(simulation: Simulation): z.infer<typeof simulationSchema> {
-  const f = simulation.figures;
+  const figures = simulation.figures;
   return {
     id: simulation.id,
     credit_offer_id: simulation.creditOfferId,
     customer_id: simulation.customerId,
     currency: 'BRL',
-    requested_amount: f.requested_amount,
-    iof_amount: f.iof_amount,
-    principal_amount: f.principal_amount,
-    installments: f.installments,
-    installment_amount: f.installment_amount,
-    total_amount: f.total_amount,
-    total_interest_amount: f.total_interest_amount,
-    monthly_interest_rate: f.monthly_interest_rate,
-    annual_interest_rate: f.annual_interest_rate,
-    cet_monthly: f.cet_monthly,
-    cet_annual: f.cet_annual,
-    release_date: f.release_date,
-    first_due_date: f.first_due_date,
-    schedule: f.schedule.map((row) => ({
+    requested_amount: figures.requested_amount,
+    iof_amount: figures.iof_amount,
+    principal_amount: figures.principal_amount,
+    installments: figures.installments,
+    installment_amount: figures.installment_amount,
+    total_amount: figures.total_amount,
+    total_interest_amount: figures.total_interest_amount,
+    monthly_interest_rate: figures.monthly_interest_rate,
+    annual_interest_rate: figures.annual_interest_rate,
+    cet_monthly: figures.cet_monthly,
+    cet_annual: figures.cet_annual,
+    release_date: figures.release_date,
+    first_due_date: figures.first_due_date,
+    schedule: figures.schedule.map((row) => ({
       number: row.number,
       due_date: row.due_date,
       installment_amount: row.installment_amount,

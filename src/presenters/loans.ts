@@ -17,11 +17,11 @@ export function presentLoan(
   signingUrl: SigningUrl,
   today: string,
 ): z.infer<typeof loanSchema> {
-  const f = loan.figures;
+  const figures = loan.figures;
   const paid = loan.paidInstallments;
-  const unpaid = f.schedule.slice(paid);
+  const unpaid = figures.schedule.slice(paid);
   const repaying = loan.status === 'active' ? today : null;
-  const now = standing(f.schedule, paid, loan.overdueThrough, repaying, loan.lateChargeRates);
+  const now = standing(figures.schedule, paid, loan.overdueThrough, repaying, loan.lateChargeRates);
   return {
     id: loan.id,
     customer_id: loan.customerId,
@@ -29,14 +29,14 @@ export function presentLoan(
     simulation_id: loan.simulationId,
     status: loan.status,
     currency: 'BRL',
-    requested_amount: f.requested_amount,
-    iof_amount: f.iof_amount,
-    principal_amount: f.principal_amount,
-    installments: f.installments,
-    installment_amount: f.installment_amount,
-    monthly_interest_rate: f.monthly_interest_rate,
-    cet_annual: f.cet_annual,
-    first_due_date: f.first_due_date,
+    requested_amount: figures.requested_amount,
+    iof_amount: figures.iof_amount,
+    principal_amount: figures.principal_amount,
+    installments: figures.installments,
+    installment_amount: figures.installment_amount,
+    monthly_interest_rate: figures.monthly_interest_rate,
+    cet_annual: figures.cet_annual,
+    first_due_date: figures.first_due_date,
     contract_sha256: loan.contractSha256,
     signing_url: signingUrl(loan.id),
     signatures_required: loan.signers.length,
@@ -53,7 +53,7 @@ export function presentLoan(
     days_overdue: now.daysOverdue,
     paid_installments: paid,
     next_due_date: loan.status === 'active' ? (unpaid[0]?.due_date ?? null) : null,
-    schedule: f.schedule.map((row, index) => ({
+    schedule: figures.schedule.map((row, index) => ({
       number: row.number,
       due_date: row.due_date,
       installment_amount: row.installment_amount,

@@ -101,16 +101,19 @@ export function signingPage(
   signer: LoanSigner,
   notice?: Notice,
 ): string {
-  const f = loan.figures;
+  const figures = loan.figures;
   const rows: [string, string][] = [
-    ['Valor liberado', formatBrl(f.requested_amount)],
-    ['IOF (financiado)', formatBrl(f.iof_amount)],
-    ['Valor financiado', formatBrl(f.principal_amount)],
-    ['Parcelas', `${f.installments} × ${formatBrl(f.installment_amount)}`],
-    ['Primeiro vencimento', brDate(f.first_due_date)],
-    ['Total a pagar', formatBrl(f.total_amount)],
-    ['Juros', `${percent(f.monthly_interest_rate)} a.m. · ${percent(f.annual_interest_rate)} a.a.`],
-    ['CET', `${percent(f.cet_monthly)} a.m. · ${percent(f.cet_annual)} a.a.`],
+    ['Valor liberado', formatBrl(figures.requested_amount)],
+    ['IOF (financiado)', formatBrl(figures.iof_amount)],
+    ['Valor financiado', formatBrl(figures.principal_amount)],
+    ['Parcelas', `${figures.installments} × ${formatBrl(figures.installment_amount)}`],
+    ['Primeiro vencimento', brDate(figures.first_due_date)],
+    ['Total a pagar', formatBrl(figures.total_amount)],
+    [
+      'Juros',
+      `${percent(figures.monthly_interest_rate)} a.m. · ${percent(figures.annual_interest_rate)} a.a.`,
+    ],
+    ['CET', `${percent(figures.cet_monthly)} a.m. · ${percent(figures.cet_annual)} a.a.`],
   ];
   const form = signer.signedAt
     ? `<p class="notice ok">Você assinou em ${brDateTime(signer.signedAt)}.</p>`
