@@ -13,6 +13,7 @@ import type { CreditOfferStatus } from '../../src/domain/credit/offers.js';
 import { formatBrl } from '../../src/domain/money.js';
 import { customerClock } from '../clock.js';
 import { databaseWrite } from '../presets.js';
+import { stepQueue } from '../step-queue.js';
 import {
   currentOfferQuery,
   customerDeniedSignal,
@@ -55,12 +56,7 @@ export async function creditOffersWorkflow(input: CreditOffersInput): Promise<Cr
   };
 
   // Moves run one at a time, so the timer and a release never both act on one offer.
-  let queue: Promise<unknown> = Promise.resolve();
-  const serialized = <T>(step: () => Promise<T>): Promise<T> => {
-    const run = queue.then(step);
-    queue = run.catch(() => undefined);
-    return run;
-  };
+  const serialized = stepQueue();
 
   /**
    * Asks for a move from the offer's current state. The database answers where the offer stands:

@@ -23,6 +23,7 @@ import {
 } from '../../src/domain/customers/kyc.js';
 import { sandboxReview } from '../../src/domain/customers/sandbox.js';
 import { databaseWrite } from '../presets.js';
+import { stepQueue } from '../step-queue.js';
 import {
   completeBiometricsUpdate,
   correctDataUpdate,
@@ -66,12 +67,7 @@ export async function customerOnboardingWorkflow(input: OnboardingInput): Promis
   const final = () => state.status === 'denied';
 
   // Handlers run one at a time: each sees the state the previous one left.
-  let queue: Promise<unknown> = Promise.resolve();
-  const serialized = <T>(step: () => Promise<T>): Promise<T> => {
-    const run = queue.then(step);
-    queue = run.catch(() => undefined);
-    return run;
-  };
+  const serialized = stepQueue();
 
   /** Computes a change, writes it with its events, then adopts it. */
   const apply = (

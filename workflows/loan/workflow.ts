@@ -30,6 +30,7 @@ import {
 } from '../credit-offers/messages.js';
 import { formatBrl } from '../../src/domain/money.js';
 import { databaseWrite } from '../presets.js';
+import { stepQueue } from '../step-queue.js';
 import {
   cancelUpdate,
   disbursementUpdate,
@@ -91,12 +92,7 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
   const offer = { offerId: input.creditOfferId, loanId };
 
   // Steps run one at a time: a cancellation never interleaves with a signature or a disbursement.
-  let queue: Promise<unknown> = Promise.resolve();
-  const serialized = <T>(step: () => Promise<T>): Promise<T> => {
-    const run = queue.then(step);
-    queue = run.catch(() => undefined);
-    return run;
-  };
+  const serialized = stepQueue();
 
   /** Tells the offer's workflow; one that has ended (a denied customer's) has nothing to hear. */
   const tellOffer = async (send: () => Promise<void>) => {
