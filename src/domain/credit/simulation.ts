@@ -1,9 +1,6 @@
-import { Decimal } from 'decimal.js';
-import { daysBetween } from '../business-date.js';
-
 /**
  * The money math of a loan simulation (contract §7). Pure and deterministic: integer centavos in
- * and out, `decimal.js` inside (40 significant digits, half-even), no binary float on an amount.
+ * and out, decimals inside (`money.ts`: 40 digits, half-even), no binary float on an amount.
  *
  * - Price on calendar days: the monthly rate i compounds per day as (1 + i)^(d/30); the fixed
  *   installment is the one whose value on the release date, discounted on the real due dates,
@@ -14,10 +11,11 @@ import { daysBetween } from '../business-date.js';
  * - CET (Res. CMN 4.881/2020): the annual rate at which the installments, on their dates over
  *   365-day years, are worth what the customer receives.
  */
-const D = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_EVEN });
-type Dec = InstanceType<typeof D>;
+import { daysBetween } from '../business-date.js';
+import { Decimal, fromCentavos, reportedRate, toCentavos } from '../money.js';
+
 /** For the first stretch of the CET search only: never for an amount. */
-const Rough = D.clone({ precision: 20 });
+const Rough = Decimal.clone({ precision: 20 });
 
 export interface IofRates {
   /** Flat rate on the principal, e.g. '0.0038'. */
@@ -89,16 +87,13 @@ const ROUGH_TOLERANCE = '1e-13';
 /** IOF's daily rate counts at most one year per installment. */
 const IOF_MAX_DAYS = 365;
 
-const centavos = (value: Dec): number => value.toDecimalPlaces(0, D.ROUND_HALF_EVEN).toNumber();
-const rate4 = (value: Dec): number => value.toDecimalPlaces(4, D.ROUND_HALF_EVEN).toNumber();
-
 /**
  * The k-th root of x, by logarithms (decimal.js's fractional pow costs twice as much), memoized:
  * the hot path asks for the same few roots (an offer's daily factor, a CET's monthly equivalent)
  * again and again, and a root is a pure function of its arguments.
  */
-const roots = new Map<string, Dec>();
-function root(x: Dec, k: number): Dec {
+const roots = new Map<string, Decimal>();
+function root(x: Decimal, k: number): Decimal {
   const key = `${x.toString()}^1/${k}`;
   let value = roots.get(key);
   if (!value) {
@@ -112,8 +107,8 @@ function root(x: Dec, k: number): Dec {
  * x^k for whole k, each k computed once, and from a cached neighbour when there is one: monthly
  * gaps take only a few values (28–31 days), one multiplication apart.
  */
-function powers(x: Dec): (k: number) => Dec {
-  const cache = new Map<number, Dec>();
+function powers(x: Decimal): (k: number) => Decimal {
+  const cache = new Map<number, Decimal>();
   return (k) => {
     let power = cache.get(k);
     if (!power) {
@@ -141,14 +136,18 @@ export function dueDates(firstDueDate: string, count: number): string[] {
 
 /** (1 + monthly)^12 − 1, half-even to 4 decimals. */
 export function annualInterestRate(monthly: string): number {
-  return rate4(new D(1).plus(monthly).pow(12).minus(1));
+  return reportedRate(new Decimal(1).plus(monthly).pow(12).minus(1));
 }
 
 /** The textbook Price installment for equal 30-day periods: P·i / (1 − (1 + i)^−n), in centavos. */
 export function priceInstallment(principal: number, monthlyRate: string, n: number): number {
-  const i = new D(monthlyRate);
-  if (i.isZero()) return centavos(new D(principal).div(n));
-  return centavos(new D(principal).times(i).div(new D(1).minus(new D(1).plus(i).pow(-n))));
+  const i = new Decimal(monthlyRate);
+  if (i.isZero()) return toCentavos(fromCentavos(principal).div(n));
+  return toCentavos(
+    fromCentavos(principal)
+      .times(i)
+      .div(new Decimal(1).minus(new Decimal(1).plus(i).pow(-n))),
+  );
 }
 
 /**
@@ -157,17 +156,17 @@ export function priceInstallment(principal: number, monthlyRate: string, n: numb
  */
 function unitSchedule(monthlyRate: string, days: number[]) {
   // (1 + i)^(1/30) once; every period is then a whole power of it.
-  const daily = root(new D(1).plus(monthlyRate), 30);
+  const daily = root(new Decimal(1).plus(monthlyRate), 30);
   const perGap = powers(daily);
   const growth = days.map((d, j) => perGap(d - (j === 0 ? 0 : days[j - 1]!)));
-  let discount = new D(1);
-  let presentValue = new D(0);
+  let discount = new Decimal(1);
+  let presentValue = new Decimal(0);
   for (const factor of growth) {
     discount = discount.div(factor);
     presentValue = presentValue.plus(discount);
   }
-  const installment = new D(1).div(presentValue);
-  let balance = new D(1);
+  const installment = new Decimal(1).div(presentValue);
+  let balance = new Decimal(1);
   const shares = growth.map((factor) => {
     const share = installment.minus(balance.times(factor.minus(1)));
     balance = balance.minus(share);
@@ -177,20 +176,22 @@ function unitSchedule(monthlyRate: string, days: number[]) {
 }
 
 /** τ: the IOF of a schedule as a fraction of its principal, for one daily rate. */
-export function iofRate(shares: Dec[], days: number[], flat: string, daily: string): Dec {
+export function iofRate(shares: Decimal[], days: number[], flat: string, daily: string): Decimal {
   const weightedDays = shares.reduce(
     (sum, share, j) => sum.plus(share.times(Math.min(days[j]!, IOF_MAX_DAYS))),
-    new D(0),
+    new Decimal(0),
   );
-  return new D(flat).plus(new D(daily).times(weightedDays));
+  return new Decimal(flat).plus(new Decimal(daily).times(weightedDays));
 }
 
 /** The principal that leaves `requested` in the customer's hands once IOF is financed. */
-function financedPrincipal(input: SimulationInput, shares: Dec[], days: number[]): number {
+function financedPrincipal(input: SimulationInput, shares: Decimal[], days: number[]): number {
   const { iof } = input;
   const principalAt = (daily: string) =>
-    centavos(
-      new D(input.requestedAmount).div(new D(1).minus(iofRate(shares, days, iof.flat, daily))),
+    toCentavos(
+      fromCentavos(input.requestedAmount).div(
+        new Decimal(1).minus(iofRate(shares, days, iof.flat, daily)),
+      ),
     );
   if (input.borrower === 'individual') return principalAt(iof.dailyIndividual);
   const asMei = principalAt(iof.dailyMei);
@@ -207,12 +208,12 @@ function financedPrincipal(input: SimulationInput, shares: Dec[], days: number[]
 export function solveCet(
   requested: number,
   flows: { amount: number; days: number }[],
-  guess: Dec = new D(1),
-): Dec {
+  guess: Decimal = new Decimal(1),
+): Decimal {
   // Most of the way at 20 digits, where each step is several times cheaper; then the last step
   // or two at full precision, so the root is the same as a full-precision search would find.
   const near = newton(Rough, requested, flows, new Rough(guess.toString()), ROUGH_TOLERANCE);
-  const q = newton(D, requested, flows, new D(near.toString()), CET_TOLERANCE);
+  const q = newton(Decimal, requested, flows, new Decimal(near.toString()), CET_TOLERANCE);
   return q.pow(365).minus(1);
 }
 
@@ -223,15 +224,15 @@ export function solveCet(
  * over the schedule.
  */
 function newton(
-  Num: typeof D,
+  Num: typeof Decimal,
   requested: number,
   flows: { amount: number; days: number }[],
-  start: Dec,
+  start: Decimal,
   tolerance: string,
-): Dec {
+): Decimal {
   const target = new Num(requested);
   // Discounting walks the flows in date order: one small whole power of 1/q per gap.
-  const valueAt = (q: Dec) => {
+  const valueAt = (q: Decimal) => {
     const perGap = powers(new Num(1).div(q));
     let value = new Num(0);
     let weighted = new Num(0);
@@ -289,11 +290,11 @@ export function simulateLoan(input: SimulationInput): SimulationFigures {
   const unit = unitSchedule(input.monthlyInterestRate, days);
 
   const principal = financedPrincipal(input, unit.shares, days);
-  const installment = centavos(unit.installment.times(principal));
+  const installment = toCentavos(unit.installment.times(fromCentavos(principal)));
 
   let balance = principal;
   const schedule: ScheduleRow[] = unit.growth.map((factor, j) => {
-    const interest = centavos(new D(balance).times(factor.minus(1)));
+    const interest = toCentavos(fromCentavos(balance).times(factor.minus(1)));
     // The last row absorbs every rounding residue: principal parts sum exactly to the principal.
     const principalPart = j === n - 1 ? balance : installment - interest;
     balance -= principalPart;
@@ -311,7 +312,7 @@ export function simulateLoan(input: SimulationInput): SimulationFigures {
     input.requestedAmount,
     schedule.map((row, j) => ({ amount: row.installment_amount, days: days[j]! })),
     unit.daily,
-  ).toDecimalPlaces(4, D.ROUND_HALF_EVEN);
+  ).toDecimalPlaces(4, Decimal.ROUND_HALF_EVEN);
   const sum = (pick: (row: ScheduleRow) => number) =>
     schedule.reduce((total, row) => total + pick(row), 0);
 
@@ -323,9 +324,9 @@ export function simulateLoan(input: SimulationInput): SimulationFigures {
     installment_amount: schedule[0]!.installment_amount,
     total_amount: sum((row) => row.installment_amount),
     total_interest_amount: sum((row) => row.interest_amount),
-    monthly_interest_rate: new D(input.monthlyInterestRate).toNumber(),
+    monthly_interest_rate: new Decimal(input.monthlyInterestRate).toNumber(),
     annual_interest_rate: annualInterestRate(input.monthlyInterestRate),
-    cet_monthly: rate4(root(new D(1).plus(cetAnnual), 12).minus(1)),
+    cet_monthly: reportedRate(root(new Decimal(1).plus(cetAnnual), 12).minus(1)),
     cet_annual: cetAnnual.toNumber(),
     release_date: releaseDate,
     first_due_date: firstDueDate,

@@ -1,8 +1,7 @@
-import { Decimal } from 'decimal.js';
 import { PDFDocument, rgb, StandardFonts, type PDFFont, type PDFPage } from 'pdf-lib';
 import type { SimulationFigures } from '../credit/simulation.js';
 import type { Environment } from '../environments.js';
-import { formatBrl } from '../money.js';
+import { formatBrl, formatRate } from '../money.js';
 import type { DisbursementAccount } from './disbursement-account.js';
 import type { LateChargeRates } from './repayment.js';
 
@@ -39,9 +38,6 @@ export const formatCpf = (cpf: string) =>
   `${cpf.slice(0, 3)}.${cpf.slice(3, 6)}.${cpf.slice(6, 9)}-${cpf.slice(9)}`;
 export const formatCnpj = (cnpj: string) =>
   `${cnpj.slice(0, 2)}.${cnpj.slice(2, 5)}.${cnpj.slice(5, 8)}/${cnpj.slice(8, 12)}-${cnpj.slice(12)}`;
-/** 0.0199 → `1,99 %` (exact decimal work; rates carry at most 4 decimals of the fraction). */
-export const formatRate = (rate: number | string) =>
-  `${new Decimal(rate).times(100).toFixed(2).replace('.', ',')} %`;
 const brDate = (isoDate: string) => isoDate.split('-').reverse().join('/');
 
 const pixKinds: Record<string, string> = {

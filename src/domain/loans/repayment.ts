@@ -1,12 +1,8 @@
-import { Decimal } from 'decimal.js';
-import { addDays, daysBetween } from '../business-date.js';
-import type { InstallmentStatus } from './loans.js';
-
 /**
  * What an unpaid installment owes on a given day, and what settling a loan early costs (contract
  * §12). Pure and deterministic — the API, the loan workflow and its activities all run it: integer
- * centavos in and out, `decimal.js` inside (half-even), no binary float on an amount. Dates are
- * business dates (`YYYY-MM-DD`, America/Sao_Paulo).
+ * centavos in and out, decimals inside (`money.ts`: 40 digits, half-even), no binary float on an
+ * amount. Dates are business dates (`YYYY-MM-DD`, America/Sao_Paulo).
  *
  * - Late: a row unpaid after its due date owes its installment, plus a late fee (a share of the
  *   installment, once) and late interest pro rata die (simple: monthly rate × days late ÷ 30, on
@@ -15,10 +11,9 @@ import type { InstallmentStatus } from './loans.js';
  *   contract's monthly rate on calendar days, (1 + i)^(d/30), rounded half-even; a row already due
  *   counts at its amount due. No fee.
  */
-const D = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_EVEN });
-type Dec = InstanceType<typeof D>;
-
-const centavos = (value: Dec): number => value.toDecimalPlaces(0, D.ROUND_HALF_EVEN).toNumber();
+import { addDays, daysBetween } from '../business-date.js';
+import { Decimal, fromCentavos, toCentavos } from '../money.js';
+import type { InstallmentStatus } from './loans.js';
 
 /** The late-payment terms of a loan, as decimal text (LATE_FEE_RATE, LATE_INTEREST_MONTHLY_RATE). */
 export interface LateChargeRates {
@@ -49,9 +44,9 @@ export function amountDue(row: Installment, date: string, rates: LateChargeRates
   const daysLate = Math.max(0, daysBetween(row.due_date, date));
   if (daysLate === 0)
     return { amount: row.installment_amount, lateFee: 0, lateInterest: 0, daysLate };
-  const installment = new D(row.installment_amount);
-  const lateFee = centavos(installment.times(rates.feeRate));
-  const lateInterest = centavos(
+  const installment = fromCentavos(row.installment_amount);
+  const lateFee = toCentavos(installment.times(rates.feeRate));
+  const lateInterest = toCentavos(
     installment.times(rates.monthlyInterestRate).times(daysLate).div(30),
   );
   return {
@@ -65,8 +60,8 @@ export function amountDue(row: Installment, date: string, rates: LateChargeRates
 /** `amount` due `days` calendar days after the valuation date, discounted at the monthly rate. */
 export function presentValue(amount: number, monthlyRate: string, days: number): number {
   if (days <= 0) return amount;
-  const factor = new D(1).plus(monthlyRate).pow(new D(days).div(30));
-  return centavos(new D(amount).div(factor));
+  const factor = new Decimal(1).plus(monthlyRate).pow(new Decimal(days).div(30));
+  return toCentavos(fromCentavos(amount).div(factor));
 }
 
 export interface PayoffQuote {
