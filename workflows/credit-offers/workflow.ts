@@ -5,13 +5,13 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
-  uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.js';
 import type { CreditOfferStatus } from '../../src/domain/credit/offers.js';
 import { formatBrl } from '../../src/domain/money.js';
 import { customerClock } from '../clock.js';
+import { hexId } from '../ids.js';
 import { databaseWrite } from '../presets.js';
 import { stepQueue } from '../step-queue.js';
 import {
@@ -27,8 +27,6 @@ import {
 
 const { issueOffer, recordOfferMove, recordOfferSpent } =
   proxyActivities<Activities>(databaseWrite);
-
-const hexId = (prefix: string) => `${prefix}_${uuid4().replaceAll('-', '')}`;
 
 /**
  * One per customer (`credit-offers/{cust_id}`), started when the customer becomes active. The only

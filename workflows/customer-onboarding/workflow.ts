@@ -6,7 +6,6 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
-  uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.js';
@@ -22,6 +21,7 @@ import {
   type ReviewItem,
 } from '../../src/domain/customers/kyc.js';
 import { sandboxReview } from '../../src/domain/customers/sandbox.js';
+import { hexId } from '../ids.js';
 import { databaseWrite } from '../presets.js';
 import { stepQueue } from '../step-queue.js';
 import {
@@ -82,7 +82,7 @@ export async function customerOnboardingWorkflow(input: OnboardingInput): Promis
       const after = rule(() => compute(before));
       const events = customerEvents(ref, before, after, extras.deniedReason).map((event) => ({
         ...event,
-        id: `evt_${uuid4().replaceAll('-', '')}`,
+        id: hexId('evt'),
       }));
       await persistCustomerChange({
         tenant,

@@ -9,7 +9,6 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
-  uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.js';
@@ -29,6 +28,7 @@ import {
   releaseOfferSignal,
 } from '../credit-offers/messages.js';
 import { formatBrl } from '../../src/domain/money.js';
+import { hexId } from '../ids.js';
 import { databaseWrite } from '../presets.js';
 import { stepQueue } from '../step-queue.js';
 import {
@@ -57,8 +57,6 @@ const defaultLateChargeRates: LateChargeRates = { feeRate: '0.02', monthlyIntere
 
 /** A run records at most this many payments (a year of a monthly loan), then continues as new. */
 export const PAYMENTS_PER_RUN = 12;
-
-const hexId = (prefix: string) => `${prefix}_${uuid4().replaceAll('-', '')}`;
 
 const refuse = (type: string, message: string): never => {
   throw ApplicationFailure.create({ type, message, nonRetryable: true });

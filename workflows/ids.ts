@@ -1,0 +1,9 @@
+import { uuid4 } from '@temporalio/workflow';
+import type { IdPrefix } from '../src/domain/ids.js';
+
+/**
+ * A public id (`{prefix}_{32 hex}`, contract §1) drawn inside a workflow: from the workflow's seeded
+ * random, so a replay draws the same ids and an activity retried with them writes nothing twice.
+ * Each call is one draw: keep the order of calls stable across code versions.
+ */
+export const hexId = (prefix: IdPrefix): string => `${prefix}_${uuid4().replaceAll('-', '')}`;
