@@ -22,6 +22,12 @@ export class CetNotFoundError extends Error {
   }
 }
 
+/** A payment of `amount` centavos, `days` calendar days after the money is released. */
+export interface CashFlow {
+  amount: number;
+  days: number;
+}
+
 /** The CET as reported: annual, and its monthly equivalent, half-even to 4 decimals. */
 export interface CetRates {
   annual: number;
@@ -32,11 +38,7 @@ export interface CetRates {
  * The CET of a schedule, annual and monthly. The monthly rate is the twelfth root of the annual
  * rate as reported (already rounded to 4 decimals), not of the exact root.
  */
-export function cetRates(
-  requested: number,
-  flows: { amount: number; days: number }[],
-  guess?: Decimal,
-): CetRates {
+export function cetRates(requested: number, flows: readonly CashFlow[], guess?: Decimal): CetRates {
   const annual = solveCet(requested, flows, guess).toDecimalPlaces(4, Decimal.ROUND_HALF_EVEN);
   return {
     annual: annual.toNumber(),
@@ -53,36 +55,36 @@ export function cetRates(
  */
 export function solveCet(
   requested: number,
-  flows: { amount: number; days: number }[],
+  flows: readonly CashFlow[],
   guess: Decimal = new Decimal(1),
 ): Decimal {
   // Most of the way at 20 digits, where each step is several times cheaper; then the last step
   // or two at full precision, so the root is the same as a full-precision search would find.
-  const near = newton(Rough, requested, flows, new Rough(guess.toString()), ROUGH_TOLERANCE);
-  const q = newton(Decimal, requested, flows, new Decimal(near.toString()), CET_TOLERANCE);
+  const near = dailyFactor(Rough, requested, flows, new Rough(guess.toString()), ROUGH_TOLERANCE);
+  const q = dailyFactor(Decimal, requested, flows, new Decimal(near.toString()), CET_TOLERANCE);
   return q.pow(365).minus(1);
 }
 
 /**
- * Newton on q with a bisection fallback, in the given precision. The root lies between
- * q = 0.99 (about −97.4 % a year) and q = 1.01 (about +3,678 %), or the upper bound is widened
- * until it does; the bounds are checked only if a step strays, since every evaluation costs a pass
- * over the schedule.
+ * The daily factor q at which the flows are worth `requested`: Newton on q with a bisection
+ * fallback, in the given precision. The root lies between q = 0.99 (about −97.4 % a year) and
+ * q = 1.01 (about +3,678 %), or the upper bound is widened until it does; the bounds are checked
+ * only if a step strays, since every evaluation costs a pass over the schedule.
  */
-function newton(
-  Num: typeof Decimal,
+function dailyFactor(
+  WorkingDecimal: typeof Decimal,
   requested: number,
-  flows: { amount: number; days: number }[],
+  flows: readonly CashFlow[],
   start: Decimal,
   tolerance: string,
 ): Decimal {
-  const target = new Num(requested);
+  const target = new WorkingDecimal(requested);
   // Discounting walks the flows in date order: one small whole power of 1/q per gap.
-  const valueAt = (q: Decimal) => {
-    const perGap = powers(new Num(1).div(q));
-    let value = new Num(0);
-    let weighted = new Num(0);
-    let discount = new Num(1);
+  const presentValueAt = (q: Decimal) => {
+    const perGap = powers(new WorkingDecimal(1).div(q));
+    let value = new WorkingDecimal(0);
+    let weighted = new WorkingDecimal(0);
+    let discount = new WorkingDecimal(1);
     let previousDays = 0;
     for (const flow of flows) {
       discount = discount.times(perGap(flow.days - previousDays));
@@ -95,15 +97,15 @@ function newton(
     return { excess: value.minus(target), slope: weighted.div(q).neg() };
   };
 
-  let low = new Num('0.99');
-  let high = new Num('1.01');
+  let low = new WorkingDecimal('0.99');
+  let high = new WorkingDecimal('1.01');
   let bracketed = false;
   const bracket = () => {
-    if (valueAt(low).excess.isNegative())
+    if (presentValueAt(low).excess.isNegative())
       throw new CetNotFoundError(
         'The installments are worth less than the amount at −97 % a year.',
       );
-    while (valueAt(high).excess.isPositive()) {
+    while (presentValueAt(high).excess.isPositive()) {
       low = high;
       high = high.minus(1).times(2).plus(1);
       if (high.greaterThan(2))
@@ -114,7 +116,7 @@ function newton(
 
   let q = start.greaterThan(low) && start.lessThan(high) ? start : low.plus(high).div(2);
   for (let step = 0; step < 100; step++) {
-    const { excess, slope } = valueAt(q);
+    const { excess, slope } = presentValueAt(q);
     if (excess.isZero()) return q;
     if (excess.isPositive()) low = q;
     else high = q;

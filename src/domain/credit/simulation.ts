@@ -183,8 +183,8 @@ export function simulateLoan(input: SimulationInput): SimulationFigures {
     schedule.map((row, j) => ({ amount: row.installment_amount, days: days[j]! })),
     unit.daily,
   );
-  const sum = (pick: (row: ScheduleRow) => number) =>
-    schedule.reduce((total, row) => total + pick(row), 0);
+  const total = (amountOf: (row: ScheduleRow) => number) =>
+    schedule.reduce((sum, row) => sum + amountOf(row), 0);
 
   return {
     requested_amount: input.requestedAmount,
@@ -192,8 +192,8 @@ export function simulateLoan(input: SimulationInput): SimulationFigures {
     principal_amount: principal,
     installments: n,
     installment_amount: schedule[0]!.installment_amount,
-    total_amount: sum((row) => row.installment_amount),
-    total_interest_amount: sum((row) => row.interest_amount),
+    total_amount: total((row) => row.installment_amount),
+    total_interest_amount: total((row) => row.interest_amount),
     monthly_interest_rate: new Decimal(input.monthlyInterestRate).toNumber(),
     annual_interest_rate: annualInterestRate(input.monthlyInterestRate),
     cet_monthly: cet.monthly,

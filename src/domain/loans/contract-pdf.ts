@@ -176,7 +176,7 @@ export async function renderContractPdf(input: ContractInput): Promise<Uint8Arra
     await doc.embedFont(StandardFonts.HelveticaBold),
     sandbox ? 'SANDBOX — documento de teste, sem valor legal' : null,
   );
-  const { figures: f, borrower } = input;
+  const { figures, borrower } = input;
 
   layout.line('Cédula de Crédito Bancário (CCB)', { bold: true, size: 16 });
   layout.gap();
@@ -198,26 +198,26 @@ export async function renderContractPdf(input: ContractInput): Promise<Uint8Arra
     );
 
   layout.heading('2. Valores e encargos');
-  const figures: [string, string][] = [
-    ['Valor liberado ao emitente', formatBrl(f.requested_amount)],
-    ['IOF (financiado)', formatBrl(f.iof_amount)],
-    ['Valor financiado (principal)', formatBrl(f.principal_amount)],
+  const amountsAndCharges: [string, string][] = [
+    ['Valor liberado ao emitente', formatBrl(figures.requested_amount)],
+    ['IOF (financiado)', formatBrl(figures.iof_amount)],
+    ['Valor financiado (principal)', formatBrl(figures.principal_amount)],
     [
       'Taxa de juros',
-      `${formatRate(f.monthly_interest_rate)} a.m. · ${formatRate(f.annual_interest_rate)} a.a.`,
+      `${formatRate(figures.monthly_interest_rate)} a.m. · ${formatRate(figures.annual_interest_rate)} a.a.`,
     ],
     [
       'Custo Efetivo Total (CET)',
-      `${formatRate(f.cet_monthly)} a.m. · ${formatRate(f.cet_annual)} a.a.`,
+      `${formatRate(figures.cet_monthly)} a.m. · ${formatRate(figures.cet_annual)} a.a.`,
     ],
-    ['Número de parcelas', String(f.installments)],
-    ['Valor da parcela', formatBrl(f.installment_amount)],
-    ['Total a pagar', formatBrl(f.total_amount)],
-    ['Total de juros', formatBrl(f.total_interest_amount)],
-    ['Data de liberação', brDate(f.release_date)],
-    ['Primeiro vencimento', brDate(f.first_due_date)],
+    ['Número de parcelas', String(figures.installments)],
+    ['Valor da parcela', formatBrl(figures.installment_amount)],
+    ['Total a pagar', formatBrl(figures.total_amount)],
+    ['Total de juros', formatBrl(figures.total_interest_amount)],
+    ['Data de liberação', brDate(figures.release_date)],
+    ['Primeiro vencimento', brDate(figures.first_due_date)],
   ];
-  for (const [label, value] of figures)
+  for (const [label, value] of amountsAndCharges)
     layout.row([
       { text: label, x: MARGIN },
       { text: value, x: A4.width - MARGIN, right: true },
@@ -246,7 +246,7 @@ export async function renderContractPdf(input: ContractInput): Promise<Uint8Arra
       true,
     );
   header();
-  for (const row of f.schedule) {
+  for (const row of figures.schedule) {
     const pages = layout.pages.length;
     layout.ensure(1);
     if (layout.pages.length !== pages) header();
@@ -262,7 +262,7 @@ export async function renderContractPdf(input: ContractInput): Promise<Uint8Arra
 
   layout.heading('5. Cláusulas');
   for (const clause of [
-    `5.1. O emitente pagará ao credor, ou à sua ordem, as parcelas acima nas datas de vencimento, juros capitalizados diariamente à taxa de ${formatRate(f.monthly_interest_rate)} ao mês sobre dias corridos.`,
+    `5.1. O emitente pagará ao credor, ou à sua ordem, as parcelas acima nas datas de vencimento, juros capitalizados diariamente à taxa de ${formatRate(figures.monthly_interest_rate)} ao mês sobre dias corridos.`,
     '5.2. O IOF devido (Decreto 6.306/2007) é financiado e integra o valor financiado.',
     '5.3. O Custo Efetivo Total foi calculado conforme a Resolução CMN 4.881/2020, sobre as datas e valores do cronograma.',
     `5.4. Sobre parcela paga após o vencimento incidem multa de ${formatRate(input.lateCharges.feeRate)} (Código de Defesa do Consumidor, art. 52, § 1º) e juros de mora de ${formatRate(input.lateCharges.monthlyInterestRate)} ao mês, pro rata die, sobre o valor da parcela, desde o dia seguinte ao vencimento até o pagamento.`,
