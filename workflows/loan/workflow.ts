@@ -7,7 +7,6 @@ import {
   log,
   patched,
   proxyActivities,
-  setCurrentDetails,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -18,7 +17,7 @@ import {
   type LoanError,
   type LoanStatus,
 } from '../../src/domain/loans/loans.js';
-import { addDays, businessDate, startOfBusinessDate } from '../../src/domain/business-date.js';
+import { businessDate } from '../../src/domain/business-date.js';
 import { amountDue, type LateChargeRates } from '../../src/domain/loans/repayment.js';
 import { workflowIds } from '../../src/temporal/workflow-ids.js';
 import { customerClock } from '../clock.js';
@@ -27,7 +26,6 @@ import {
   offerAcceptedSignal,
   releaseOfferSignal,
 } from '../credit-offers/messages.js';
-import { formatBrl } from '../../src/domain/money.js';
 import { hexId } from '../ids.js';
 import { databaseWrite } from '../presets.js';
 import { stepQueue } from '../step-queue.js';
@@ -39,9 +37,10 @@ import {
   payoffUpdate,
   signUpdate,
   type LoanInput,
-  type LoanProgress,
   type SignRequest,
 } from './messages.js';
+import { watchDueDates } from './due-dates.js';
+import { showLoanDetails, startingProgress } from './state.js';
 
 const {
   recordSignature,
@@ -75,11 +74,9 @@ const refuse = (type: string, message: string): never => {
 export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
   const tenant = { partnerId: input.partnerId, environment: input.environment };
   const { loanId } = input;
-  const progress: LoanProgress = input.carried ?? {
-    status: 'awaiting_signatures',
-    signed: [],
-    paidInstallments: 0,
-  };
+  const progress = startingProgress(input);
+  /** What ops see for this workflow in the Temporal UI; shown after every change of `progress`. */
+  const showDetails = () => showLoanDetails(input, progress);
   const paidAtRunStart = progress.paidInstallments;
   const clock = customerClock(input.customerId, input.clock);
   /** The business instant of a step: the customer's clock now, or the deadline that fell due. */
@@ -125,6 +122,19 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
       eventId: hexId('evt'),
     });
     progress.status = 'active';
+    showDetails();
+  };
+
+  /** A row found unpaid when its due date ended (`deadline`, on the customer's clock). */
+  const markOverdue = async (installmentNumber: number, deadline: number | null) => {
+    await recordOverdue({
+      tenant,
+      loanId,
+      installmentNumber,
+      at: businessNow(deadline ?? undefined),
+      eventId: hexId('evt'),
+    });
+    progress.overdueThrough = installmentNumber;
     showDetails();
   };
 
@@ -257,22 +267,6 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
 
   setHandler(loanProgressQuery, () => progress);
 
-  /** What ops see for this workflow in the Temporal UI. */
-  function showDetails(): void {
-    const outstanding = input.installmentAmounts
-      .slice(progress.paidInstallments)
-      .reduce((sum, amount) => sum + amount, 0);
-    setCurrentDetails(
-      [
-        `**Loan:** ${loanId} · **Status:** ${progress.status}`,
-        `**Signatures:** ${progress.signed.length} of ${input.signerCpfs.length}`,
-        `**Paid installments:** ${progress.paidInstallments} of ${input.installmentAmounts.length} · **Outstanding:** ${formatBrl(outstanding)}`,
-        (progress.overdueThrough ?? 0) > progress.paidInstallments
-          ? `**Overdue installments:** ${(progress.overdueThrough ?? 0) - progress.paidInstallments}`
-          : '',
-      ].join('\n\n'),
-    );
-  }
   showDetails();
 
   if (!input.carried) await tellOffer(() => offers.signal(offerAcceptedSignal, offer));
@@ -314,7 +308,8 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
       progress.paidInstallments - paidAtRunStart >= PAYMENTS_PER_RUN ||
       workflowInfo().continueAsNewSuggested;
     const stop = () => progress.status !== 'active' || runIsFull();
-    if (patched('overdue-timers')) await watchDueDates(stop);
+    if (patched('overdue-timers'))
+      await watchDueDates({ progress, dueDates, clock, serialized }, stop, markOverdue);
     // A loan started before due-date timers watches none, but still answers the sandbox clock
     // (through the helper: no command until a clock message arrives, as `condition` was).
     else await clock.until(null, stop);
@@ -332,36 +327,4 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
   await condition(allHandlersFinished);
   await clock.settled();
   return progress.status;
-
-  /**
-   * While active: a durable timer to the end of the oldest unpaid row's due date (on the
-   * customer's clock); unpaid then, the row becomes overdue, and the next row's timer follows.
-   */
-  async function watchDueDates(stop: () => boolean): Promise<void> {
-    for (;;) {
-      const next = Math.max(progress.overdueThrough ?? 0, progress.paidInstallments);
-      const dueDate = dueDates[next];
-      const deadline = dueDate === undefined ? null : startOfBusinessDate(addDays(dueDate, 1));
-      const oldestUnmarked = () =>
-        Math.max(progress.overdueThrough ?? 0, progress.paidInstallments);
-      const moved = () => stop() || oldestUnmarked() !== next;
-      if (await clock.until(deadline, moved)) {
-        if (stop()) return;
-        continue;
-      }
-      await serialized(async () => {
-        // Paid or marked meanwhile: the next round looks at the row after it.
-        if (progress.status !== 'active' || oldestUnmarked() !== next) return;
-        await recordOverdue({
-          tenant,
-          loanId,
-          installmentNumber: next + 1,
-          at: businessNow(deadline ?? undefined),
-          eventId: hexId('evt'),
-        });
-        progress.overdueThrough = next + 1;
-        showDetails();
-      });
-    }
-  }
 }

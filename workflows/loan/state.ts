@@ -1,0 +1,30 @@
+import { setCurrentDetails } from '@temporalio/workflow';
+import { formatBrl } from '../../src/domain/money.js';
+import type { LoanInput, LoanProgress } from './messages.js';
+
+/** A run's starting state: what the previous run carried, or a new loan awaiting its signers. */
+export const startingProgress = (input: LoanInput): LoanProgress =>
+  input.carried ?? { status: 'awaiting_signatures', signed: [], paidInstallments: 0 };
+
+/** The terms the details text counts the progress against. */
+type LoanTerms = Pick<LoanInput, 'loanId' | 'signerCpfs' | 'installmentAmounts'>;
+
+/** What ops see for a loan's workflow in the Temporal UI (markdown). */
+export function loanDetails(terms: LoanTerms, progress: LoanProgress): string {
+  const outstanding = terms.installmentAmounts
+    .slice(progress.paidInstallments)
+    .reduce((sum, amount) => sum + amount, 0);
+  return [
+    `**Loan:** ${terms.loanId} · **Status:** ${progress.status}`,
+    `**Signatures:** ${progress.signed.length} of ${terms.signerCpfs.length}`,
+    `**Paid installments:** ${progress.paidInstallments} of ${terms.installmentAmounts.length} · **Outstanding:** ${formatBrl(outstanding)}`,
+    (progress.overdueThrough ?? 0) > progress.paidInstallments
+      ? `**Overdue installments:** ${(progress.overdueThrough ?? 0) - progress.paidInstallments}`
+      : '',
+  ].join('\n\n');
+}
+
+/** Shows ops the loan as it stands now: called after every change of the progress. */
+export function showLoanDetails(terms: LoanTerms, progress: LoanProgress): void {
+  setCurrentDetails(loanDetails(terms, progress));
+}
