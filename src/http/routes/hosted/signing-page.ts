@@ -1,10 +1,7 @@
-import { Decimal } from 'decimal.js';
 import type { LoanView, LoanSigner } from '../../../db/queries/loans.js';
 import { maskTaxId } from '../../../domain/masking.js';
-import { formatBrl } from '../../../domain/money.js';
+import { formatBrl, formatRate } from '../../../domain/money.js';
 import { escapeHtml as escape, notice as noticeHtml, page } from './layout.js';
-
-const percent = (rate: number) => `${new Decimal(rate).times(100).toFixed(2).replace('.', ',')} %`;
 
 const brDate = (isoDate: string) => isoDate.split('-').reverse().join('/');
 
@@ -111,9 +108,9 @@ export function signingPage(
     ['Total a pagar', formatBrl(figures.total_amount)],
     [
       'Juros',
-      `${percent(figures.monthly_interest_rate)} a.m. · ${percent(figures.annual_interest_rate)} a.a.`,
+      `${formatRate(figures.monthly_interest_rate)} a.m. · ${formatRate(figures.annual_interest_rate)} a.a.`,
     ],
-    ['CET', `${percent(figures.cet_monthly)} a.m. · ${percent(figures.cet_annual)} a.a.`],
+    ['CET', `${formatRate(figures.cet_monthly)} a.m. · ${formatRate(figures.cet_annual)} a.a.`],
   ];
   const form = signer.signedAt
     ? `<p class="notice ok">Você assinou em ${brDateTime(signer.signedAt)}.</p>`
