@@ -343,6 +343,8 @@ describe('the sandbox clock (contract §12)', () => {
       stack.temporal.workflow.getHandle(`sandbox-clock/${customer.id}/2`),
       'sandbox-clock',
     );
+    // A loan's history through its due-date timers (overdue rows, a late payment, a payoff).
+    await recordHistory(stack.temporal.workflow.getHandle(`loan/${loan.id}`), 'loan.overdue');
   });
 });
 
