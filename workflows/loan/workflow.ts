@@ -69,7 +69,8 @@ const refuse = (type: string, message: string): never => {
  * installment and finishes the loan with the last. Every step is one activity writing the change,
  * its ledger entry and its event in one transaction, keyed so a retry writes nothing twice. The
  * offer's workflow hears of the loan's start and end. Repayment continues as new every
- * `PAYMENTS_PER_RUN` payments, carrying three fields, so a 30-year loan's history stays small.
+ * `PAYMENTS_PER_RUN` payments, carrying its progress (status, signers who signed, rows paid, rows
+ * marked overdue), so a 30-year loan's history stays small.
  */
 export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
   const tenant = { partnerId: input.partnerId, environment: input.environment };
