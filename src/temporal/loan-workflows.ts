@@ -21,8 +21,7 @@ export function loanInput(loan: LoanView, sandboxDisbursementDelayMs: number): L
     partnerId: loan.partnerId,
     environment: loan.environment,
     signatureDeadline: loan.signatureDeadline.getTime(),
-    sandboxDisbursementDelayMs:
-      loan.environment === 'sandbox' ? sandboxDisbursementDelayMs : null,
+    sandboxDisbursementDelayMs: loan.environment === 'sandbox' ? sandboxDisbursementDelayMs : null,
     requestedAmount: loan.figures.requested_amount,
     signerCpfs: loan.signers.map((signer) => signer.cpf),
     installmentAmounts: loan.figures.schedule.map((row) => row.installment_amount),
