@@ -167,16 +167,20 @@ export function quotePayoff(
         message: `Must be between today (${today}) and ${last}.`,
       },
     ]);
-  const f = loan.figures;
+  const { schedule, monthly_interest_rate: monthlyRate } = loan.figures;
   return payoffQuote(
-    f.schedule.slice(loan.paidInstallments),
+    schedule.slice(loan.paidInstallments),
     on,
-    String(f.monthly_interest_rate),
+    String(monthlyRate),
     loan.lateChargeRates,
   );
 }
 
-/** A payment's `paid_at`: now by default; never in the future, nor before the disbursement. */
+/**
+ * A payment's `paid_at` (contract §13): now by default (the customer's clock in the sandbox);
+ * never later than now, never before the disbursement, never before the loan's latest payment (a
+ * payment backdated behind another would price rows on days already settled).
+ */
 function checkPaidAt(loan: LoanView, paidAtText: string | undefined, now: Date): Date {
   const paidAt = paidAtText ? new Date(paidAtText) : now;
   if (paidAt.getTime() > now.getTime())
@@ -195,6 +199,15 @@ function checkPaidAt(loan: LoanView, paidAtText: string | undefined, now: Date):
         path: 'body.paid_at',
         code: 'before_disbursement',
         message: `A payment cannot be dated before the disbursement (${loan.disbursedAt.toISOString()}).`,
+      },
+    ]);
+  const latest = loan.paidDates.at(-1);
+  if (latest && paidAt.getTime() < new Date(latest).getTime())
+    throw problems.validation([
+      {
+        path: 'body.paid_at',
+        code: 'before_latest_payment',
+        message: `A payment cannot be dated before the loan's latest payment (${latest}).`,
       },
     ]);
   return paidAt;

@@ -296,7 +296,18 @@ describe('loan commands', () => {
     expect(future.status).toBe(422);
     const paid = await ops(`/loans/${loan.id}/payments`, { amount: due });
     expect(paid.status).toBe(200);
-    expect(await paid.json()).toMatchObject({ paid_installments: 1 });
+    const afterFirst = (await paid.json()) as LoanBody;
+    expect(afterFirst).toMatchObject({ paid_installments: 1 });
+    // Never dated before the latest payment (contract §13), though after the disbursement.
+    const backdated = await ops(`/loans/${loan.id}/payments`, {
+      amount: loan.schedule[1]!.installment_amount,
+      paid_at: new Date(new Date(afterFirst.schedule[0]!.paid_at!).getTime() - 1).toISOString(),
+    });
+    expect(backdated.status).toBe(422);
+    expect((await problem(backdated)).errors?.[0]).toMatchObject({
+      path: 'body.paid_at',
+      code: 'before_latest_payment',
+    });
     const cancel = await api(`/v3/loans/${loan.id}/cancel`, { method: 'POST', body: {} });
     expect(cancel.status).toBe(409);
     expect((await ops(`/loans/ln_${'0'.repeat(32)}/payments`, { amount: due })).status).toBe(404);
