@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { dirname } from 'node:path';
 import { freePort } from './free-port.js';
+import { superviseServer, waitUntilReady } from './server-process.js';
 import { defaultProgress, goInstalled, resolveBinary, type Progress } from './temporal-binaries.js';
 
 /**
@@ -81,26 +82,17 @@ export async function startMailpit(options: MailpitOptions = {}): Promise<Mailpi
     // Its MP_* variables would override the flags above (MP_SMTP_RELAY_ALL among them): none pass.
     { env: withoutMailpitVariables(process.env), stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  let output = '';
-  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code) =>
-      reject(new Error(`Mailpit exited with ${code} before answering:\n${output.trim()}`)),
-    ),
-  );
-  exited.catch(() => {});
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-    await gone;
-    clearTimeout(timer);
-  };
+  const { exited, stop } = superviseServer(child, 'Mailpit');
   try {
-    await Promise.race([waitForReady(webUrl, smtpPort), exited]);
+    // Both listeners up: the HTTP API answers /readyz and the SMTP port takes connections.
+    await Promise.race([
+      waitUntilReady(
+        'Mailpit',
+        webUrl,
+        async () => (await fetch(`${webUrl}/readyz`)).ok && (await accepts(smtpPort)),
+      ),
+      exited,
+    ]);
   } catch (error) {
     await stop();
     throw error;
@@ -119,21 +111,6 @@ export async function startMailpit(options: MailpitOptions = {}): Promise<Mailpi
 
 function withoutMailpitVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('MP_')));
-}
-
-/** Both listeners up: the HTTP API answers /readyz and the SMTP port takes connections. */
-async function waitForReady(webUrl: string, smtpPort: number): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    try {
-      const response = await fetch(`${webUrl}/readyz`);
-      if (response.ok && (await accepts(smtpPort))) return;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`Mailpit did not answer on ${webUrl} within 30 s`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 function accepts(port: number): Promise<boolean> {

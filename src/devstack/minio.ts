@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { CreateBucketCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { freePort } from './free-port.js';
+import { superviseServer, waitUntilReady } from './server-process.js';
 import { defaultProgress, goInstalled, resolveBinary, type Progress } from './temporal-binaries.js';
 
 /**
@@ -89,17 +90,15 @@ export async function startMinio(options: MinioOptions): Promise<MinioServer> {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
-  let output = '';
-  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code) =>
-      reject(new Error(`MinIO exited with ${code} before answering:\n${output.trim()}`)),
+  const { exited, stop } = superviseServer(child, 'MinIO');
+  await Promise.race([
+    waitUntilReady(
+      'MinIO',
+      endpoint,
+      async () => (await fetch(`${endpoint}/minio/health/live`)).ok,
     ),
-  );
-  exited.catch(() => {});
-  await Promise.race([waitForLive(endpoint), exited]);
+    exited,
+  ]);
 
   const bucket = options.bucket ?? 'embedded-credit';
   const env = {
@@ -116,14 +115,7 @@ export async function startMinio(options: MinioOptions): Promise<MinioServer> {
     bucket,
     env,
     process: child,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await gone;
-      clearTimeout(timer);
-    },
+    stop,
   };
 }
 
@@ -144,19 +136,5 @@ export async function createBucket(endpoint: string, bucket: string): Promise<vo
     if (!owned) throw error;
   } finally {
     client.destroy();
-  }
-}
-
-async function waitForLive(endpoint: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    try {
-      const response = await fetch(`${endpoint}/minio/health/live`);
-      if (response.ok) return;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`MinIO did not answer on ${endpoint} within 30 s`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
