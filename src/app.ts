@@ -112,7 +112,6 @@ export function createApp(deps: AppDeps): App {
     mailer,
     signingLinkKeys: config.keys.signingLink,
     clock,
-    logger,
   };
 
   const customerDeps = {

@@ -21,7 +21,6 @@ import {
   newVerificationCode,
   verificationRules as rules,
 } from '../domain/verification-codes.js';
-import type { Logger } from '../logger.js';
 
 /** What sends the code: the SMTP mailer (src/mail/mailer.ts). */
 export interface CodeMailer {
@@ -34,7 +33,6 @@ export interface VerificationDeps {
   /** The signing-link keys: the current one keys the codes' HMACs. */
   signingLinkKeys: KeyRing;
   clock: () => Date;
-  logger: Logger;
 }
 
 /** The code could not be sent: nothing was sent, nothing counts; the person may try again. */
@@ -93,7 +91,7 @@ export async function sendVerificationCode(
   try {
     await deps.mailer.send({ to: subject.email, ...message(code) });
   } catch (error) {
-    deps.logger.warn({ err: error, codeId }, 'verification code not sent');
+    // The mailer has logged why (with the address masked).
     await markCodeFailed(deps.db, codeId, deps.clock());
     throw new CodeNotSentError(error);
   }
