@@ -11,7 +11,7 @@ import { cancelPendingDeliveries } from '../../../db/queries/webhook-deliveries.
 import { newId } from '../../../domain/ids.js';
 import type { SealedBox } from '../../../domain/sealed-box.js';
 import { problems } from '../../../errors.js';
-import { checkPort, checkUrlTarget } from '../../../webhooks/address-policy.js';
+import { checkUrlTarget } from '../../../webhooks/address-policy.js';
 import { newEndpointSecret } from '../../../webhooks/signature.js';
 import type { ApiRouter } from '../../api-router.js';
 import { tenantOf } from '../../context.js';
@@ -46,14 +46,14 @@ export function webhookEndpointRoutes(api: ApiRouter, deps: WebhookRouteDeps): v
     allowPrivateTargets: deps.allowPrivateTargets,
     allowedPorts: deps.allowedPorts,
   });
-  const policy = { allowPrivate: deps.allowPrivateTargets, allowedPorts: deps.allowedPorts };
+  const policy = { allowPrivate: deps.allowPrivateTargets };
   /**
-   * What the URL itself shows (an address literal, localhost, its port) is checked now; a name's
-   * addresses at every delivery attempt, where it resolves.
+   * What the URL itself shows (an address literal, localhost) is checked now; its port by the
+   * body's schema (`endpointBodies`); a name's addresses and the port again at every delivery
+   * attempt, where it resolves.
    */
   const assertTarget = (url: string) => {
-    const target = new URL(url);
-    const refused = checkUrlTarget(target, policy) ?? checkPort(target, policy);
+    const refused = checkUrlTarget(new URL(url), policy);
     if (refused) {
       throw problems.validation([
         {
