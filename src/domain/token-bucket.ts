@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 /**
  * Token buckets keyed by caller: each holds up to `burst` tokens and refills at `ratePerSecond`.
  * A request takes one token; an empty bucket answers with how long until the next token.
@@ -18,22 +19,23 @@ interface Bucket {
 }
 
 /**
- * Keys live in a Map kept in order of last use, and at most `maxKeys` of them: a flood of fresh
- * keys (random client ids, many addresses) pushes out the least recently used bucket, which is the
- * one most likely full again, instead of growing memory without limit.
+ * At most `maxKeys` buckets, in an LRU cache: a flood of fresh keys (random client ids, many
+ * addresses) pushes out the least recently used bucket, which is the one most likely full again,
+ * instead of growing memory without limit.
  */
 export class TokenBuckets {
-  private readonly buckets = new Map<string, Bucket>();
+  private readonly buckets: LRUCache<string, Bucket>;
 
   constructor(
     readonly ratePerSecond: number,
     readonly burst: number,
     private readonly now: () => number = Date.now,
-    private readonly maxKeys = 100_000,
+    maxKeys = 100_000,
   ) {
     if (!(ratePerSecond > 0) || !(burst >= 1))
       throw new RangeError('rate must be > 0 and burst ≥ 1');
     if (!(maxKeys >= 1)) throw new RangeError('maxKeys must be ≥ 1');
+    this.buckets = new LRUCache({ max: maxKeys });
   }
 
   /** How many keys hold a bucket now. */
@@ -58,7 +60,7 @@ export class TokenBuckets {
     const allowed = bucket.tokens >= 1;
     if (allowed && consume) bucket.tokens -= 1;
     // A peek at an unknown key stores nothing: a full bucket carries no information.
-    if (existing || consume) this.remember(key, bucket);
+    if (existing || consume) this.buckets.set(key, bucket);
     const missingForOne = Math.max(0, 1 - bucket.tokens);
     return {
       allowed,
@@ -74,16 +76,5 @@ export class TokenBuckets {
       tokens: Math.min(this.burst, existing.tokens + elapsedSeconds * this.ratePerSecond),
       updatedAt: now,
     };
-  }
-
-  // Deleting first moves the key to the end of the Map's order, so the first key is always the
-  // least recently used one.
-  private remember(key: string, bucket: Bucket): void {
-    this.buckets.delete(key);
-    this.buckets.set(key, bucket);
-    if (this.buckets.size > this.maxKeys) {
-      const oldest = this.buckets.keys().next();
-      if (!oldest.done) this.buckets.delete(oldest.value);
-    }
   }
 }
