@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { CreditOffer, Simulation } from '../db/queries/credit-offers.js';
-import { annualInterestRate } from '../domain/credit/simulation.js';
+import { annualInterestRate, type ScheduleRow } from '../domain/credit/simulation.js';
 import type { creditOfferSchema, simulationSchema } from '../http/routes/credit-offers/schema.js';
 
 /** The public offer: the API's answer and every `credit_offer.*` event's data. */
@@ -21,6 +21,16 @@ export function presentCreditOffer(offer: CreditOffer): z.infer<typeof creditOff
     updated_at: offer.updatedAt.toISOString(),
   };
 }
+
+/** A schedule row as simulations and loans show it, in the contract's order. */
+export const presentScheduleRow = (row: ScheduleRow) => ({
+  number: row.number,
+  due_date: row.due_date,
+  installment_amount: row.installment_amount,
+  principal_amount: row.principal_amount,
+  interest_amount: row.interest_amount,
+  balance_amount: row.balance_amount,
+});
 
 /** The figures in the contract's order (jsonb keeps keys in an order of its own). */
 export function presentSimulation(simulation: Simulation): z.infer<typeof simulationSchema> {
@@ -43,14 +53,7 @@ export function presentSimulation(simulation: Simulation): z.infer<typeof simula
     cet_annual: figures.cet_annual,
     release_date: figures.release_date,
     first_due_date: figures.first_due_date,
-    schedule: figures.schedule.map((row) => ({
-      number: row.number,
-      due_date: row.due_date,
-      installment_amount: row.installment_amount,
-      principal_amount: row.principal_amount,
-      interest_amount: row.interest_amount,
-      balance_amount: row.balance_amount,
-    })),
+    schedule: figures.schedule.map(presentScheduleRow),
     valid_until: simulation.validUntil.toISOString(),
     created_at: simulation.createdAt.toISOString(),
   };

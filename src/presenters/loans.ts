@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { LoanTransaction, LoanView } from '../db/queries/loans.js';
 import { standing } from '../domain/loans/repayment.js';
+import { presentScheduleRow } from './credit-offers.js';
 import type { loanSchema, loanTransactionSchema } from '../http/routes/loans/schema.js';
 
 /** How the signing page's address is made for a loan (it depends on a server key and base URL). */
@@ -54,12 +55,7 @@ export function presentLoan(
     paid_installments: paid,
     next_due_date: loan.status === 'active' ? (unpaid[0]?.due_date ?? null) : null,
     schedule: figures.schedule.map((row, index) => ({
-      number: row.number,
-      due_date: row.due_date,
-      installment_amount: row.installment_amount,
-      principal_amount: row.principal_amount,
-      interest_amount: row.interest_amount,
-      balance_amount: row.balance_amount,
+      ...presentScheduleRow(row),
       status: now.rows[index]!.status,
       amount_due: now.rows[index]!.amount_due,
       paid_at: loan.paidDates[index] ?? null,
