@@ -129,7 +129,8 @@ describe('present value, against the Banco Central calculator', () => {
    */
   it('the 42 × R$ 679.30 printout at 0.629890 % is worth the R$ 25,000.00 it financed', () => {
     const dates = every30Days('2027-01-04', 42);
-    const repayment = startRepayment(rows(67_930, dates), 2_500_000);
+    // Principal 0: the payoff is then the rows' values alone (it is never below the principal).
+    const repayment = startRepayment(rows(67_930, dates), 0);
     const payoff = payoffAmount(repayment, '2027-01-04', termsAt('0.0062989'));
     expect(payoff).toBe(
       sumOf(dates, (date) => presentValue(67_930, '0.0062989', daysBetween('2027-01-04', date))),
@@ -555,14 +556,12 @@ describe('the payoff amount bounds a payment (§13)', () => {
   });
 
   /**
-   * KNOWN DEFECT (allocation.ts, `principal = finished ? principalBefore : …`): the payment that
-   * finishes the loan books all the principal left, even when the cash it paid to installments is
-   * less. On the release day the rows are worth the principal only within their roundings — for
-   * about a third of simulated loans a centavo or two less — so paying them off that day books
-   * interest of −1 or −2 centavos (a debit to interest income). `it.fails` keeps the suite green
-   * while documenting it: once fixed, this test fails and `.fails` should go.
+   * On the release day the rows are worth the principal only within their roundings — for about a
+   * third of simulated loans a centavo or two less. The payoff is never below the principal still
+   * owed (the discount is interest not charged, never principal), so paying it off that day books
+   * all the principal and no negative interest.
    */
-  it.fails('a payoff on the release day books no negative interest', () => {
+  it('a payoff on the release day books no negative interest', () => {
     const release = '2026-03-03';
     const figures = simulateLoan({
       requestedAmount: 65_838,
@@ -699,9 +698,7 @@ describe('properties over realistic loans', () => {
           expect(allocation.lateInterest).toBe(sumOf(parts, (p) => p.late_interest));
           expect(allocation.discount).toBe(sumOf(parts, (p) => p.discount));
           expect(allocation.principal).toBeGreaterThanOrEqual(0);
-          // A payment that finishes the loan can book negative interest: see the known defect
-          // under 'the payoff amount bounds a payment'.
-          if (!allocation.finished) expect(allocation.interest).toBeGreaterThanOrEqual(0);
+          expect(allocation.interest).toBeGreaterThanOrEqual(0);
           for (const p of parts)
             for (const value of [p.late_interest, p.late_fee, p.installment, p.discount])
               expect(value).toBeGreaterThanOrEqual(0);

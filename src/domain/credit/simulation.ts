@@ -107,9 +107,10 @@ export function priceInstallment(principal: number, monthlyRate: string, n: numb
 
 /**
  * The schedule of one unit of principal on real dates: the installment per unit and each row's
- * growth factor (1 + i)^(Δd/30) and exact principal share.
+ * growth factor (1 + i)^(Δd/30) and exact principal share. Exported for the release repricing
+ * (contract §13), which recomputes the IOF on these very shares.
  */
-function unitSchedule(monthlyRate: string, days: number[]) {
+export function unitSchedule(monthlyRate: string, days: number[]) {
   // (1 + i)^(1/30) once; every period is then a whole power of it.
   const daily = root(new Decimal(1).plus(monthlyRate), 30);
   const perGap = powers(daily);

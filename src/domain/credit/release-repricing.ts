@@ -1,0 +1,232 @@
+/**
+ * Repricing a loan for the day its money is actually released (contract §13, "Release date").
+ * A loan is priced for its simulation's `release_date`; when the disbursement is confirmed on a
+ * later date D, the borrower never pays for days without the money:
+ *
+ * - row 1's interest runs from D, on the new principal: P' × ((1 + i)^(d₁/30) − 1), half-even;
+ * - the IOF is recomputed on the days from D (same flat and daily rates, same principal shares),
+ *   so the principal is requested ÷ (1 − τ(D)); the financed excess comes off row 1's principal
+ *   part, which leaves every balance after row 1 as it was;
+ * - rows 2..n are untouched (unless row 1 cannot absorb the credit: see `creditedSchedule`); the
+ *   CET is solved again on the flows counted from D.
+ *
+ * A loan that could only be released less than 7 days before its first due date is not released
+ * at all (it is cancelled with `release_window_passed`). Pure and deterministic, like
+ * `simulation.ts`: integer centavos in and out, decimals inside (`money.ts`).
+ */
+import { addDays, daysBetween } from '../business-date.js';
+import { Decimal, fromCentavos, toCentavos } from '../money.js';
+import { cetRates } from './cet.js';
+import {
+  iofRate,
+  unitSchedule,
+  type Borrower,
+  type IofRates,
+  type ScheduleRow,
+  type SimulationFigures,
+} from './simulation.js';
+
+/** The money must reach the borrower at least this many calendar days before the first due date. */
+export const MIN_DAYS_FROM_RELEASE_TO_FIRST_DUE = 7;
+
+/** What the repricing needs besides the figures: the rates as text, so no float enters the math. */
+export interface ReleaseTerms {
+  /** `YYYY-MM-DD` (America/Sao_Paulo): the day the disbursement was confirmed. */
+  releaseDate: string;
+  /** The loan's monthly rate as decimal text, e.g. '0.0199' (the figures hold it as a float). */
+  monthlyInterestRate: string;
+  /** The flat IOF rate the loan was priced with, e.g. '0.0038'. */
+  iofFlatRate: string;
+  /** The daily IOF rate the loan was priced with (see `pricedIofDailyRate`). */
+  iofDailyRate: string;
+}
+
+export type ReleaseRepricing =
+  | {
+      kind: 'repriced';
+      /** The loan's figures for the actual release; as they were when D is not later. */
+      figures: SimulationFigures;
+      row1Before: ScheduleRow;
+      row1After: ScheduleRow;
+      /**
+       * The interest no longer charged, in centavos (≥ 0): row 1's for the days without the
+       * money (and, when row 1 cannot absorb the credit, row 2's on the lower balance).
+       */
+      interestCredit: number;
+      /** The financed IOF no longer due on those days, in centavos (≥ 0). */
+      iofCredit: number;
+    }
+  | { kind: 'window_passed'; lastReleaseDate: string };
+
+/** The repricing was asked with rates or a date that do not fit the loan's figures. */
+export class ReleaseRepricingInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ReleaseRepricingInputError';
+  }
+}
+
+/** The last day the money can be released for a loan whose first installment falls on this date. */
+export function lastReleaseDate(firstDueDate: string): string {
+  return addDays(firstDueDate, -MIN_DAYS_FROM_RELEASE_TO_FIRST_DUE);
+}
+
+/**
+ * The daily IOF rate `simulateLoan` priced a loan with. An MEI keeps its own rate when the
+ * principal at that rate is within the limit, and otherwise pays the company rate on a principal
+ * that is larger still (the company rate being at least the MEI rate), so the principal alone
+ * tells the two apart. `repriceForRelease` checks the answer against the priced IOF.
+ */
+export function pricedIofDailyRate(
+  borrower: Borrower,
+  principalAmount: number,
+  iof: IofRates,
+): string {
+  if (borrower === 'individual') return iof.dailyIndividual;
+  return principalAmount <= iof.meiPrincipalLimitAmount ? iof.dailyMei : iof.dailyCompany;
+}
+
+/**
+ * The figures of a loan released on `terms.releaseDate` (contract §13): `window_passed` when that
+ * is less than 7 days before the first due date; the figures as priced when it is not later than
+ * their `release_date`; otherwise row 1 and the loan totals lowered by the interest and the IOF of
+ * the days without the money, and the CET solved again from the actual release date.
+ *
+ * The IOF is recomputed on the exact principal shares the simulation priced it with, so the same
+ * rates on the priced release date give back the priced IOF to the centavo; rates that do not
+ * (or a monthly rate other than the figures') throw `ReleaseRepricingInputError` rather than
+ * credit a wrong amount.
+ */
+export function repriceForRelease(
+  figures: SimulationFigures,
+  terms: ReleaseTerms,
+): ReleaseRepricing {
+  const releaseDate = terms.releaseDate;
+  if (!isCalendarDate(releaseDate))
+    throw new ReleaseRepricingInputError(`Not a YYYY-MM-DD date: ${releaseDate}.`);
+  const last = lastReleaseDate(figures.first_due_date);
+  if (releaseDate > last) return { kind: 'window_passed', lastReleaseDate: last };
+
+  if (new Decimal(terms.monthlyInterestRate).toNumber() !== figures.monthly_interest_rate)
+    throw new ReleaseRepricingInputError(
+      `The monthly rate ${terms.monthlyInterestRate} is not the loan's (${figures.monthly_interest_rate}).`,
+    );
+  const dueDates = figures.schedule.map((row) => row.due_date);
+  const pricedDays = dueDates.map((date) => daysBetween(figures.release_date, date));
+  const unit = unitSchedule(terms.monthlyInterestRate, pricedDays);
+  const principalFor = (days: number[]) =>
+    toCentavos(
+      fromCentavos(figures.requested_amount).div(
+        new Decimal(1).minus(iofRate(unit.shares, days, terms.iofFlatRate, terms.iofDailyRate)),
+      ),
+    );
+  if (principalFor(pricedDays) !== figures.principal_amount)
+    throw new ReleaseRepricingInputError(
+      `IOF at ${terms.iofFlatRate} + ${terms.iofDailyRate} a day does not give the loan's priced IOF (${figures.iof_amount} centavos).`,
+    );
+
+  const row1Before = figures.schedule[0]!;
+  if (releaseDate <= figures.release_date)
+    return {
+      kind: 'repriced',
+      figures,
+      row1Before,
+      row1After: row1Before,
+      interestCredit: 0,
+      iofCredit: 0,
+    };
+
+  const actualDays = dueDates.map((date) => daysBetween(releaseDate, date));
+  // Fewer days can only lower the IOF while every principal share is positive. A row 1 that was
+  // mostly interest has a negative share, and at extreme rates the recomputation can come out a
+  // centavo or so higher: the borrower then keeps the priced IOF (a release date never costs more).
+  const principal = Math.min(principalFor(actualDays), figures.principal_amount);
+  const iofCredit = figures.principal_amount - principal;
+  // unit.daily is (1 + i)^(1/30): the same growth factor the simulation charged row 1 with.
+  const schedule = creditedSchedule(figures.schedule, principal, [
+    unit.daily.pow(actualDays[0]!),
+    ...unit.growth.slice(1),
+  ]);
+  const row1After = schedule[0]!;
+
+  const cet = cetRates(
+    figures.requested_amount,
+    schedule.map((row, j) => ({ amount: row.installment_amount, days: actualDays[j]! })),
+    unit.daily,
+  );
+  const total = (amountOf: (row: ScheduleRow) => number) =>
+    schedule.reduce((sum, row) => sum + amountOf(row), 0);
+
+  return {
+    kind: 'repriced',
+    figures: {
+      ...figures,
+      iof_amount: principal - figures.requested_amount,
+      principal_amount: principal,
+      installment_amount: row1After.installment_amount,
+      total_amount: total((row) => row.installment_amount),
+      total_interest_amount: total((row) => row.interest_amount),
+      cet_monthly: cet.monthly,
+      cet_annual: cet.annual,
+      release_date: releaseDate,
+      schedule,
+    },
+    row1Before,
+    row1After,
+    interestCredit: figures.total_interest_amount - total((row) => row.interest_amount),
+    iofCredit,
+  };
+}
+
+/**
+ * The schedule once the principal is `principal` from the actual release: row 1 charges interest
+ * from then (`growth[0]`) and ends on the balance it had, so its principal part falls by the IOF
+ * credit and its installment by both credits; later rows are as they were.
+ *
+ * Contract §13 assumes row 1 can absorb the credit. It cannot when row 1 was mostly interest (a
+ * first due date 45 days out at a high rate over many months, released weeks late): its
+ * installment would go negative. Then row 1 charges nothing, the credit it could not absorb stays
+ * off the balance it leaves, and row 2 charges interest on that lower balance and ends on its own
+ * old balance, so it falls by the rest carried at the contract rate; and so on. The borrower never
+ * receives an installment, and loses no part of the credit.
+ */
+function creditedSchedule(
+  priced: readonly ScheduleRow[],
+  principal: number,
+  growth: readonly Decimal[],
+): ScheduleRow[] {
+  const schedule = [...priced];
+  let balance = principal;
+  for (let j = 0; j < schedule.length; j++) {
+    const row = schedule[j]!;
+    const interest = toCentavos(fromCentavos(balance).times(growth[j]!.minus(1)));
+    const principalPart = balance - row.balance_amount;
+    if (principalPart + interest >= 0) {
+      schedule[j] = {
+        ...row,
+        installment_amount: principalPart + interest,
+        principal_amount: principalPart,
+        interest_amount: interest,
+      };
+      return schedule;
+    }
+    schedule[j] = {
+      ...row,
+      installment_amount: 0,
+      principal_amount: -interest,
+      interest_amount: interest,
+      balance_amount: balance + interest,
+    };
+    balance += interest;
+  }
+  // Unreachable: the credit is a few weeks of interest and IOF, far less than the whole debt.
+  throw new Error('The release credit exceeds the whole schedule.');
+}
+
+function isCalendarDate(value: string): boolean {
+  return (
+    /^\d{4}-\d{2}-\d{2}$/.test(value) &&
+    !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) &&
+    addDays(value, 0) === value
+  );
+}
