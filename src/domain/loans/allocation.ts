@@ -194,7 +194,11 @@ export interface PayoffQuote {
 }
 
 /** The payoff of `date`: each unpaid row's amount due and its value that day. */
-export function quotePayoff(repayment: Repayment, date: string, terms: RepaymentTerms): PayoffQuote {
+export function quotePayoff(
+  repayment: Repayment,
+  date: string,
+  terms: RepaymentTerms,
+): PayoffQuote {
   const rows = repayment.rows
     .filter((row) => !isPaid(row))
     .map((row) => ({
