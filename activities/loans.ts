@@ -2,12 +2,27 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { DbOrTx } from '../src/db/client.js';
 import {
   changeLoanRow,
+  findPaymentByReference,
   insertLoanTransaction,
   lockAndReadLoan,
   loanTransactionAmount,
   recordSignerSignature,
+  repaymentOf,
+  repaymentTerms,
   type LoanView,
 } from '../src/db/queries/loans.js';
+import {
+  allocatePayment,
+  isPaid,
+  payoffAmount,
+  PaymentAboveBalanceError,
+  type Repayment,
+} from '../src/domain/loans/allocation.js';
+import {
+  isSamePayment,
+  type PaymentRequest,
+  type RepaymentProgress,
+} from '../src/domain/loans/payments.js';
 import {
   cancellableStatuses,
   ledgerStep,
@@ -232,6 +247,113 @@ export function createLoanActivities(deps: ActivityDeps) {
     },
 
     /**
+     * A payment of any amount (contract §13), allocated over the rows in §13's order: its
+     * `payment` (or `payoff`) transaction with what it paid of each row, the rows and the principal
+     * left, `loan.payment_received`, and `loan.finished` when nothing is left to pay. Its reference
+     * names it for good: recorded already with the same amount and `paid_at` (a retry, however
+     * late), nothing is written and the loan's standing is answered; with anything else,
+     * `payment_reference_conflict`. Refused: a `paid_at` before the latest payment's, an amount
+     * above the payoff amount (`payment_above_payoff`), a loan that is not `active`.
+     */
+    async recordLoanPayment(input: {
+      tenant: Tenant;
+      loanId: string;
+      payment: PaymentRequest;
+      transactionId: string;
+      eventIds: { payment: string; finished: string };
+    }): Promise<RepaymentProgress & { repeated: boolean }> {
+      const { payment } = input;
+      return write<RepaymentProgress & { repeated: boolean }>(input.tenant, async (tx) => {
+        const before = await lockedLoan(tx, input.tenant, input.loanId);
+        const recorded = await findPaymentByReference(tx, input.loanId, payment.reference);
+        if (recorded) {
+          if (!isSamePayment(recorded, payment))
+            throw ApplicationFailure.nonRetryable(
+              `Payment ${payment.reference} was recorded with ${recorded.amount} centavos paid at ${recorded.occurredAt.toISOString()}.`,
+              'payment_reference_conflict',
+            );
+          return { result: { ...progressOf(repaymentOf(before)), repeated: true }, events: [] };
+        }
+        if (before.status !== 'active')
+          throw ApplicationFailure.nonRetryable(
+            `The loan is ${before.status}; it takes no payments.`,
+            'invalid_state',
+          );
+        const repayment = repaymentOf(before);
+        if (
+          repayment.last_paid_at &&
+          Date.parse(payment.paidAt) < Date.parse(repayment.last_paid_at)
+        )
+          throw ApplicationFailure.nonRetryable(
+            `A payment cannot be dated before the loan's latest payment (${repayment.last_paid_at}).`,
+            'before_latest_payment',
+          );
+        const date = businessDate(new Date(payment.paidAt));
+        const terms = repaymentTerms(before);
+        const amount =
+          payment.amount === 'payoff' ? payoffAmount(repayment, date, terms) : payment.amount;
+        let allocation;
+        try {
+          allocation = allocatePayment(
+            repayment,
+            { amount, date, paidAt: payment.paidAt, applyTo: payment.applyTo },
+            terms,
+          );
+        } catch (error) {
+          if (error instanceof PaymentAboveBalanceError)
+            throw ApplicationFailure.nonRetryable(
+              `The payoff amount on ${date} is ${error.payoffAmount} centavos; a payment cannot exceed it.`,
+              'payment_above_payoff',
+              { payoffAmount: error.payoffAmount },
+            );
+          throw error;
+        }
+        await insertLoanTransaction(tx, input.tenant, input.loanId, {
+          id: input.transactionId,
+          step: ledgerStep.reference(payment.reference),
+          type: payment.amount === 'payoff' ? 'payoff' : 'payment',
+          amount,
+          reference: payment.reference,
+          principalAmount: allocation.principal,
+          interestAmount: allocation.interest,
+          lateFeeAmount: allocation.lateFee,
+          lateInterestAmount: allocation.lateInterest,
+          discountAmount: allocation.discount,
+          allocation: allocation.rows,
+          occurredAt: new Date(payment.paidAt),
+        });
+        const progress = progressOf(allocation.after);
+        await changeLoanRow(tx, input.loanId, {
+          repayment: allocation.after,
+          paidInstallments: progress.paidInstallments,
+          ...(allocation.finished ? { status: 'finished' as const } : {}),
+        });
+        const after = await lockedLoan(tx, input.tenant, input.loanId);
+        const events = [
+          event(input.eventIds.payment, loanEventTypes.paymentReceived, after, payment.paidAt, {
+            payment: {
+              amount,
+              paid_at: payment.paidAt,
+              reference: payment.reference,
+              apply_to: payment.applyTo,
+              principal_amount: allocation.principal,
+              interest_amount: allocation.interest,
+              late_fee_amount: allocation.lateFee,
+              late_interest_amount: allocation.lateInterest,
+              discount_amount: allocation.discount,
+              installment_number: null,
+            },
+          }),
+        ];
+        if (allocation.finished)
+          events.push(
+            event(input.eventIds.finished, loanEventTypes.finished, after, payment.paidAt),
+          );
+        return { result: { ...progress, repeated: false }, events };
+      });
+    },
+
+    /**
      * Installment `installmentNumber` was unpaid when its due date ended (`at`, on the customer's
      * clock): the row becomes overdue, with `loan.installment_overdue`. Paid meanwhile, or marked
      * already (a retry), nothing is written.
@@ -246,20 +368,17 @@ export function createLoanActivities(deps: ActivityDeps) {
       await write(input.tenant, async (tx) => {
         const before = await lockedLoan(tx, input.tenant, input.loanId);
         const n = input.installmentNumber;
-        if (
-          before.status !== 'active' ||
-          before.paidInstallments >= n ||
-          before.overdueThrough >= n
-        )
+        const row = repaymentOf(before).rows[n - 1];
+        if (before.status !== 'active' || !row || isPaid(row) || before.overdueThrough >= n)
           return { result: undefined, events: [] };
         await changeLoanRow(tx, input.loanId, { overdueThrough: n });
         const after = await lockedLoan(tx, input.tenant, input.loanId);
-        const row = present(after, input.at).schedule[n - 1]!;
+        const shown = present(after, input.at).schedule[n - 1]!;
         return {
           result: undefined,
           events: [
             event(input.eventId, loanEventTypes.installmentOverdue, after, input.at, {
-              installment: { number: n, due_date: row.due_date, amount_due: row.amount_due },
+              installment: { number: n, due_date: shown.due_date, amount_due: shown.amount_due },
             }),
           ],
         };
@@ -313,5 +432,16 @@ export function createLoanActivities(deps: ActivityDeps) {
         };
       });
     },
+  };
+}
+
+/** What the loan's workflow keeps of a repayment: the paid rows at each end, finished or not. */
+export function progressOf(repayment: Repayment): RepaymentProgress {
+  const firstUnpaid = repayment.rows.findIndex((row) => !isPaid(row));
+  const lastUnpaid = repayment.rows.findLastIndex((row) => !isPaid(row));
+  return {
+    paidInstallments: firstUnpaid === -1 ? repayment.rows.length : firstUnpaid,
+    lastUnpaid: lastUnpaid + 1,
+    finished: firstUnpaid === -1,
   };
 }

@@ -147,6 +147,12 @@ export const errorCatalogue = {
     meaning: 'The simulation is past its `valid_until`; simulate again.',
   },
   loan_not_found: { status: 404, title: 'Not Found', meaning: 'No loan with the id.' },
+  payment_reference_conflict: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'A payment with this `reference` was recorded on the loan with another amount or `paid_at`: a reference names one payment for good. The same payment sent again answers 200 and records nothing.',
+  },
   unsupported_file_type: {
     status: 415,
     title: 'Unsupported File Type',

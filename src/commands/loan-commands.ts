@@ -1,10 +1,27 @@
 /**
- * The commands that send a loan's workflow an Update (contract §8, §12): cancel, sign, the
- * disbursement's outcome, a payment, a payoff; and the payoff quote. Each answers with the loan
- * as its workflow left it. Creation is `create-loan.ts`.
+ * The commands that send a loan's workflow an Update (contract §8, §12, §13): cancel, sign, the
+ * disbursement's outcome, a payment of any amount, a payoff; and the payoff quote. Each answers
+ * with the loan as its workflow left it. Creation is `create-loan.ts`.
  */
-import { createHash } from 'node:crypto';
-import { findLoan, type LoanView } from '../db/queries/loans.js';
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  findLoan,
+  findPaymentByReference,
+  repaymentOf,
+  repaymentTerms,
+  type LoanView,
+} from '../db/queries/loans.js';
+import { businessDate } from '../domain/business-date.js';
+import {
+  isPaid,
+  payoffAmount,
+  quotePayoff as payoffQuoteOf,
+  rowValue,
+  type ApplyTo,
+  type PayoffQuote,
+} from '../domain/loans/allocation.js';
+import { isSamePayment, type PaymentRequest } from '../domain/loans/payments.js';
+import { lastPayoffDate } from '../domain/loans/repayment.js';
 import type { Tenant } from '../domain/tenant.js';
 import { ProblemError, problems } from '../errors.js';
 import { changeLoan } from '../temporal/loan-workflows.js';
@@ -12,24 +29,10 @@ import {
   cancelUpdate,
   disbursementUpdate,
   paymentUpdate,
-  payoffUpdate,
   signUpdate,
 } from '../../workflows/loan/messages.js';
-import { businessDate } from '../domain/business-date.js';
-import {
-  amountDue,
-  lastPayoffDate,
-  payoffQuote,
-  type PayoffQuote,
-} from '../domain/loans/repayment.js';
-
 import { clockNow } from './customer-clock.js';
-
 import { loanNotFound, type LoanDeps } from './loan-deps.js';
-
-/** An Update id for a partner's command with an Idempotency-Key: retries find the first one. */
-const commandId = (command: string, loan: LoanView, key: string) =>
-  `${command}:${createHash('sha256').update(`${loan.partnerId}:${loan.environment}:${key}`).digest('hex')}`;
 
 async function load(deps: LoanDeps, tenant: Tenant, loanId: string): Promise<LoanView> {
   const loan = await findLoan(deps.db, tenant, loanId);
@@ -97,50 +100,103 @@ export async function reportDisbursement(
   return reload(deps, loan);
 }
 
+/** A payment command as the partner sent it (ops, or its sandbox twin with defaults). */
+export interface PaymentCommand {
+  /** Required from ops (the schema says so); the sandbox twin makes one when none is sent. */
+  reference?: string | undefined;
+  /** Centavos; default what the oldest unpaid row owes on the day of `paid_at` (sandbox only). */
+  amount?: number | undefined;
+  paid_at?: string | undefined;
+  apply_to?: ApplyTo | undefined;
+}
+
 /**
- * A payment of the oldest unpaid installment. `amount` defaults to what that row owes on the
- * payment's day (the sandbox helper's convenience); `paid_at` defaults to now and
- * may not lie in the future.
+ * A payment of any amount (contract §13), allocated over the rows by the loan's workflow. Its
+ * reference names it for good: recorded already, the same payment answers the loan as it stands
+ * (whatever the loan's state since) and anything else is 409 `payment_reference_conflict`. Then:
+ * only while `active`; `paid_at` not in the future nor before the latest payment; the amount not
+ * above the payoff amount of its day (422 naming it).
  */
-export async function recordPayment(
+export function recordPayment(
   deps: LoanDeps,
   loan: LoanView,
-  payment: { amount?: number | undefined; paid_at?: string | undefined },
-  idempotencyKey?: string,
+  command: PaymentCommand,
 ): Promise<LoanView> {
-  const paidAt = checkPaidAt(loan, payment.paid_at, clockNow(loan, deps.clock()));
-  const row = loan.figures.schedule[loan.paidInstallments];
-  const due = row && amountDue(row, businessDate(paidAt), loan.lateChargeRates).amount;
-  await changeLoan(
-    deps,
-    loan,
-    paymentUpdate,
-    [{ amount: payment.amount ?? due ?? 0, paidAt: paidAt.toISOString() }],
-    idempotencyKey && commandId('payment', loan, idempotencyKey),
-  );
+  return pay(deps, loan, command, command.amount);
+}
+
+/** Early settlement: a payment of the payoff amount of the day of `paid_at`; the loan finishes. */
+export function settleLoan(
+  deps: LoanDeps,
+  loan: LoanView,
+  command: Pick<PaymentCommand, 'reference' | 'paid_at'>,
+): Promise<LoanView> {
+  return pay(deps, loan, command, 'payoff');
+}
+
+async function pay(
+  deps: LoanDeps,
+  loan: LoanView,
+  command: PaymentCommand,
+  amount: number | 'payoff' | undefined,
+): Promise<LoanView> {
+  const reference = command.reference ?? `sbx_${randomBytes(12).toString('hex')}`;
+  const request = {
+    reference,
+    paidAt: command.paid_at ?? clockNow(loan, deps.clock()).toISOString(),
+    applyTo: command.apply_to ?? 'next',
+    stated: { amount: amount !== undefined, paidAt: command.paid_at !== undefined },
+  };
+  const recorded = await findPaymentByReference(deps.db, loan.id, reference);
+  if (recorded) {
+    if (!isSamePayment(recorded, { ...request, amount: amount ?? 0 }))
+      throw new ProblemError(
+        'payment_reference_conflict',
+        `Payment ${reference} was recorded on this loan with ${recorded.amount} centavos paid at ${recorded.occurredAt.toISOString()}.`,
+      );
+    return reload(deps, loan);
+  }
+  const paidAt = checkPaidAt(loan, command.paid_at, clockNow(loan, deps.clock()));
+  const payment: PaymentRequest = {
+    ...request,
+    amount: amount ?? oldestAmountDue(loan, businessDate(paidAt)),
+  };
+  if (payment.amount !== 'payoff') checkAmount(loan, payment.amount, businessDate(paidAt));
+  await changeLoan(deps, loan, paymentUpdate, [payment], paymentUpdateId(loan, payment));
   return reload(deps, loan);
 }
 
 /**
- * Early settlement (contract §12): every unpaid row at once, for the payoff amount of the day of
- * `paid_at`, in one `payoff` transaction; the loan finishes.
+ * The payment's Update id: a retry in the same run finds the first one's outcome. Everything the
+ * payment says is in it, so another payment under the same reference runs and is refused.
  */
-export async function settleLoan(
-  deps: LoanDeps,
-  loan: LoanView,
-  request: { paid_at?: string | undefined },
-  idempotencyKey?: string,
-): Promise<LoanView> {
-  const paidAt = checkPaidAt(loan, request.paid_at, clockNow(loan, deps.clock()));
-  await changeLoan(
-    deps,
-    loan,
-    payoffUpdate,
-    [{ paidAt: paidAt.toISOString() }],
-    idempotencyKey && commandId('payoff', loan, idempotencyKey),
-  );
-  return reload(deps, loan);
+const paymentUpdateId = (loan: LoanView, payment: PaymentRequest) =>
+  `payment:${createHash('sha256')
+    .update(
+      JSON.stringify([loan.id, payment.reference, payment.amount, payment.paidAt, payment.applyTo]),
+    )
+    .digest('hex')}`;
+
+/** What the oldest unpaid row owes on `date`: the sandbox twin's default amount. */
+function oldestAmountDue(loan: LoanView, date: string): number {
+  const row = repaymentOf(loan).rows.find((candidate) => !isPaid(candidate));
+  return row ? rowValue(row, date, repaymentTerms(loan)) : 0;
 }
+
+/** A payment is at most the payoff amount of its day (contract §13). */
+function checkAmount(loan: LoanView, amount: number, date: string): void {
+  const payoff = payoffAmount(repaymentOf(loan), date, repaymentTerms(loan));
+  if (amount > payoff) throw aboveThePayoff(date, payoff);
+}
+
+const aboveThePayoff = (date: string, payoff: number) =>
+  problems.validation([
+    {
+      path: 'body.amount',
+      code: 'above_payoff_amount',
+      message: `The payoff amount on ${date} is ${payoff} centavos; a payment cannot exceed it.`,
+    },
+  ]);
 
 /**
  * The payoff quote of `date` (default today, São Paulo, at most 30 days ahead):
@@ -167,13 +223,7 @@ export function quotePayoff(
         message: `Must be between today (${today}) and ${last}.`,
       },
     ]);
-  const { schedule, monthly_interest_rate: monthlyRate } = loan.figures;
-  return payoffQuote(
-    schedule.slice(loan.paidInstallments),
-    on,
-    String(monthlyRate),
-    loan.lateChargeRates,
-  );
+  return payoffQuoteOf(repaymentOf(loan), on, repaymentTerms(loan));
 }
 
 /**
@@ -201,7 +251,7 @@ function checkPaidAt(loan: LoanView, paidAtText: string | undefined, now: Date):
         message: `A payment cannot be dated before the disbursement (${loan.disbursedAt.toISOString()}).`,
       },
     ]);
-  const latest = loan.paidDates.at(-1);
+  const latest = repaymentOf(loan).last_paid_at;
   if (latest && paidAt.getTime() < new Date(latest).getTime())
     throw problems.validation([
       {

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
-import type { LoanTransaction, LoanView } from '../db/queries/loans.js';
-import { standing } from '../domain/loans/repayment.js';
+import { repaymentOf, type LoanTransaction, type LoanView } from '../db/queries/loans.js';
+import { isPaid, rowAmountDue } from '../domain/loans/allocation.js';
+import { daysBetween } from '../domain/business-date.js';
 import { presentScheduleRow } from './credit-offers.js';
 import type { loanSchema, loanTransactionSchema } from '../http/routes/loans/schema.js';
 
@@ -10,8 +11,7 @@ export type SigningUrl = (loanId: string) => string;
 /**
  * The public loan: the API's answer and every `loan.*` event's data, as it stands on `today` (the
  * customer's business date: late charges grow by the day). The schedule is the simulation's, each
- * row with its status; installments are paid oldest first, so the first `paid_installments` rows
- * are the paid ones.
+ * row with what it has been paid and what it owes (contract §13).
  */
 export function presentLoan(
   loan: LoanView,
@@ -19,10 +19,25 @@ export function presentLoan(
   today: string,
 ): z.infer<typeof loanSchema> {
   const figures = loan.figures;
-  const paid = loan.paidInstallments;
-  const unpaid = figures.schedule.slice(paid);
-  const repaying = loan.status === 'active' ? today : null;
-  const now = standing(figures.schedule, paid, loan.overdueThrough, repaying, loan.lateChargeRates);
+  const rows = repaymentOf(loan).rows;
+  // Late charges grow only while the loan is repaying; before it (or once ended) a row owes its face.
+  const asOf = loan.status === 'active' ? today : null;
+  const schedule = rows.map((row, index) => {
+    const status = isPaid(row)
+      ? ('paid' as const)
+      : row.number <= loan.overdueThrough
+        ? ('overdue' as const)
+        : ('pending' as const);
+    return {
+      ...presentScheduleRow(figures.schedule[index]!),
+      status,
+      amount_due: isPaid(row) ? 0 : rowAmountDue(row, asOf ?? row.due_date, loan.lateChargeRates),
+      paid_amount: row.paid_amount,
+      paid_at: row.paid_at,
+    };
+  });
+  const overdue = schedule.filter((row) => row.status === 'overdue');
+  const unpaid = rows.filter((row) => !isPaid(row));
   return {
     id: loan.id,
     customer_id: loan.customerId,
@@ -49,17 +64,15 @@ export function presentLoan(
     })),
     disbursement_account: loan.disbursementAccount,
     disbursed_at: loan.disbursedAt?.toISOString() ?? null,
-    outstanding_amount: unpaid.reduce((sum, row) => sum + row.installment_amount, 0),
-    overdue_amount: now.overdueAmount,
-    days_overdue: now.daysOverdue,
-    paid_installments: paid,
+    outstanding_amount: unpaid.reduce(
+      (sum, row) => sum + rowAmountDue(row, row.due_date, loan.lateChargeRates),
+      0,
+    ),
+    overdue_amount: overdue.reduce((sum, row) => sum + row.amount_due, 0),
+    days_overdue: overdue[0] && asOf ? Math.max(0, daysBetween(overdue[0].due_date, asOf)) : 0,
+    paid_installments: rows.length - unpaid.length,
     next_due_date: loan.status === 'active' ? (unpaid[0]?.due_date ?? null) : null,
-    schedule: figures.schedule.map((row, index) => ({
-      ...presentScheduleRow(row),
-      status: now.rows[index]!.status,
-      amount_due: now.rows[index]!.amount_due,
-      paid_at: loan.paidDates[index] ?? null,
-    })),
+    schedule,
     error: loan.error,
     cancellation_reason: loan.cancellationReason,
     created_at: loan.createdAt.toISOString(),
@@ -77,6 +90,20 @@ export function presentLoanTransaction(
     amount: transaction.amount,
     currency: 'BRL',
     installment_number: transaction.installmentNumber,
+    reference: transaction.reference,
+    principal_amount: transaction.principalAmount,
+    interest_amount: transaction.interestAmount,
+    late_fee_amount: transaction.lateFeeAmount,
+    late_interest_amount: transaction.lateInterestAmount,
+    discount_amount: transaction.discountAmount,
+    allocation:
+      transaction.allocation?.map((part) => ({
+        installment_number: part.number,
+        installment_amount: part.installment,
+        late_fee_amount: part.late_fee,
+        late_interest_amount: part.late_interest,
+        discount_amount: part.discount,
+      })) ?? null,
     occurred_at: transaction.occurredAt.toISOString(),
     created_at: transaction.createdAt.toISOString(),
   };

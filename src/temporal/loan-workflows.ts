@@ -60,8 +60,8 @@ export function loanStart(
 /**
  * Hands a command to the loan's workflow and waits for its outcome, starting the workflow if its
  * outbox start has not happened yet (update-with-start). The workflow's refusals come back as the
- * matching problem: 409 `invalid_state`, 422 for a cpf that does not sign this loan or an amount
- * that is not the one due.
+ * matching problem: 409 `invalid_state` or `payment_reference_conflict`, 422 for a cpf that does
+ * not sign this loan or a payment its rules refuse.
  */
 export async function changeLoan<Ret, Args extends unknown[]>(
   deps: { temporal: Client; taskQueue: string; sandboxDisbursementDelayMs: number },
@@ -105,6 +105,13 @@ function toProblem(error: unknown, loan: LoanView): unknown {
         problems.validation([{ path: 'body.cpf', code: 'not_a_signer', message }]),
       payment_amount_mismatch: (message) =>
         problems.validation([{ path: 'body.amount', code: 'not_the_amount_due', message }]),
+      // A payment's refusals, decided under the loan's lock (the API checked them first).
+      payment_reference_conflict: (message) =>
+        new ProblemError('payment_reference_conflict', message),
+      payment_above_payoff: (message) =>
+        problems.validation([{ path: 'body.amount', code: 'above_payoff_amount', message }]),
+      before_latest_payment: (message) =>
+        problems.validation([{ path: 'body.paid_at', code: 'before_latest_payment', message }]),
     },
   });
 }

@@ -4,8 +4,9 @@ import type { z } from 'zod';
 import { loans, simulations } from '../../src/db/schema/index.js';
 import type { simulationSchema } from '../../src/http/routes/credit-offers/schema.js';
 import type { loanSchema, payoffSchema } from '../../src/http/routes/loans/schema.js';
-import { addDays, businessDate } from '../../src/domain/business-date.js';
-import { payoffQuote } from '../../src/domain/loans/repayment.js';
+import { Decimal as DecimalJs } from 'decimal.js';
+import type { loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
+import { addDays, businessDate, daysBetween } from '../../src/domain/business-date.js';
 import { activeCustomer, offerOf, type OfferBody } from '../helpers/credit.js';
 import type { CustomerBody } from '../helpers/customers.js';
 import { fakeCpf } from '../helpers/customers.js';
@@ -16,6 +17,11 @@ import { SigningBrowser } from '../helpers/hosted.js';
 type LoanBody = z.infer<typeof loanSchema>;
 type PayoffBody = z.infer<typeof payoffSchema>;
 type SimulationBody = z.infer<typeof simulationSchema>;
+type Transaction = z.infer<typeof loanTransactionSchema>;
+/** The test's own decimals: 40 digits, half-even, independent of the service's. */
+const Decimal = DecimalJs.clone({ precision: 40, rounding: DecimalJs.ROUND_HALF_EVEN });
+const halfEven = (value: InstanceType<typeof Decimal>) =>
+  value.toDecimalPlaces(0, Decimal.ROUND_HALF_EVEN).toNumber();
 interface Problem {
   code: string;
   detail: string;
@@ -261,8 +267,12 @@ describe('loan commands', () => {
     expect(response.status).toBe(404);
   });
 
-  it('ops report the disbursement and record payments; commands the status forbids are 409, wrong amounts 422', async () => {
-    expect((await ops(`/loans/${loan.id}/payments`, { amount: 1 })).status).toBe(409);
+  it('ops record payments of any amount under a reference; what the status, the reference or the rules forbid is refused and changes nothing', async () => {
+    const pay = (body: Record<string, unknown>) => ops(`/loans/${loan.id}/payments`, body);
+    const transactions = async () =>
+      ((await (await api(`/v3/loans/${loan.id}/transactions`)).json()) as { data: Transaction[] })
+        .data;
+    expect((await pay({ amount: 1, reference: 'early' })).status).toBe(409); // not active
     expect((await ops(`/loans/${loan.id}/disbursement`, { outcome: 'confirmed' })).status).toBe(
       409,
     );
@@ -283,25 +293,87 @@ describe('loan commands', () => {
     const confirmed = await ops(`/loans/${loan.id}/disbursement`, { outcome: 'confirmed' });
     expect(confirmed.status).toBe(200);
     expect(((await confirmed.json()) as LoanBody).status).toBe('active');
-    const due = loan.schedule[0]!.installment_amount;
-    const wrong = await ops(`/loans/${loan.id}/payments`, { amount: due - 1 });
-    expect(wrong.status).toBe(422);
-    const wrongBody = await problem(wrong);
-    expect(wrongBody.errors?.[0]).toMatchObject({ path: 'body.amount' });
-    expect(wrongBody.errors?.[0]!.message).toContain(String(due));
-    const future = await ops(`/loans/${loan.id}/payments`, {
-      amount: due,
+
+    // Ops name every payment; the amount is at most the payoff amount of its day.
+    const unnamed = await pay({ amount: 10_000 });
+    expect(unnamed.status).toBe(422);
+    expect((await problem(unnamed)).errors?.map((e) => e.path)).toEqual(['body.reference']);
+    const quote = (await (await api(`/v3/loans/${loan.id}/payoff`)).json()) as PayoffBody;
+    const above = await pay({ amount: quote.payoff_amount + 1, reference: 'too-much' });
+    expect(above.status).toBe(422);
+    const aboveBody = await problem(above);
+    expect(aboveBody.errors?.[0]).toMatchObject({
+      path: 'body.amount',
+      code: 'above_payoff_amount',
+    });
+    expect(aboveBody.errors?.[0]!.message).toContain(`${quote.payoff_amount} centavos`);
+    const future = await pay({
+      amount: 10_000,
+      reference: 'future',
       paid_at: new Date(Date.now() + 86_400_000).toISOString(),
     });
     expect(future.status).toBe(422);
-    const paid = await ops(`/loans/${loan.id}/payments`, { amount: due });
+    expect(await transactions()).toHaveLength(1); // the disbursement alone
+
+    // R$ 100.00 before row 1's due date pays part of it: what it owes falls by the part carried
+    // to its due date at the contract rate, (1 + i)^(d/30).
+    const paid = await pay({ amount: 10_000, reference: 'E2E-partial-1' });
     expect(paid.status).toBe(200);
     const afterFirst = (await paid.json()) as LoanBody;
-    expect(afterFirst).toMatchObject({ paid_installments: 1 });
+    const [payment] = (await transactions()).slice(1);
+    const days = daysBetween(
+      businessDate(new Date(payment!.occurred_at)),
+      loan.schedule[0]!.due_date,
+    );
+    const carried = halfEven(
+      new Decimal(10_000).times(new Decimal(1).plus(loan.monthly_interest_rate).pow(days / 30)),
+    );
+    expect(afterFirst).toMatchObject({ paid_installments: 0 });
+    expect(afterFirst.schedule[0]).toMatchObject({
+      status: 'pending',
+      paid_amount: 10_000,
+      amount_due: loan.schedule[0]!.installment_amount - carried,
+      paid_at: null,
+    });
+    expect(payment).toMatchObject({
+      type: 'payment',
+      amount: 10_000,
+      reference: 'E2E-partial-1',
+      discount_amount: carried - 10_000,
+      late_fee_amount: 0,
+      late_interest_amount: 0,
+      allocation: [
+        {
+          installment_number: 1,
+          installment_amount: 10_000,
+          late_fee_amount: 0,
+          late_interest_amount: 0,
+          discount_amount: carried - 10_000,
+        },
+      ],
+    });
+    expect(payment!.principal_amount! + payment!.interest_amount!).toBe(10_000);
+
+    // The same payment again (a retry after a lost answer): 200, nothing recorded.
+    const again = await pay({ amount: 10_000, reference: 'E2E-partial-1' });
+    expect(again.status).toBe(200);
+    expect(((await again.json()) as LoanBody).schedule[0]).toEqual(afterFirst.schedule[0]);
+    // Anything else under that reference: 409, nothing recorded.
+    for (const other of [
+      { amount: 10_001, reference: 'E2E-partial-1' },
+      { amount: 10_000, reference: 'E2E-partial-1', paid_at: payment!.created_at },
+    ]) {
+      const conflict = await pay(other);
+      expect(conflict.status).toBe(409);
+      expect((await problem(conflict)).code).toBe('payment_reference_conflict');
+    }
+    expect(await transactions()).toHaveLength(2);
+
     // Never dated before the latest payment (contract §13), though after the disbursement.
-    const backdated = await ops(`/loans/${loan.id}/payments`, {
-      amount: loan.schedule[1]!.installment_amount,
-      paid_at: new Date(new Date(afterFirst.schedule[0]!.paid_at!).getTime() - 1).toISOString(),
+    const backdated = await pay({
+      amount: 10_000,
+      reference: 'backdated',
+      paid_at: new Date(new Date(payment!.occurred_at).getTime() - 1).toISOString(),
     });
     expect(backdated.status).toBe(422);
     expect((await problem(backdated)).errors?.[0]).toMatchObject({
@@ -310,7 +382,10 @@ describe('loan commands', () => {
     });
     const cancel = await api(`/v3/loans/${loan.id}/cancel`, { method: 'POST', body: {} });
     expect(cancel.status).toBe(409);
-    expect((await ops(`/loans/ln_${'0'.repeat(32)}/payments`, { amount: due })).status).toBe(404);
+    expect(
+      (await ops(`/loans/ln_${'0'.repeat(32)}/payments`, { amount: 1, reference: 'x' })).status,
+    ).toBe(404);
+    expect(await transactions()).toHaveLength(2);
   });
 
   it('lists loans by customer and status; other tenants see none of it', async () => {
@@ -334,20 +409,36 @@ describe('loan commands', () => {
       active.schedule.map((_, index) => (index < active.paid_installments ? 'paid' : 'pending')),
     );
     expect(active.schedule[1]!.amount_due).toBe(active.schedule[1]!.installment_amount);
-    const unpaid = active.schedule.slice(active.paid_installments);
     const today = businessDate(new Date());
 
+    // Each row at its value today: row 1 (paid in part) on what is left of it; the others whole,
+    // discounted at the contract rate on calendar days.
     const quote = (await (await api(`/v3/loans/${loan.id}/payoff`)).json()) as PayoffBody;
-    const expected = payoffQuote(unpaid, today, String(active.monthly_interest_rate), {
-      feeRate: '0.02',
-      monthlyInterestRate: '0.01',
-    });
-    expect(quote).toEqual({
+    const valueToday = (amount: number, dueDate: string) =>
+      halfEven(
+        new Decimal(amount).div(
+          new Decimal(1).plus(active.monthly_interest_rate).pow(daysBetween(today, dueDate) / 30),
+        ),
+      );
+    expect(quote.rows.map(({ present_value: _, ...row }) => row)).toEqual(
+      active.schedule.map((row) => ({
+        number: row.number,
+        due_date: row.due_date,
+        amount_due: row.amount_due,
+      })),
+    );
+    for (const row of quote.rows.slice(1))
+      expect(row.present_value).toBe(valueToday(row.amount_due, row.due_date));
+    expect(
+      Math.abs(
+        quote.rows[0]!.present_value -
+          valueToday(quote.rows[0]!.amount_due, quote.rows[0]!.due_date),
+      ),
+    ).toBeLessThanOrEqual(1);
+    expect(quote).toMatchObject({
       loan_id: loan.id,
       date: today,
-      payoff_amount: expected.payoffAmount,
-      discount_amount: expected.discountAmount,
-      rows: expected.rows,
+      payoff_amount: quote.rows.reduce((sum, row) => sum + row.present_value, 0),
     });
     // Every row is due after today: the payoff is less than what is left, and less further out.
     expect(quote.payoff_amount).toBeLessThan(active.outstanding_amount);
@@ -362,6 +453,7 @@ describe('loan commands', () => {
       expect((await problem(bad)).errors?.map((e) => e.path)).toEqual(['query.date']);
     }
 
+    // The sandbox twin names the payment itself when the partner does not.
     const settled = await api(`/v3/sandbox/loans/${loan.id}/payoff`, { method: 'POST', body: {} });
     expect(settled.status).toBe(200);
     const finished = (await settled.json()) as LoanBody;
@@ -374,15 +466,22 @@ describe('loan commands', () => {
       true,
     );
     const ledger = (await (await api(`/v3/loans/${loan.id}/transactions`)).json()) as {
-      data: { type: string; amount: number; installment_number: number | null }[];
+      data: Transaction[];
     };
     expect(ledger.data.at(-1)).toMatchObject({
       type: 'payoff',
       amount: quote.payoff_amount,
+      discount_amount: quote.discount_amount,
       installment_number: null,
     });
+    expect(ledger.data.at(-1)!.reference).toMatch(/^sbx_[0-9a-f]{24}$/);
     expect(ledger.data.filter((t) => t.type === 'payoff')).toHaveLength(1);
+    // Every centavo of principal is paid, and no more.
+    const payments = ledger.data.filter((t) => t.type !== 'disbursement');
+    expect(payments.reduce((sum, t) => sum + t.principal_amount!, 0)).toBe(
+      finished.principal_amount,
+    );
     expect((await api(`/v3/loans/${loan.id}/payoff`)).status).toBe(409);
-    expect((await ops(`/loans/${loan.id}/payoff`, {})).status).toBe(409);
+    expect((await ops(`/loans/${loan.id}/payoff`, { reference: 'late' })).status).toBe(409);
   });
 });

@@ -4,7 +4,7 @@ import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/clie
 import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import type { Activities } from '../../activities/index.js';
 import {
   currentOfferQuery,
@@ -21,9 +21,19 @@ import {
 } from '../../workflows/loan/messages.js';
 import { creditOffersWorkflow, loanWorkflow } from '../../workflows/index.js';
 import { PAYMENTS_PER_RUN } from '../../workflows/loan/workflow.js';
-import { payoffUpdate } from '../../workflows/loan/messages.js';
 import { clockAdvancedSignal } from '../../workflows/sandbox-clock/messages.js';
 import { addDays, businessDate, startOfBusinessDate } from '../../src/domain/business-date.js';
+import { isBusinessDay, lastDayWithoutCharges } from '../../src/domain/calendar/business-days.js';
+import {
+  allocatePayment,
+  payoffAmount,
+  startRepayment,
+  type ApplyTo,
+  type Repayment,
+  type RepaymentTerms,
+} from '../../src/domain/loans/allocation.js';
+import type { PaymentRequest, RepaymentProgress } from '../../src/domain/loans/payments.js';
+import { progressOf } from '../../activities/loans.js';
 
 const SECOND = 1_000;
 const DAY = 86_400_000;
@@ -39,26 +49,45 @@ beforeAll(async () => {
 afterAll(async () => {
   await env?.teardown();
 });
+/**
+ * The time-skipping server may skip years while a test awaits a result (to its next far timer),
+ * and skipped time adds up over the file. Rows' due dates come from the server's time and the
+ * bank calendar covers years to come, not centuries: a test starts on a fresh server once the
+ * time has run some years ahead.
+ */
+beforeEach(async () => {
+  if ((await env.currentTimeMs()) - Date.now() < 5 * 365 * DAY) return;
+  await env.teardown();
+  env = await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: inject('testServerExecutable') },
+  });
+});
 
 type LoanActivities = Pick<
   Activities,
-  | 'recordSignature'
-  | 'recordLoanEnd'
-  | 'recordDisbursement'
-  | 'recordPayment'
-  | 'recordOverdue'
-  | 'recordPayoff'
+  'recordSignature' | 'recordLoanEnd' | 'recordDisbursement' | 'recordLoanPayment' | 'recordOverdue'
 >;
 interface Write {
-  kind: 'sign' | 'end' | 'disburse' | 'pay' | 'overdue' | 'payoff';
+  kind: 'sign' | 'end' | 'disburse' | 'pay' | 'overdue';
   at: number;
   detail: Record<string, unknown>;
 }
 
-/** The loan's writes, recorded with the server time each was scheduled at, over a tiny table. */
-function recordingActivities(signers: string[]) {
+/**
+ * The loan's writes, recorded with the server time each was scheduled at, over a tiny table.
+ * Payments are allocated by the real rules (at a contract rate of 0, so a row's value is its
+ * face on any day), under references kept as the database keeps them: the workflow's part is
+ * what is tested here, the rules and the table have their own tests.
+ */
+function recordingActivities(signers: string[], loan: () => LoanInput) {
   const writes: Write[] = [];
   const signed = new Map<string, string>();
+  const references = new Map<string, { amount: number; paidAt: string }>();
+  let repayment: Repayment | undefined;
+  const terms = (): RepaymentTerms => ({
+    monthlyRate: '0',
+    lateCharges: loan().lateChargeRates ?? { feeRate: '0.02', monthlyInterestRate: '0.01' },
+  });
   const activities: LoanActivities = {
     async recordSignature(input) {
       const first = signed.get(input.cpf);
@@ -75,15 +104,46 @@ function recordingActivities(signers: string[]) {
       const { tenant: _tenant, eventId: _eventId, loanId: _loanId, ...detail } = input;
       writes.push({ kind: 'end', at: activityInfo().scheduledTimestampMs, detail });
     },
-    async recordDisbursement() {
+    async recordDisbursement(input) {
+      const { installmentAmounts, installmentDueDates } = loan();
+      const today = businessDate(new Date(input.at));
+      repayment = startRepayment(
+        installmentAmounts.map((amount, index) => ({
+          number: index + 1,
+          due_date: installmentDueDates?.[index] ?? addDays(today, 30 * (index + 1)),
+          installment_amount: amount,
+        })),
+        installmentAmounts.reduce((sum, amount) => sum + amount, 0),
+      );
       writes.push({ kind: 'disburse', at: activityInfo().scheduledTimestampMs, detail: {} });
     },
-    async recordPayment(input) {
+    async recordLoanPayment({ payment }) {
+      const first = references.get(payment.reference);
+      if (first) {
+        if (first.amount !== payment.amount && payment.amount !== 'payoff')
+          throw ApplicationFailure.nonRetryable('another payment', 'payment_reference_conflict');
+        return { ...progressOf(repayment!), repeated: true };
+      }
+      const date = businessDate(new Date(payment.paidAt));
+      const amount =
+        payment.amount === 'payoff' ? payoffAmount(repayment!, date, terms()) : payment.amount;
+      const allocation = allocatePayment(
+        repayment!,
+        { amount, date, paidAt: payment.paidAt, applyTo: payment.applyTo },
+        terms(),
+      );
+      repayment = allocation.after;
+      references.set(payment.reference, { amount, paidAt: payment.paidAt });
       writes.push({
         kind: 'pay',
         at: activityInfo().scheduledTimestampMs,
-        detail: { n: input.installmentNumber, amount: input.amount, last: input.last },
+        detail: {
+          reference: payment.reference,
+          amount,
+          rows: allocation.rows.map((r) => r.number),
+        },
       });
+      return { ...progressOf(repayment), repeated: false };
     },
     async recordOverdue(input) {
       writes.push({
@@ -91,14 +151,6 @@ function recordingActivities(signers: string[]) {
         at: activityInfo().scheduledTimestampMs,
         detail: { n: input.installmentNumber, at: input.at },
       });
-    },
-    async recordPayoff(input) {
-      writes.push({
-        kind: 'payoff',
-        at: activityInfo().scheduledTimestampMs,
-        detail: { paidAt: input.paidAt },
-      });
-      return { amount: 70_123 };
     },
   };
   return { activities, writes };
@@ -109,7 +161,11 @@ interface Harness {
   input: LoanInput;
   writes: Write[];
   sign: (cpf: string) => Promise<{ signedAt: string }>;
-  pay: (amount: number) => Promise<{ installmentNumber: number }>;
+  /** A payment made now, under a fresh reference unless one is given. */
+  pay: (
+    amount: number | 'payoff',
+    options?: { reference?: string; applyTo?: ApplyTo },
+  ) => Promise<RepaymentProgress & { repeated: boolean }>;
 }
 
 /** Other workflows a test starts beside the loan, terminated with it. */
@@ -124,7 +180,8 @@ async function withLoan(
     CUSTOMER_CPF,
     GUARANTOR_CPF,
   ];
-  const { activities, writes } = recordingActivities(signerCpfs);
+  let loanInput: LoanInput | undefined;
+  const { activities, writes } = recordingActivities(signerCpfs, () => loanInput!);
   const taskQueue = `loan-${randomUUID()}`;
   const worker = await Worker.create({
     connection: env.nativeConnection,
@@ -148,6 +205,7 @@ async function withLoan(
       installmentAmounts: [35_000, 35_000, 35_003],
       ...overrides,
     };
+    loanInput = input;
     const handle = await env.client.workflow.start(loanWorkflow, {
       workflowId: `loan/${loanId}`,
       taskQueue,
@@ -172,20 +230,34 @@ async function withLoan(
               },
             ],
           }),
-        pay: async (amount) =>
-          current.executeUpdate(paymentUpdate, {
-            args: [{ amount, paidAt: new Date(await env.currentTimeMs()).toISOString() }],
-          }),
+        pay: async (amount, options = {}) => {
+          const payment: PaymentRequest = {
+            reference: options.reference ?? `ref-${randomUUID()}`,
+            amount,
+            paidAt: new Date(await env.currentTimeMs()).toISOString(),
+            applyTo: options.applyTo ?? 'next',
+            stated: { amount: true, paidAt: true },
+          };
+          return current.executeUpdate(paymentUpdate, { args: [payment] });
+        },
       });
     } finally {
       // A timer left behind would fire in a later test's skipped time with no worker to take it.
       for (const running of [current, ...others])
         if ((await running.describe()).status.name === 'RUNNING')
           await running.terminate('test over');
+      others.splice(0);
       void handle;
     }
   });
 }
+
+/**
+ * When a row due on `dueDate` becomes overdue: as its last day without charges ends (the next
+ * business day's end for a due date that is not one), São Paulo time.
+ */
+const overdueFrom = (dueDate: string) =>
+  startOfBusinessDate(addDays(lastDayWithoutCharges(dueDate), 1));
 
 /** The failure type an Update was refused with, or undefined if it was accepted. */
 async function refusal(update: Promise<unknown>): Promise<string | undefined> {
@@ -320,31 +392,31 @@ describe('loan workflow', () => {
     });
   });
 
-  it('takes payments of the amount due, oldest first, and finishes with the last', async () => {
+  it('records payments by reference: a repeat answers the first, a conflict is refused, the last row finishes', async () => {
     await withLoan({ signerCpfs: [CUSTOMER_CPF] }, async ({ handle, sign, pay, writes }) => {
       expect(await refusal(pay(35_000))).toBe('invalid_state'); // not active yet
       await sign(CUSTOMER_CPF);
       await env.sleep(31 * SECOND);
-      const wrong = pay(35_001);
-      await expect(wrong).rejects.toThrow(WorkflowUpdateFailedError);
-      await wrong.catch((error: WorkflowUpdateFailedError) => {
-        expect((error.cause as ApplicationFailure).type).toBe('payment_amount_mismatch');
-        expect(error.cause?.message).toContain('35000 centavos');
-      });
-      expect(await pay(35_000)).toEqual({ installmentNumber: 1 });
-      expect(await pay(35_000)).toEqual({ installmentNumber: 2 });
-      expect(await pay(35_003)).toEqual({ installmentNumber: 3 });
+      const first = { paidInstallments: 1, lastUnpaid: 3, finished: false };
+      expect(await pay(35_000, { reference: 'E2E-1' })).toEqual({ ...first, repeated: false });
+      // The same payment again (a retry): answered, nothing written.
+      expect(await pay(35_000, { reference: 'E2E-1' })).toEqual({ ...first, repeated: true });
+      // Another payment under the same reference: refused with the activity's own reason.
+      expect(await refusal(pay(20_000, { reference: 'E2E-1' }))).toBe('payment_reference_conflict');
+      // A partial payment leaves row 2 unpaid; the rest of it and row 3 finish the loan.
+      expect(await pay(20_000)).toMatchObject({ paidInstallments: 1, finished: false });
+      expect(await pay(15_000 + 35_003)).toMatchObject({ paidInstallments: 3, finished: true });
       expect(await handle.result()).toBe('finished');
-      expect(writes.filter((w) => w.kind === 'pay').map((w) => w.detail)).toEqual([
-        { n: 1, amount: 35_000, last: false },
-        { n: 2, amount: 35_000, last: false },
-        { n: 3, amount: 35_003, last: true },
+      expect(writes.filter((w) => w.kind === 'pay').map((w) => w.detail.rows)).toEqual([
+        [1],
+        [2],
+        [2, 3],
       ]);
       await expect(pay(35_000)).rejects.toThrow(); // the loan is over
     });
   });
 
-  it('marks a row overdue when its due date ends unpaid, and then takes it only with its late charges', async () => {
+  it('marks a row overdue when its due date ends unpaid, and then takes its late charges first', async () => {
     const today = businessDate(new Date(await env.currentTimeMs()));
     const dueDates = [addDays(today, 30), addDays(today, 60), addDays(today, 90)];
     await withLoan(
@@ -352,7 +424,7 @@ describe('loan workflow', () => {
       async ({ handle, sign, pay, writes }) => {
         await sign(CUSTOMER_CPF);
         await env.sleep(31 * SECOND);
-        const overdueAt = startOfBusinessDate(addDays(dueDates[0]!, 1));
+        const overdueAt = overdueFrom(dueDates[0]!);
         // The last moment of the due date: not overdue yet.
         await env.sleep(overdueAt - 60 * SECOND - (await env.currentTimeMs()));
         expect(writes.filter((w) => w.kind === 'overdue')).toEqual([]);
@@ -367,23 +439,15 @@ describe('loan workflow', () => {
         await env.sleep(
           startOfBusinessDate(addDays(dueDates[0]!, 15)) + DAY / 2 - (await env.currentTimeMs()),
         );
-        const plain = pay(35_000);
-        await expect(plain).rejects.toThrow(WorkflowUpdateFailedError);
-        await plain.catch((error: WorkflowUpdateFailedError) => {
-          expect((error.cause as ApplicationFailure).type).toBe('payment_amount_mismatch');
-          expect(error.cause?.message).toContain('35875 centavos');
-        });
-        expect(await pay(35_875)).toEqual({ installmentNumber: 1 });
+        // The installment alone pays the late interest and the fee first: the row stays unpaid.
+        expect(await pay(35_000)).toMatchObject({ paidInstallments: 0 });
+        expect(await pay(875)).toMatchObject({ paidInstallments: 1 });
         // The second row is paid before its due date: it never becomes overdue.
-        expect(await pay(35_000)).toEqual({ installmentNumber: 2 });
-        await env.sleep(
-          startOfBusinessDate(addDays(dueDates[1]!, 2)) - (await env.currentTimeMs()),
-        );
+        expect(await pay(35_000)).toMatchObject({ paidInstallments: 2 });
+        await env.sleep(overdueFrom(dueDates[1]!) + DAY - (await env.currentTimeMs()));
         expect(writes.filter((w) => w.kind === 'overdue').map((w) => w.detail.n)).toEqual([1]);
         // The third is not: it is overdue on the day after its due date.
-        await env.sleep(
-          startOfBusinessDate(addDays(dueDates[2]!, 1)) + SECOND - (await env.currentTimeMs()),
-        );
+        await env.sleep(overdueFrom(dueDates[2]!) + SECOND - (await env.currentTimeMs()));
         expect(writes.filter((w) => w.kind === 'overdue').map((w) => w.detail.n)).toEqual([1, 3]);
         expect(await handle.query(loanProgressQuery)).toMatchObject({
           status: 'active',
@@ -396,7 +460,7 @@ describe('loan workflow', () => {
   it('marks each row that ends unpaid, also while older ones are overdue, and all a clock advance passes at once', async () => {
     const today = businessDate(new Date(await env.currentTimeMs()));
     const dueDates = [30, 60, 90, 120].map((days) => addDays(today, days));
-    const endOf = (dueDate: string) => startOfBusinessDate(addDays(dueDate, 1));
+    const endOf = overdueFrom;
     const overdue = (writes: Write[]) =>
       writes.filter((w) => w.kind === 'overdue').map((w) => w.detail);
     await withLoan(
@@ -438,21 +502,71 @@ describe('loan workflow', () => {
     );
   });
 
-  it('settles early with one payoff and finishes; refused unless active', async () => {
+  it('settles early with a payment of the payoff amount and finishes; refused unless active', async () => {
     await withLoan({ signerCpfs: [CUSTOMER_CPF] }, async ({ handle, sign, pay, writes }) => {
-      const settle = async () =>
-        handle.executeUpdate(payoffUpdate, {
-          args: [{ paidAt: new Date(await env.currentTimeMs()).toISOString() }],
-        });
-      expect(await refusal(settle())).toBe('invalid_state'); // not disbursed yet
+      expect(await refusal(pay('payoff'))).toBe('invalid_state'); // not disbursed yet
       await sign(CUSTOMER_CPF);
       await env.sleep(31 * SECOND);
-      expect(await pay(35_000)).toEqual({ installmentNumber: 1 });
-      expect(await settle()).toEqual({ amount: 70_123 });
+      expect(await pay(35_000)).toMatchObject({ paidInstallments: 1 });
+      expect(await pay('payoff')).toMatchObject({ paidInstallments: 3, finished: true });
       expect(await handle.result()).toBe('finished');
-      expect(writes.map((w) => w.kind)).toEqual(['sign', 'disburse', 'pay', 'payoff']);
+      expect(writes.map((w) => w.kind)).toEqual(['sign', 'disburse', 'pay', 'pay']);
+      expect(writes.at(-1)!.detail).toMatchObject({ amount: 70_003, rows: [2, 3] });
       await expect(pay(35_000)).rejects.toThrow(); // the loan is over
     });
+  });
+
+  it('gives a row due on a non-business day until the next business day (Lei 7.089/1983)', async () => {
+    const today = businessDate(new Date(await env.currentTimeMs()));
+    // The first Saturday at least 30 days ahead; its last day without charges is a Monday or later.
+    let saturday = addDays(today, 30);
+    while (new Date(`${saturday}T00:00:00Z`).getUTCDay() !== 6) saturday = addDays(saturday, 1);
+    const lastOnTime = lastDayWithoutCharges(saturday);
+    expect(isBusinessDay(lastOnTime) && lastOnTime > addDays(saturday, 1)).toBe(true);
+    await withLoan(
+      {
+        signerCpfs: [CUSTOMER_CPF],
+        installmentDueDates: [saturday, addDays(saturday, 30), addDays(saturday, 60)],
+      },
+      async ({ sign, writes }) => {
+        await sign(CUSTOMER_CPF);
+        await env.sleep(31 * SECOND);
+        const overdueAt = overdueFrom(saturday);
+        await env.sleep(overdueAt - SECOND - (await env.currentTimeMs()));
+        expect(writes.filter((w) => w.kind === 'overdue')).toEqual([]);
+        await env.sleep(2 * SECOND);
+        expect(writes.filter((w) => w.kind === 'overdue').map((w) => w.detail)).toEqual([
+          { n: 1, at: new Date(overdueAt).toISOString() },
+        ]);
+      },
+    );
+  });
+
+  it('watches no row paid from the end (apply_to "last"), only the ones still owing', async () => {
+    const today = businessDate(new Date(await env.currentTimeMs()));
+    const dueDates = [30, 60, 90].map((days) => addDays(today, days));
+    await withLoan(
+      { signerCpfs: [CUSTOMER_CPF], installmentDueDates: dueDates },
+      async ({ handle, sign, pay, writes }) => {
+        await sign(CUSTOMER_CPF);
+        await env.sleep(31 * SECOND);
+        expect(await pay(35_003 + 35_000, { applyTo: 'last' })).toEqual({
+          paidInstallments: 0,
+          lastUnpaid: 1,
+          finished: false,
+          repeated: false,
+        });
+        expect(writes.at(-1)!.detail.rows).toEqual([3, 2]);
+        // Long past every due date, only row 1 was ever found unpaid.
+        await env.sleep(overdueFrom(dueDates[2]!) + DAY - (await env.currentTimeMs()));
+        expect(writes.filter((w) => w.kind === 'overdue').map((w) => w.detail.n)).toEqual([1]);
+        expect(await handle.query(loanProgressQuery)).toMatchObject({
+          status: 'active',
+          overdueThrough: 1,
+          lastUnpaid: 1,
+        });
+      },
+    );
   });
 
   it('repays a 360-installment loan over continue-as-new runs, each history small', async () => {
@@ -464,10 +578,10 @@ describe('loan workflow', () => {
         await env.sleep(31 * SECOND);
         const firstRun = (await handle.describe()).runId;
         for (const [index, amount] of amounts.entries())
-          expect(await pay(amount)).toEqual({ installmentNumber: index + 1 });
+          expect(await pay(amount)).toMatchObject({ paidInstallments: index + 1 });
         expect(await handle.result()).toBe('finished');
-        expect(writes.filter((w) => w.kind === 'pay').map((w) => w.detail.n)).toEqual(
-          amounts.map((_, index) => index + 1),
+        expect(writes.filter((w) => w.kind === 'pay').map((w) => w.detail.rows)).toEqual(
+          amounts.map((_, index) => [index + 1]),
         );
         const last = await handle.describe();
         expect(last.runId).not.toBe(firstRun);

@@ -1,4 +1,6 @@
+import { patched } from '@temporalio/workflow';
 import { addDays, startOfBusinessDate } from '../../src/domain/business-date.js';
+import { lastDayWithoutCharges } from '../../src/domain/calendar/business-days.js';
 import type { CustomerClock } from '../clock.js';
 import type { Serialized } from '../step-queue.js';
 import type { LoanProgress } from './messages.js';
@@ -18,9 +20,18 @@ const oldestUnmarked = (progress: LoanProgress) =>
   Math.max(progress.overdueThrough ?? 0, progress.paidInstallments);
 
 /**
- * While active: a durable timer to the end of the oldest unpaid row's due date (on the
- * customer's clock); unpaid then, the row becomes overdue (`markOverdue`, given the installment's
- * number and the deadline that fell due), and the next row's timer follows. Returns once `stop()`.
+ * The last day a row due on `dueDate` is paid without late charges: the next business day when
+ * the due date is not one (Lei 7.089/1983). Loans whose timers were set before the calendar keep
+ * the due date itself, so their histories replay.
+ */
+const lastDayOnTime = (dueDate: string) =>
+  patched('business-day-overdue') ? lastDayWithoutCharges(dueDate) : dueDate;
+
+/**
+ * While active: a durable timer to the end of the oldest unpaid row's last day without charges
+ * (on the customer's clock); unpaid then, the row becomes overdue (`markOverdue`, given the
+ * installment's number and the deadline that fell due), and the next row's timer follows. Rows
+ * after the newest unpaid one (paid with `apply_to: "last"`) have no timer. Returns once `stop()`.
  */
 export async function watchDueDates(
   { progress, dueDates, clock, serialized }: WatchedLoan,
@@ -29,9 +40,13 @@ export async function watchDueDates(
 ): Promise<void> {
   for (;;) {
     const next = oldestUnmarked(progress);
-    const dueDate = dueDates[next];
-    const deadline = dueDate === undefined ? null : startOfBusinessDate(addDays(dueDate, 1));
-    const moved = () => stop() || oldestUnmarked(progress) !== next;
+    // Rows after the newest unpaid one are paid (`apply_to: "last"`): nothing to watch there.
+    const watched = () => next < Math.min(progress.lastUnpaid ?? Infinity, dueDates.length);
+    const dueDate = watched() ? dueDates[next]! : undefined;
+    const deadline =
+      dueDate === undefined ? null : startOfBusinessDate(addDays(lastDayOnTime(dueDate), 1));
+    const moved = () =>
+      stop() || oldestUnmarked(progress) !== next || watched() !== (dueDate !== undefined);
     if (await clock.until(deadline, moved)) {
       if (stop()) return;
       continue;

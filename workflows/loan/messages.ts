@@ -1,6 +1,7 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { Environment } from '../../src/domain/environments.js';
 import type { LoanStatus } from '../../src/domain/loans/loans.js';
+import type { PaymentRequest, RepaymentProgress } from '../../src/domain/loans/payments.js';
 import type { LateChargeRates } from '../../src/domain/loans/repayment.js';
 import type { ClockState } from '../sandbox-clock/messages.js';
 
@@ -39,7 +40,10 @@ export interface LoanInput {
 export interface LoanProgress {
   status: LoanStatus;
   signed: string[];
+  /** Rows 1…paidInstallments are paid in full. */
   paidInstallments: number;
+  /** The newest row still owing (absent: the last row; 0: none), once rows were paid from the end. */
+  lastUnpaid?: number;
   /** Rows 1…overdueThrough were found unpaid after their due date (some may be paid since). */
   overdueThrough?: number;
 }
@@ -73,18 +77,29 @@ export const disbursementUpdate = defineUpdate<
 >('disbursement');
 
 /**
- * A payment of the oldest unpaid installment. Refused with `payment_amount_mismatch` (naming the
- * amount due) unless it equals that row's amount due on the day of `paidAt` (its installment, plus
- * late charges once late), and `invalid_state` unless the loan is `active`.
+ * A payment of any amount (contract §13), or of the payoff amount (`amount: 'payoff'`), allocated
+ * over the rows by the loan's activity under the loan's lock. Answers where the repayment stands
+ * and whether the reference had been recorded already (`repeated`: nothing was written). Refused
+ * with `payment_reference_conflict`, `payment_above_payoff`, `before_latest_payment`, or
+ * `invalid_state` unless the loan is `active`.
  */
 export const paymentUpdate = defineUpdate<
+  RepaymentProgress & { repeated: boolean },
+  [PaymentRequest]
+>('record-payment');
+
+/**
+ * Before §13: a payment of exactly the oldest unpaid row's amount due. No longer sent; kept so
+ * the histories of loans paid this way replay.
+ */
+export const exactPaymentUpdate = defineUpdate<
   { installmentNumber: number },
   [{ amount: number; paidAt: string }]
 >('payment');
 
 /**
- * Early settlement: every unpaid row settled at once, on the day of `paidAt`, for the payoff amount
- * of that day (one `payoff` transaction), and the loan finished. `invalid_state` unless `active`.
+ * Before §13: early settlement of every unpaid row on the day of `paidAt` (now a payment of the
+ * payoff amount). No longer sent; kept so the histories of loans settled this way replay.
  */
 export const payoffUpdate = defineUpdate<{ amount: number }, [{ paidAt: string }]>('payoff');
 

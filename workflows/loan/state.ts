@@ -11,13 +11,17 @@ type LoanTerms = Pick<LoanInput, 'loanId' | 'signerCpfs' | 'installmentAmounts'>
 
 /** What ops see for a loan's workflow in the Temporal UI (markdown). */
 export function loanDetails(terms: LoanTerms, progress: LoanProgress): string {
-  const outstanding = terms.installmentAmounts
-    .slice(progress.paidInstallments)
-    .reduce((sum, amount) => sum + amount, 0);
+  // Rows are paid from the first on, and from the last back (`apply_to: "last"`); a row between
+  // may be paid in part, which the details do not show.
+  const unpaid = terms.installmentAmounts.slice(
+    progress.paidInstallments,
+    progress.lastUnpaid ?? terms.installmentAmounts.length,
+  );
+  const outstanding = unpaid.reduce((sum, amount) => sum + amount, 0);
   return [
     `**Loan:** ${terms.loanId} · **Status:** ${progress.status}`,
     `**Signatures:** ${progress.signed.length} of ${terms.signerCpfs.length}`,
-    `**Paid installments:** ${progress.paidInstallments} of ${terms.installmentAmounts.length} · **Outstanding:** ${formatBrl(outstanding)}`,
+    `**Paid installments:** ${terms.installmentAmounts.length - unpaid.length} of ${terms.installmentAmounts.length} · **Unpaid installments:** ${formatBrl(outstanding)}`,
     (progress.overdueThrough ?? 0) > progress.paidInstallments
       ? `**Overdue installments:** ${(progress.overdueThrough ?? 0) - progress.paidInstallments}`
       : '',

@@ -1,4 +1,5 @@
 import {
+  ActivityFailure,
   allHandlersFinished,
   ApplicationFailure,
   condition,
@@ -18,6 +19,7 @@ import {
   type LoanStatus,
 } from '../../src/domain/loans/loans.js';
 import { businessDate } from '../../src/domain/business-date.js';
+import type { PaymentRequest } from '../../src/domain/loans/payments.js';
 import { amountDue, type LateChargeRates } from '../../src/domain/loans/repayment.js';
 import { workflowIds } from '../../src/temporal/workflow-ids.js';
 import { customerClock } from '../clock.js';
@@ -32,6 +34,7 @@ import { stepQueue } from '../step-queue.js';
 import {
   cancelUpdate,
   disbursementUpdate,
+  exactPaymentUpdate,
   loanProgressQuery,
   paymentUpdate,
   payoffUpdate,
@@ -47,9 +50,29 @@ const {
   recordLoanEnd,
   recordDisbursement,
   recordPayment,
+  recordLoanPayment,
   recordOverdue,
   recordPayoff,
 } = proxyActivities<Activities>(databaseWrite);
+
+/** The refusals of the payment's activity, answered to the caller as they are. */
+const paymentRefusals = [
+  'payment_reference_conflict',
+  'payment_above_payoff',
+  'before_latest_payment',
+  'invalid_state',
+];
+
+/** An activity's refusal (a non-retryable failure of a known type) fails the Update with it. */
+const surfaceRefusal = (error: unknown): never => {
+  if (
+    error instanceof ActivityFailure &&
+    error.cause instanceof ApplicationFailure &&
+    paymentRefusals.includes(error.cause.type ?? '')
+  )
+    throw error.cause;
+  throw error;
+};
 
 /** Loans made before late charges were configurable kept §12's defaults. */
 const defaultLateChargeRates: LateChargeRates = { feeRate: '0.02', monthlyInterestRate: '0.01' };
@@ -78,7 +101,8 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
   const progress = startingProgress(input);
   /** What ops see for this workflow in the Temporal UI; shown after every change of `progress`. */
   const showDetails = () => showLoanDetails(input, progress);
-  const paidAtRunStart = progress.paidInstallments;
+  /** Payments this run recorded: a run records at most `PAYMENTS_PER_RUN`. */
+  let paymentsThisRun = 0;
   const clock = customerClock(input.customerId, input.clock);
   /** The business instant of a step: the customer's clock now, or the deadline that fell due. */
   const businessNow = (at = clock.now()) => new Date(at).toISOString();
@@ -225,6 +249,28 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
     paymentUpdate,
     (payment) =>
       serialized(async () => {
+        assertStatus('active');
+        const outcome = await recordLoanPayment({
+          tenant,
+          loanId,
+          payment,
+          transactionId: hexId('txn'),
+          eventIds: { payment: hexId('evt'), finished: hexId('evt') },
+        }).catch(surfaceRefusal);
+        if (!outcome.repeated) paymentsThisRun += 1;
+        progress.paidInstallments = outcome.paidInstallments;
+        progress.lastUnpaid = outcome.lastUnpaid;
+        if (outcome.finished) progress.status = 'finished';
+        showDetails();
+        return outcome;
+      }),
+    { validator: (_payment: PaymentRequest) => assertStatus('active') },
+  );
+
+  setHandler(
+    exactPaymentUpdate,
+    (payment) =>
+      serialized(async () => {
         assertPayable(payment);
         const installmentNumber = progress.paidInstallments + 1;
         const last = installmentNumber === input.installmentAmounts.length;
@@ -238,6 +284,7 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
           transactionId: hexId('txn'),
           eventIds: { payment: hexId('evt'), finished: hexId('evt') },
         });
+        paymentsThisRun += 1;
         progress.paidInstallments = installmentNumber;
         if (last) progress.status = 'finished';
         showDetails();
@@ -306,8 +353,7 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
     // Installment boundaries: continue as new after a year of payments (or sooner if the server
     // suggests it), with nothing in flight, carrying the progress only.
     const runIsFull = () =>
-      progress.paidInstallments - paidAtRunStart >= PAYMENTS_PER_RUN ||
-      workflowInfo().continueAsNewSuggested;
+      paymentsThisRun >= PAYMENTS_PER_RUN || workflowInfo().continueAsNewSuggested;
     const stop = () => progress.status !== 'active' || runIsFull();
     if (patched('overdue-timers'))
       await watchDueDates({ progress, dueDates, clock, serialized }, stop, markOverdue);

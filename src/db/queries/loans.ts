@@ -1,4 +1,6 @@
 import { and, asc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import type { Repayment, RepaymentTerms } from '../../domain/loans/allocation.js';
+import { legacyRepayment } from '../../domain/loans/legacy-repayment.js';
 import type { LoanStatus } from '../../domain/loans/loans.js';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
@@ -17,6 +19,27 @@ export type LoanTransaction = typeof loanTransactions.$inferSelect;
  * sandbox clock runs ahead of real time (0 in production): what a loan's reader sees.
  */
 export type LoanView = Loan & { signers: LoanSigner[]; clockOffsetMs: number };
+
+/** Where the loan's rows stand (a loan paid only before §13's allocation: derived from its record). */
+export function repaymentOf(loan: Loan): Repayment {
+  return (
+    loan.repayment ??
+    legacyRepayment({
+      schedule: loan.figures.schedule,
+      principalAmount: loan.figures.principal_amount,
+      monthlyRate: String(loan.figures.monthly_interest_rate),
+      lateChargeRates: loan.lateChargeRates,
+      paidInstallments: loan.paidInstallments,
+      paidDates: loan.paidDates,
+    })
+  );
+}
+
+/** The terms that value the loan's rows: its contract rate and late charges. */
+export const repaymentTerms = (loan: Loan): RepaymentTerms => ({
+  monthlyRate: String(loan.figures.monthly_interest_rate),
+  lateCharges: loan.lateChargeRates,
+});
 
 async function withSigners(db: DbOrTx, rows: Loan[]): Promise<LoanView[]> {
   if (rows.length === 0) return [];
@@ -169,6 +192,7 @@ export type LoanChange = Partial<
     | 'disbursedAt'
     | 'paidInstallments'
     | 'overdueThrough'
+    | 'repayment'
   >
 > & {
   /** `paid_at` of the rows this change pays, appended to `paidDates`. */
@@ -206,10 +230,7 @@ export async function insertLoanTransaction(
   tx: DbOrTx,
   tenant: Tenant,
   loanId: string,
-  entry: Pick<
-    typeof loanTransactions.$inferInsert,
-    'id' | 'step' | 'type' | 'amount' | 'installmentNumber' | 'occurredAt'
-  >,
+  entry: Omit<typeof loanTransactions.$inferInsert, 'partnerId' | 'environment' | 'loanId'>,
 ): Promise<boolean> {
   const [row] = await tx
     .insert(loanTransactions)
@@ -230,4 +251,17 @@ export async function loanTransactionAmount(
     .from(loanTransactions)
     .where(and(eq(loanTransactions.loanId, loanId), eq(loanTransactions.step, step)));
   return row?.amount;
+}
+
+/** The payment a reference names on a loan, if it was recorded (contract §13). */
+export async function findPaymentByReference(
+  db: DbOrTx,
+  loanId: string,
+  reference: string,
+): Promise<LoanTransaction | undefined> {
+  const [row] = await db
+    .select()
+    .from(loanTransactions)
+    .where(and(eq(loanTransactions.loanId, loanId), eq(loanTransactions.reference, reference)));
+  return row;
 }

@@ -3,6 +3,7 @@ import { index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'd
 import type { SimulationFigures } from '../../domain/credit/simulation.js';
 import type { DisbursementAccount } from '../../domain/loans/disbursement-account.js';
 import { loanTransactionTypes, type LoanError, type LoanStatus } from '../../domain/loans/loans.js';
+import type { Repayment, RowPart } from '../../domain/loans/allocation.js';
 import type { LateChargeRates } from '../../domain/loans/repayment.js';
 import { timestampColumn as ts } from './columns.js';
 import { creditOffers, simulations } from './credit.js';
@@ -51,7 +52,13 @@ export const loans = pgTable(
       .$type<LateChargeRates>()
       .notNull()
       .default({ feeRate: '0.02', monthlyInterestRate: '0.01' }),
-    /** The `paid_at` of each paid row, oldest first. */
+    /**
+     * Where each row stands after the payments (contract §13: any amount, partial rows) and the
+     * principal still owed. Null on a loan with no payment recorded since §13: its rows are the
+     * first `paid_installments` paid in full (see `repaymentOf`).
+     */
+    repayment: jsonb('repayment').$type<Repayment>(),
+    /** The `paid_at` of each paid row, oldest first (loans paid before §13's allocation). */
     paidDates: jsonb('paid_at')
       .$type<string[]>()
       .notNull()
@@ -118,11 +125,23 @@ export const loanTransactions = pgTable(
     type: text('type', { enum: loanTransactionTypes }).notNull(),
     amount: integer('amount').notNull(),
     installmentNumber: integer('installment_number'),
+    /** A payment's identity, unique per loan (contract §13): the same payment is never booked twice. */
+    reference: text('reference'),
+    /** What a payment paid: principal and interest of the installments, and the late charges. */
+    principalAmount: integer('principal_amount'),
+    interestAmount: integer('interest_amount'),
+    lateFeeAmount: integer('late_fee_amount'),
+    lateInterestAmount: integer('late_interest_amount'),
+    /** The interest not charged because installments were paid before their due dates. */
+    discountAmount: integer('discount_amount'),
+    /** What a payment paid of each row. */
+    allocation: jsonb('allocation').$type<RowPart[]>(),
     occurredAt: ts('occurred_at').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [
     uniqueIndex('loan_transactions_step_idx').on(t.loanId, t.step),
+    uniqueIndex('loan_transactions_reference_idx').on(t.loanId, t.reference),
     index('loan_transactions_loan_idx').on(t.loanId, t.createdAt, t.id),
   ],
 );

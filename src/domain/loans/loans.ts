@@ -60,9 +60,13 @@ export function sandboxDisbursementFails(requestedAmount: number): boolean {
 export const loanTransactionTypes = ['disbursement', 'payment', 'payoff'] as const;
 export type LoanTransactionType = (typeof loanTransactionTypes)[number];
 
-/** Ledger steps: one disbursement, one payment per installment, one payoff; each written once. */
+/**
+ * Ledger steps: one disbursement; one per payment, by its reference (before §13: one per
+ * installment, and one payoff); each written once.
+ */
 export const ledgerStep = {
   disbursement: 'disbursement',
   payment: (installmentNumber: number) => `payment:${installmentNumber}`,
   payoff: 'payoff',
+  reference: (reference: string) => `reference:${reference}`,
 } as const;

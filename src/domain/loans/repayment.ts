@@ -1,6 +1,7 @@
 /**
- * What an unpaid installment owes on a given day, and what settling a loan early costs (contract
- * §12). Pure and deterministic — the API, the loan workflow and its activities all run it: integer
+ * What an unpaid installment owes on a given day, and what settling a loan early costs, as
+ * contract §12 put it before §13 (`allocation.ts`): loans paid before §13 are read with it
+ * (`legacy-repayment.ts`), and so are the Updates of their histories. Pure and deterministic — the API, the loan workflow and its activities all run it: integer
  * centavos in and out, decimals inside (`money.ts`: 40 digits, half-even), no binary float on an
  * amount. Dates are business dates (`YYYY-MM-DD`, America/Sao_Paulo).
  *
@@ -13,7 +14,6 @@
  */
 import { addDays, daysBetween } from '../business-date.js';
 import { Decimal, fromCentavos, toCentavos } from '../money.js';
-import type { InstallmentStatus } from './loans.js';
 
 /** The late-payment terms of a loan, as decimal text (LATE_FEE_RATE, LATE_INTEREST_MONTHLY_RATE). */
 export interface LateChargeRates {
@@ -96,39 +96,6 @@ export function payoffQuote(
   const payoffAmount = rows.reduce((sum, row) => sum + row.present_value, 0);
   const owed = rows.reduce((sum, row) => sum + row.amount_due, 0);
   return { date, payoffAmount, discountAmount: owed - payoffAmount, rows };
-}
-
-export interface Standing {
-  rows: { status: InstallmentStatus; amount_due: number }[];
-  overdueAmount: number;
-  daysOverdue: number;
-}
-
-/**
- * Where each row of a schedule stands on `today`: the first `paid` rows are paid; the rows up to
- * `overdueThrough` that are not are overdue (their timer fired); the rest pending. An unpaid row's
- * `amount_due` is what a payment dated today must be; with no `today` (a loan not repaying: not
- * disbursed yet, or ended) it is the installment.
- */
-export function standing(
-  schedule: readonly Installment[],
-  paid: number,
-  overdueThrough: number,
-  today: string | null,
-  rates: LateChargeRates,
-): Standing {
-  let overdueAmount = 0;
-  let oldestOverdue: string | undefined;
-  const rows = schedule.map((row, index) => {
-    if (index < paid) return { status: 'paid' as const, amount_due: 0 };
-    const due = today === null ? row.installment_amount : amountDue(row, today, rates).amount;
-    if (row.number > overdueThrough) return { status: 'pending' as const, amount_due: due };
-    overdueAmount += due;
-    oldestOverdue ??= row.due_date;
-    return { status: 'overdue' as const, amount_due: due };
-  });
-  const daysOverdue = oldestOverdue && today ? Math.max(0, daysBetween(oldestOverdue, today)) : 0;
-  return { rows, overdueAmount, daysOverdue };
 }
 
 /** The furthest ahead a payoff can be quoted (contract §12). */

@@ -14,6 +14,7 @@ import {
   paymentBody,
   payoffBody,
   sandboxPaymentBody,
+  sandboxPayoffBody,
   signLoanBody,
 } from './schema.js';
 
@@ -71,11 +72,12 @@ export function loanCommandRoutes(
       method: 'post',
       path: `${prefix}/{loan_id}/payments`,
       operationId: id('recordLoanPayment'),
-      summary: 'Record a payment of the oldest unpaid installment',
+      summary: 'Record a payment',
       description:
-        'The amount must equal that installment’s amount due on the day of `paid_at` — its `installment_amount`, plus late charges once it is late (422 naming the amount due)' +
-        (audience === 'sandbox' ? '; it defaults to it here' : '') +
-        '. The last payment finishes the loan. Only while `active` (else 409 `invalid_state`).',
+        'Any amount up to the payoff amount of the day of `paid_at` (422 naming it), allocated as contract §13 says: overdue rows first, oldest first (late interest, late fee, installment), then pending rows by `apply_to` (`next`: oldest first; `last`: newest first, shortening the term), each at its present value on `paid_at` (the discount is on the transaction). A row the amount does not cover is paid in part. `reference` names the payment for good: the same payment again answers 200 and records nothing; anything else under it is 409 `payment_reference_conflict`. `paid_at`: default now, never in the future nor before the latest payment (422). Paying every row finishes the loan. Only while `active` (else 409 `invalid_state`).' +
+        (audience === 'sandbox'
+          ? ' Here `amount` defaults to what the oldest unpaid row owes and `reference` to a fresh one.'
+          : ''),
       tag: tagName,
       security,
       idempotent: true,
@@ -85,12 +87,7 @@ export function loanCommandRoutes(
       errors: [404, 409],
     },
     async (ctx, { params, body }) => {
-      const loan = await recordPayment(
-        deps,
-        await resolve(ctx, params.loan_id),
-        body,
-        ctx.get('Idempotency-Key') || undefined,
-      );
+      const loan = await recordPayment(deps, await resolve(ctx, params.loan_id), body);
       ctx.body = present(loan);
     },
   );
@@ -102,22 +99,19 @@ export function loanCommandRoutes(
       operationId: id('settleLoan'),
       summary: 'Settle the loan early',
       description:
-        'Every unpaid installment at once, for the payoff amount of the day of `paid_at` (default now; see `GET /v3/loans/{id}/payoff`): one `payoff` transaction, every row paid, `loan.finished`. Only while `active` (else 409 `invalid_state`).',
+        'A payment of the payoff amount of the day of `paid_at` (default now; see `GET /v3/loans/{id}/payoff`): one `payoff` transaction, every row paid, `loan.finished`. `reference` as for a payment' +
+        (audience === 'sandbox' ? ' (a fresh one when none is sent)' : '') +
+        '. Only while `active` (else 409 `invalid_state`).',
       tag: tagName,
       security,
       idempotent: true,
       params: loanParams,
-      body: payoffBody,
+      body: audience === 'ops' ? payoffBody : sandboxPayoffBody,
       responses: loanResponse('The finished loan.'),
       errors: [404, 409],
     },
     async (ctx, { params, body }) => {
-      const loan = await settleLoan(
-        deps,
-        await resolve(ctx, params.loan_id),
-        body,
-        ctx.get('Idempotency-Key') || undefined,
-      );
+      const loan = await settleLoan(deps, await resolve(ctx, params.loan_id), body);
       ctx.body = present(loan);
     },
   );

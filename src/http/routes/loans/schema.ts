@@ -20,6 +20,8 @@ import { scheduleRowSchema } from '../credit-offers/schema.js';
 import { cpf, email, name } from '../customers/schema.js';
 
 const centavos = (description: string) => z.int().min(0).meta({ description });
+/** A payment's part (null on other transactions and on payments recorded before §13). */
+const centavosOrNull = (description: string) => z.int().nullable().meta({ description });
 const instant = (description: string) => z.iso.datetime().meta({ description });
 
 const pixAccount = z
@@ -115,28 +117,65 @@ const paidAt = z.iso
   .datetime({ offset: true })
   .meta({ description: 'When the money arrived (RFC 3339); default now. Not in the future.' });
 
+const paymentReference = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(
+    /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/,
+    'Printable ASCII, no leading or trailing space.',
+  )
+  .meta({
+    description:
+      'The payment’s identity, unique per loan (for a Pix, its end-to-end id): sent again with the same amount and `paid_at`, it answers the loan and records nothing; with anything else, 409 `payment_reference_conflict`.',
+    example: 'E00000000202611251200abcdef012345',
+  });
+
+const applyTo = z.enum(['next', 'last']).meta({
+  description:
+    'Where money left after the rows already due goes: `next` (default) pays the oldest pending rows first; `last` pays the newest first, shortening the term. Rows not yet due are paid at their present value (CDC art. 52 §2).',
+});
+
+const paymentAmount = z.int().min(1).max(100_000_000_000).meta({
+  description:
+    'Centavos: any amount up to the payoff amount of the day of `paid_at` (422 naming it above that). Allocated to overdue rows (late interest, late fee, installment), then to pending rows by `apply_to`.',
+});
+
 export const paymentBody = z
   .strictObject({
-    amount: z.int().min(1).max(100_000_000_000).meta({
-      description:
-        'Centavos; must equal the oldest unpaid installment’s `amount_due` on the day of `paid_at` (its installment, plus late charges once it is late).',
-    }),
+    amount: paymentAmount,
+    reference: paymentReference,
     paid_at: paidAt.optional(),
+    apply_to: applyTo.optional(),
   })
   .meta({ id: 'PaymentRequest' });
 
 export const sandboxPaymentBody = z
   .strictObject({
-    amount: z.int().min(1).max(100_000_000_000).optional().meta({
-      description: 'Centavos; defaults to what the oldest unpaid installment owes.',
+    amount: paymentAmount.optional().meta({
+      description:
+        'Centavos; defaults to what the oldest unpaid installment owes on the day of `paid_at`. Any amount up to the payoff amount.',
+    }),
+    reference: paymentReference.optional().meta({
+      description: 'As in production; a fresh one is made when none is sent.',
     }),
     paid_at: paidAt.optional(),
+    apply_to: applyTo.optional(),
   })
   .meta({ id: 'SandboxPaymentRequest' });
 
 export const payoffBody = z
-  .strictObject({ paid_at: paidAt.optional() })
+  .strictObject({ reference: paymentReference, paid_at: paidAt.optional() })
   .meta({ id: 'PayoffRequest' });
+
+export const sandboxPayoffBody = z
+  .strictObject({
+    reference: paymentReference.optional().meta({
+      description: 'As in production; a fresh one is made when none is sent.',
+    }),
+    paid_at: paidAt.optional(),
+  })
+  .meta({ id: 'SandboxPayoffRequest' });
 
 export const payoffQuery = z.strictObject({
   date: z.iso.date().optional().meta({
@@ -211,12 +250,12 @@ export const loanSchema = z
     ),
     disbursement_account: disbursementAccountSchema,
     disbursed_at: z.iso.datetime().nullable(),
-    outstanding_amount: centavos('Sum of the unpaid installments.'),
+    outstanding_amount: centavos('What is left of the unpaid installments, at face value.'),
     overdue_amount: centavos('Sum of the overdue installments’ `amount_due` today.'),
     days_overdue: z.int().min(0).meta({
       description: 'Days since the due date of the oldest overdue installment (0 when none is).',
     }),
-    paid_installments: z.int().min(0),
+    paid_installments: z.int().min(0).meta({ description: 'How many rows are paid in full.' }),
     next_due_date: z.iso
       .date()
       .nullable()
@@ -225,7 +264,10 @@ export const loanSchema = z
       scheduleRowSchema.extend({
         status: z.enum(installmentStatuses),
         amount_due: centavos(
-          'What the row owes today: its installment, plus late charges once overdue; 0 once paid.',
+          'What the row owes today: what is left of its installment, plus late charges once late; 0 once paid.',
+        ),
+        paid_amount: centavos(
+          'What the row has received: installment parts (at their value when paid) and late charges.',
         ),
         paid_at: z.iso.datetime({ offset: true }).nullable(),
       }),
@@ -255,7 +297,29 @@ export const loanTransactionSchema = z
     type: z.enum(loanTransactionTypes),
     amount: centavos('Centavos.'),
     currency: z.literal('BRL'),
-    installment_number: z.int().min(1).nullable(),
+    installment_number: z.int().min(1).nullable().meta({
+      description: 'The one row a payment recorded before any-amount payments paid.',
+    }),
+    reference: z.string().nullable().meta({ description: 'A payment’s identity (see payments).' }),
+    principal_amount: centavosOrNull('What a payment paid of the principal.'),
+    interest_amount: centavosOrNull('What a payment paid of the contract interest.'),
+    late_fee_amount: centavosOrNull('What a payment paid of late fees.'),
+    late_interest_amount: centavosOrNull('What a payment paid of late interest.'),
+    discount_amount: centavosOrNull(
+      'The interest not charged because rows were paid before their due dates (CDC art. 52 §2).',
+    ),
+    allocation: z
+      .array(
+        z.object({
+          installment_number: z.int().min(1),
+          installment_amount: centavos('Cash to the installment.'),
+          late_fee_amount: centavos('Cash to the late fee.'),
+          late_interest_amount: centavos('Cash to late interest.'),
+          discount_amount: centavos('The interest not charged on this row.'),
+        }),
+      )
+      .nullable()
+      .meta({ description: 'What a payment paid of each row, in the order it paid them.' }),
     occurred_at: instant('When the money moved.'),
     created_at: instant('When it was recorded.'),
   })
