@@ -9,6 +9,7 @@ import {
   recordSignerSignature,
   repaymentOf,
   repaymentTerms,
+  type Loan,
   type LoanView,
 } from '../src/db/queries/loans.js';
 import {
@@ -26,10 +27,17 @@ import {
 import {
   cancellableStatuses,
   ledgerStep,
+  type ReleaseAdjustment,
   loanEventTypes,
   type LoanError,
 } from '../src/domain/loans/loans.js';
 import { payoffQuote } from '../src/domain/loans/repayment.js';
+import {
+  lastReleaseDate,
+  ReleaseRepricingInputError,
+  repriceForRelease,
+} from '../src/domain/credit/release-repricing.js';
+import type { IofRates, SimulationFigures } from '../src/domain/credit/simulation.js';
 import { businessDate } from '../src/domain/business-date.js';
 import type { Tenant } from '../src/domain/tenant.js';
 import { presentLoan, type SigningUrl } from '../src/presenters/loans.js';
@@ -39,13 +47,60 @@ import type { ActivityDeps } from './index.js';
 
 export interface LoanActivityDeps {
   signingUrl: SigningUrl;
+  /** The IOF rates of loans priced before they kept their own (`iof_terms`). */
+  iof: IofRates;
 }
 
 /**
- * The loan workflow's writes. Each is one transaction holding the change, its ledger entry and its
- * events, and each is keyed by what the workflow passes in (the signer, the ledger step), so a
- * retry after a crash finds its work done and writes nothing twice.
+ * A loan's figures once its money is released on `releaseDate` (contract §13). Repriced when
+ * that is later than priced; a payout claimed in time but confirmed after the release window
+ * (ops report late) is priced as released on the window's last day. Rates that do not give back
+ * the priced IOF (a loan priced before it kept its rates, under other rates) leave the figures as
+ * priced, with a warning for ops.
  */
+export function releasedOn(
+  loan: Loan,
+  releaseDate: string,
+  iof: IofRates,
+): { figures: SimulationFigures; adjustment?: ReleaseAdjustment; warning?: string } {
+  const { figures } = loan;
+  if (releaseDate <= figures.release_date) return { figures };
+  const last = lastReleaseDate(figures.first_due_date);
+  // A loan priced before it kept its rates: the rates that give back its priced IOF.
+  const candidates = loan.iofTerms
+    ? [loan.iofTerms]
+    : [iof.dailyIndividual, iof.dailyMei, iof.dailyCompany].map((dailyRate) => ({
+        flatRate: iof.flat,
+        dailyRate,
+      }));
+  let refusal = '';
+  for (const terms of candidates) {
+    try {
+      const outcome = repriceForRelease(figures, {
+        releaseDate: releaseDate > last ? last : releaseDate,
+        monthlyInterestRate: String(figures.monthly_interest_rate),
+        iofFlatRate: terms.flatRate,
+        iofDailyRate: terms.dailyRate,
+      });
+      if (outcome.kind !== 'repriced') return { figures };
+      return {
+        figures: outcome.figures,
+        adjustment: {
+          priced_release_date: figures.release_date,
+          interest_credit_amount: outcome.interestCredit,
+          iof_credit_amount: outcome.iofCredit,
+          row1_installment_before: outcome.row1Before.installment_amount,
+          row1_installment_after: outcome.row1After.installment_amount,
+        },
+      };
+    } catch (error) {
+      if (!(error instanceof ReleaseRepricingInputError)) throw error;
+      refusal = error.message;
+    }
+  }
+  return { figures, warning: `loan released ${releaseDate} left as priced: ${refusal}` };
+}
+
 export function createLoanActivities(deps: ActivityDeps) {
   /** The loan as of a business instant (the step's, on the customer's clock). */
   const present = (loan: LoanView, asOf: string) =>
@@ -154,6 +209,9 @@ export function createLoanActivities(deps: ActivityDeps) {
             ...(input.status === 'cancelled'
               ? { cancellationReason: input.cancellationReason }
               : { error: input.error }),
+            ...(input.status === 'error' && input.error.code === 'disbursement_failed'
+              ? { disbursementStatus: 'failed' as const }
+              : {}),
           },
           cancellableStatuses,
         );
@@ -163,7 +221,26 @@ export function createLoanActivities(deps: ActivityDeps) {
       });
     },
 
-    /** The money went out: the `disbursement` transaction, `active`, `loan.active`. */
+    /**
+     * Ops (or the sandbox) start sending the money (contract §13): `disbursement_status` becomes
+     * `claimed`, and the partner can no longer cancel. Only while `processing`.
+     */
+    async claimDisbursement(input: { tenant: Tenant; loanId: string }): Promise<void> {
+      await write(input.tenant, async (tx) => {
+        const before = await lockedLoan(tx, input.tenant, input.loanId);
+        if (before.disbursementStatus === 'claimed') return { result: undefined, events: [] };
+        if (before.status !== 'processing')
+          throw ApplicationFailure.nonRetryable(`the loan is ${before.status}`, 'invalid_state');
+        await changeLoanRow(tx, input.loanId, { disbursementStatus: 'claimed' });
+        return { result: undefined, events: [] };
+      });
+    },
+
+    /**
+     * The money went out at `at`: the `disbursement` transaction, `active`, `loan.active`. Released
+     * on a later date than priced, the loan is repriced for it first (contract §13): row 1, the IOF,
+     * the CET, and `release_adjustment` saying what changed. A confirm without a claim claims too.
+     */
     async recordDisbursement(input: {
       tenant: Tenant;
       loanId: string;
@@ -183,9 +260,16 @@ export function createLoanActivities(deps: ActivityDeps) {
         if (!written) return { result: undefined, events: [] }; // by an earlier attempt
         if (before.status !== 'processing')
           throw ApplicationFailure.nonRetryable(`the loan is ${before.status}`, 'invalid_state');
+        const released = releasedOn(before, businessDate(new Date(input.at)), deps.loans.iof);
+        if (!released.adjustment && released.warning)
+          deps.logger.error({ loanId: input.loanId }, released.warning);
         await changeLoanRow(tx, input.loanId, {
           status: 'active',
           disbursedAt: new Date(input.at),
+          disbursementStatus: 'confirmed',
+          ...(released.adjustment
+            ? { figures: released.figures, releaseAdjustment: released.adjustment }
+            : {}),
         });
         const after = await lockedLoan(tx, input.tenant, input.loanId);
         return {

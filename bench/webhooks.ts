@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createPartner } from '../src/commands/create-partner.js';
+import { loadConfig } from '../src/config.js';
 import { createDatabase } from '../src/db/client.js';
 import { runMigrations } from '../src/db/migrate.js';
 import { webhookEndpoints } from '../src/db/schema/index.js';
@@ -75,7 +76,14 @@ try {
         ca: receiver.ca,
       },
       offers: { validityMs: 30 * 86_400_000, renewalDelayMs: 86_400_000 },
-      loans: { signingUrl: (loanId) => `http://127.0.0.1/hosted/signing/${loanId}` },
+      loans: {
+        signingUrl: (loanId) => `http://127.0.0.1/hosted/signing/${loanId}`,
+        iof: loadConfig({
+          NODE_ENV: 'development',
+          DATABASE_URL: 'postgres://unused',
+          FILE_STORE: 'local',
+        }).iof,
+      },
     },
   );
 

@@ -133,6 +133,7 @@ export function createApp(deps: AppDeps): App {
     sandboxDisbursementDelayMs: config.sandboxDisbursementDelayMs,
     lender: config.lender,
     lateChargeRates: config.lateCharges,
+    iof: config.iof,
   };
 
   const partnerApi = new ApiRouter('/v3', guards, idempotencyGuard);

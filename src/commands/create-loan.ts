@@ -5,6 +5,7 @@ import { findCustomer } from '../db/queries/customers.js';
 import { findLoan, insertLoan, type LoanView } from '../db/queries/loans.js';
 import { creditOffers, customers } from '../db/schema/index.js';
 import { creditOfferEventTypes } from '../domain/credit/offers.js';
+import { pricedIofDailyRate } from '../domain/credit/release-repricing.js';
 import { newId } from '../domain/ids.js';
 import type { DisbursementAccount } from '../domain/loans/disbursement-account.js';
 import { loanEventTypes } from '../domain/loans/loans.js';
@@ -147,6 +148,14 @@ export async function createLoan(
           signingTokenHash: hashSigningToken(signingToken(deps.signingLinkKeys, loanId)),
           signatureDeadline: new Date(at.getTime() + deps.signatureDeadlineMs),
           lateChargeRates: deps.lateChargeRates,
+          iofTerms: {
+            flatRate: deps.iof.flat,
+            dailyRate: pricedIofDailyRate(
+              customer.cnpj ? 'mei' : 'individual',
+              simulation.figures.principal_amount,
+              deps.iof,
+            ),
+          },
           createdAt: realNow,
           updatedAt: realNow,
         },

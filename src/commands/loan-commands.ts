@@ -27,6 +27,7 @@ import { ProblemError, problems } from '../errors.js';
 import { changeLoan } from '../temporal/loan-workflows.js';
 import {
   cancelUpdate,
+  claimDisbursementUpdate,
   disbursementUpdate,
   paymentUpdate,
   signUpdate,
@@ -51,7 +52,22 @@ export async function cancelLoan(
   reason: string | undefined,
 ): Promise<LoanView> {
   const loan = await load(deps, tenant, loanId);
+  if (loan.disbursementStatus === 'claimed')
+    throw new ProblemError(
+      'invalid_state',
+      'The disbursement is under way; the loan can no longer be cancelled.',
+    );
   await changeLoan(deps, loan, cancelUpdate, [{ reason: reason ?? null }]);
+  return reload(deps, loan);
+}
+
+/**
+ * Ops start sending the money (contract §13): `disbursement_status` becomes `claimed` and the
+ * partner's cancel is refused from then on. Claiming again answers the loan as it is.
+ */
+export async function claimDisbursement(deps: LoanDeps, loan: LoanView): Promise<LoanView> {
+  if (loan.disbursementStatus === 'claimed') return loan;
+  await changeLoan(deps, loan, claimDisbursementUpdate, []);
   return reload(deps, loan);
 }
 

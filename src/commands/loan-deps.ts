@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from '../db/client.js';
+import type { IofRates } from '../domain/credit/simulation.js';
 import type { KeyRing } from '../domain/key-ring.js';
 import type { LateChargeRates } from '../domain/loans/repayment.js';
 import { problems } from '../errors.js';
@@ -23,6 +24,8 @@ export interface LoanDeps {
   lender: { name: string; cnpj: string };
   /** LATE_FEE_RATE and LATE_INTEREST_MONTHLY_RATE, fixed in each new loan. */
   lateChargeRates: LateChargeRates;
+  /** The IOF rates, fixed in each new loan (a later release recomputes its IOF at them). */
+  iof: IofRates;
   /** SANDBOX_DISBURSEMENT_DELAY, handed to each sandbox loan's workflow. */
   sandboxDisbursementDelayMs: number;
 }

@@ -39,7 +39,10 @@ await runMain('worker', async (logger) => {
       files: createFileStore(config.fileStore),
       metrics,
       offers: { validityMs: config.offerValidityMs, renewalDelayMs: config.offerRenewalDelayMs },
-      loans: { signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink) },
+      loans: {
+        signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink),
+        iof: config.iof,
+      },
       webhooks: {
         sealedBox: createSealedBox(config.keys.dataEncryption),
         allowPrivateTargets: config.webhookAllowPrivateTargets,

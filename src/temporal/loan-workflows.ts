@@ -101,6 +101,7 @@ function toProblem(error: unknown, loan: LoanView): unknown {
     closed: () => new ProblemError('invalid_state', `The loan has ended (it was ${loan.status}).`),
     byType: {
       invalid_state: (message) => new ProblemError('invalid_state', message),
+      release_window_passed: (message) => new ProblemError('invalid_state', message),
       signer_not_found: (message) =>
         problems.validation([{ path: 'body.cpf', code: 'not_a_signer', message }]),
       payment_amount_mismatch: (message) =>

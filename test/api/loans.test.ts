@@ -11,7 +11,7 @@ import { activeCustomer, offerOf, type OfferBody } from '../helpers/credit.js';
 import type { CustomerBody } from '../helpers/customers.js';
 import { fakeCpf } from '../helpers/customers.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
-import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
+import { eventually, OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 import { SigningBrowser } from '../helpers/hosted.js';
 
 type LoanBody = z.infer<typeof loanSchema>;
@@ -37,9 +37,10 @@ let offer: OfferBody;
 let sim: SimulationBody;
 
 beforeAll(async () => {
-  // The sandbox's own disbursement is slow here, so ops report it (as in production).
+  // The sandbox's own disbursement never comes here (the release window ends first), so ops
+  // report it, as in production, whenever the test says.
   stack = await startStack({
-    env: { SANDBOX_REVIEW_DELAY: '1h', SANDBOX_DISBURSEMENT_DELAY: '1h' },
+    env: { SANDBOX_REVIEW_DELAY: '1h', SANDBOX_DISBURSEMENT_DELAY: '60d' },
   });
   const partner = await createPartner(stack);
   api = client(stack, await tokenFor(stack, partner.credentials.sandbox));
@@ -483,5 +484,172 @@ describe('loan commands', () => {
     );
     expect((await api(`/v3/loans/${loan.id}/payoff`)).status).toBe(409);
     expect((await ops(`/loans/${loan.id}/payoff`, { reference: 'late' })).status).toBe(409);
+  });
+});
+
+describe('the release date and the disbursement claim (contract §13)', () => {
+  const ops = (path: string) =>
+    fetch(`${stack.baseUrl}/ops/v1${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OPS_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(path.endsWith('/claim') ? undefined : { outcome: 'confirmed' }),
+    });
+
+  /** A signed sandbox loan of 3 rows, `processing`, priced today (the customer's clock). */
+  async function processingLoan(): Promise<LoanBody> {
+    const borrower = await activeCustomer(stack, api);
+    const borrowerOffer = await offerOf(api, borrower.id);
+    const simulation = (await (
+      await api(`/v3/credit-offers/${borrowerOffer.id}/simulations`, {
+        method: 'POST',
+        body: { amount: borrowerOffer.min_amount, installments: 3 },
+      })
+    ).json()) as SimulationBody;
+    const created = (await (
+      await create({
+        credit_offer_id: borrowerOffer.id,
+        simulation_id: simulation.id,
+        disbursement_account: pix(borrower.email),
+      })
+    ).json()) as LoanBody;
+    const signed = await api(`/v3/sandbox/loans/${created.id}/signatures`, {
+      method: 'POST',
+      body: { cpf: created.signers[0]!.cpf },
+    });
+    expect(((await signed.json()) as LoanBody).status).toBe('processing');
+    return created;
+  }
+
+  /** Moves the customer's clock by `days` and waits until it is ready. */
+  async function advanceDays(customerId: string, days: number): Promise<void> {
+    const now = (await (await api(`/v3/sandbox/customers/${customerId}/clock`)).json()) as {
+      now: string;
+    };
+    const to = new Date(new Date(now.now).getTime() + days * 86_400_000);
+    const response = await api(`/v3/sandbox/customers/${customerId}/clock`, {
+      method: 'POST',
+      body: { advance_to: to.toISOString() },
+    });
+    expect(response.status).toBe(202);
+    await eventually(async () => {
+      const clock = (await (await api(`/v3/sandbox/customers/${customerId}/clock`)).json()) as {
+        status: string;
+      };
+      return clock.status === 'ready' ? true : undefined;
+    }, 'the clock ready');
+  }
+
+  it('a disbursement confirmed 3 days late takes the interest and IOF of those days off row 1', async () => {
+    const loan = await processingLoan();
+    expect(loan).toMatchObject({ disbursement_status: 'pending', release_adjustment: null });
+    await advanceDays(loan.customer_id, 3);
+    const confirmed = await ops(`/loans/${loan.id}/disbursement`);
+    expect(confirmed.status).toBe(200);
+    const active = (await confirmed.json()) as LoanBody;
+    const released = addDays(loan.release_date, 3);
+    const [before, after] = [loan.schedule[0]!, active.schedule[0]!];
+    // Row 1's interest runs from the release on the new principal, (1 + i)^(d/30) − 1; its
+    // principal part falls by the IOF credit, so it ends on the balance it had.
+    const days = daysBetween(released, before.due_date);
+    const interest = halfEven(
+      new Decimal(active.principal_amount).times(
+        new Decimal(1)
+          .plus(loan.monthly_interest_rate)
+          .pow(days / 30)
+          .minus(1),
+      ),
+    );
+    const iofCredit = loan.principal_amount - active.principal_amount;
+    expect(iofCredit).toBeGreaterThan(0);
+    expect(after).toMatchObject({
+      interest_amount: interest,
+      principal_amount: before.principal_amount - iofCredit,
+      balance_amount: before.balance_amount,
+      installment_amount: interest + before.principal_amount - iofCredit,
+    });
+    expect(active).toMatchObject({
+      status: 'active',
+      disbursement_status: 'confirmed',
+      release_date: released,
+      iof_amount: loan.iof_amount - iofCredit,
+      installment_amount: loan.installment_amount,
+      release_adjustment: {
+        priced_release_date: loan.release_date,
+        interest_credit_amount: before.interest_amount - interest,
+        iof_credit_amount: iofCredit,
+        row1_installment_before: before.installment_amount,
+        row1_installment_after: after.installment_amount,
+      },
+    });
+    expect(active.schedule.slice(1)).toEqual(
+      loan.schedule.slice(1).map((row) => ({
+        ...row,
+        status: 'pending',
+        amount_due: row.installment_amount,
+        paid_amount: 0,
+        paid_at: null,
+      })),
+    );
+    // The CET is solved again on the flows from the release (the same flat IOF over a shorter
+    // first period can raise it); test/unit/release-repricing.test.ts checks its figure.
+    expect(active.cet_annual).not.toBe(loan.cet_annual);
+    // loan.active carries the final figures.
+    const log = (await (await api('/v3/events?order=asc&limit=100')).json()) as {
+      data: { type: string; data: LoanBody }[];
+    };
+    const activeEvent = log.data.find((e) => e.type === 'loan.active' && e.data.id === loan.id);
+    expect(activeEvent!.data.release_date).toBe(released);
+    expect(activeEvent!.data.schedule[0]!.installment_amount).toBe(after.installment_amount);
+  });
+
+  it('once ops claim the payout the partner cannot cancel; claiming again answers the loan', async () => {
+    const loan = await processingLoan();
+    const claimed = await ops(`/loans/${loan.id}/disbursement/claim`);
+    expect(claimed.status).toBe(200);
+    expect(((await claimed.json()) as LoanBody).disbursement_status).toBe('claimed');
+    const cancel = await api(`/v3/loans/${loan.id}/cancel`, { method: 'POST', body: {} });
+    expect(cancel.status).toBe(409);
+    expect((await problem(cancel)).code).toBe('invalid_state');
+    expect((await ops(`/loans/${loan.id}/disbursement/claim`)).status).toBe(200);
+    const confirmed = (await (await ops(`/loans/${loan.id}/disbursement`)).json()) as LoanBody;
+    expect(confirmed).toMatchObject({ status: 'active', disbursement_status: 'confirmed' });
+    expect((await ops(`/loans/${loan.id}/disbursement/claim`)).status).toBe(409);
+  });
+
+  it('a cancel and a claim sent together: one wins, the other is 409, and the loan agrees', async () => {
+    for (let round = 0; round < 2; round++) {
+      const loan = await processingLoan();
+      const claim = () => ops(`/loans/${loan.id}/disbursement/claim`);
+      const cancel = () => api(`/v3/loans/${loan.id}/cancel`, { method: 'POST', body: {} });
+      const [a, b] = round === 0 ? [claim(), cancel()] : [cancel(), claim()];
+      const [first, second] = await Promise.all([a, b]);
+      const [claimStatus, cancelStatus] =
+        round === 0 ? [first.status, second.status] : [second.status, first.status];
+      expect([claimStatus, cancelStatus].sort()).toEqual([200, 409]);
+      const after = (await (await api(`/v3/loans/${loan.id}`)).json()) as LoanBody;
+      expect(after).toMatchObject(
+        claimStatus === 200
+          ? { status: 'processing', disbursement_status: 'claimed' }
+          : { status: 'cancelled', disbursement_status: 'pending' },
+      );
+    }
+  });
+
+  it('unclaimed 7 days before the first due date, the loan is cancelled (release_window_passed)', async () => {
+    const loan = await processingLoan();
+    const toWindowEnd = daysBetween(loan.release_date, loan.first_due_date) - 6;
+    await advanceDays(loan.customer_id, toWindowEnd);
+    const after = (await (await api(`/v3/loans/${loan.id}`)).json()) as LoanBody;
+    expect(after).toMatchObject({
+      status: 'cancelled',
+      cancellation_reason: 'release_window_passed',
+      disbursement_status: 'pending',
+    });
+    expect((await ops(`/loans/${loan.id}/disbursement/claim`)).status).toBe(409);
+    // The offer is free again, as after any cancellation.
+    const offer = (await (
+      await api(`/v3/credit-offers/${after.credit_offer_id}`)
+    ).json()) as OfferBody;
+    expect(offer.status).toBe('available');
   });
 });

@@ -104,7 +104,10 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     validityMs: config.offerValidityMs,
     renewalDelayMs: config.offerRenewalDelayMs,
   };
-  const loans = { signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink) };
+  const loans = {
+    signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink),
+    iof: config.iof,
+  };
   const files = createFileStore(config.fileStore);
   const stops: (() => Promise<void>)[] = [];
   if (options.worker ?? true) {

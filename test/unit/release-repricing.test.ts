@@ -132,7 +132,9 @@ describe('release three days late (R$ 10,000, 12 × 1.99 %, individual)', () => 
     expect(after.total_amount).toBe(
       before.total_amount - outcome.interestCredit - outcome.iofCredit,
     );
-    expect(after.installment_amount).toBe(after.schedule[0]!.installment_amount);
+    // The regular installment stays: row 1 alone is lowered.
+    expect(after.installment_amount).toBe(before.installment_amount);
+    expect(after.schedule[1]!.installment_amount).toBe(before.installment_amount);
     expect(after.release_date).toBe(released);
     expect(after.first_due_date).toBe(before.first_due_date);
     expect(after.monthly_interest_rate).toBe(before.monthly_interest_rate);
@@ -269,7 +271,7 @@ describe('a row 1 that cannot absorb the credit', () => {
     expect(before.total_amount - after.total_amount).toBe(
       outcome.interestCredit + outcome.iofCredit,
     );
-    expect(after.installment_amount).toBe(0);
+    expect(after.installment_amount).toBe(before.installment_amount); // the regular one
   });
 });
 
@@ -331,7 +333,8 @@ describe('properties', () => {
         expect(sum(after, (row) => row.principal_amount)).toBe(after.principal_amount);
         expect(sum(after, (row) => row.installment_amount)).toBe(after.total_amount);
         expect(sum(after, (row) => row.interest_amount)).toBe(after.total_interest_amount);
-        expect(after.installment_amount).toBe(after.schedule[0]!.installment_amount);
+        // The regular installment stays: only the rows that absorb the credit are lowered.
+        expect(after.installment_amount).toBe(before.installment_amount);
         expect(after.release_date).toBe(addDays(releaseDate, late));
       }),
       { numRuns: 150 },

@@ -13,6 +13,7 @@ import {
 } from '../../workflows/credit-offers/messages.js';
 import {
   cancelUpdate,
+  claimDisbursementUpdate,
   disbursementUpdate,
   loanProgressQuery,
   paymentUpdate,
@@ -65,10 +66,15 @@ beforeEach(async () => {
 
 type LoanActivities = Pick<
   Activities,
-  'recordSignature' | 'recordLoanEnd' | 'recordDisbursement' | 'recordLoanPayment' | 'recordOverdue'
+  | 'recordSignature'
+  | 'recordLoanEnd'
+  | 'claimDisbursement'
+  | 'recordDisbursement'
+  | 'recordLoanPayment'
+  | 'recordOverdue'
 >;
 interface Write {
-  kind: 'sign' | 'end' | 'disburse' | 'pay' | 'overdue';
+  kind: 'sign' | 'end' | 'claim' | 'disburse' | 'pay' | 'overdue';
   at: number;
   detail: Record<string, unknown>;
 }
@@ -103,6 +109,9 @@ function recordingActivities(signers: string[], loan: () => LoanInput) {
     async recordLoanEnd(input) {
       const { tenant: _tenant, eventId: _eventId, loanId: _loanId, ...detail } = input;
       writes.push({ kind: 'end', at: activityInfo().scheduledTimestampMs, detail });
+    },
+    async claimDisbursement() {
+      writes.push({ kind: 'claim', at: activityInfo().scheduledTimestampMs, detail: {} });
     },
     async recordDisbursement(input) {
       const { installmentAmounts, installmentDueDates } = loan();
@@ -357,6 +366,62 @@ describe('loan workflow', () => {
         },
       );
     }
+  });
+
+  it('a claimed disbursement cannot be cancelled, a cancelled loan cannot be claimed: a race ends one way', async () => {
+    const production = {
+      environment: 'production' as const,
+      sandboxDisbursementDelayMs: null,
+      signerCpfs: [CUSTOMER_CPF],
+    };
+    for (const first of ['claim', 'cancel'] as const)
+      await withLoan(production, async ({ handle, sign, writes }) => {
+        await sign(CUSTOMER_CPF);
+        const claim = () => handle.executeUpdate(claimDisbursementUpdate);
+        const cancel = () => handle.executeUpdate(cancelUpdate, { args: [{ reason: null }] });
+        // Sent together: the workflow takes them one at a time, so one wins and the other is
+        // refused, whichever arrives first.
+        const [a, b] = first === 'claim' ? [claim(), cancel()] : [cancel(), claim()];
+        const [outcomeA, outcomeB] = [await refusal(a), await refusal(b)];
+        expect([outcomeA, outcomeB].sort()).toEqual(['invalid_state', undefined].sort());
+        const claimWon = (first === 'claim' ? outcomeA : outcomeB) === undefined;
+        const progress = await handle.query(loanProgressQuery);
+        expect(progress.status).toBe(claimWon ? 'processing' : 'cancelled');
+        expect(kinds(writes)).toEqual(['sign', claimWon ? 'claim' : 'end']);
+        if (claimWon) {
+          expect(await refusal(claim())).toBeUndefined(); // claiming again changes nothing
+          await handle.executeUpdate(disbursementUpdate, {
+            args: [{ outcome: 'confirmed', reason: null, at: new Date().toISOString() }],
+          });
+          expect(kinds(writes)).toEqual(['sign', 'claim', 'disburse']);
+        }
+      });
+  });
+
+  it('cancels an unclaimed loan when the money can no longer arrive 7 days before the first due date', async () => {
+    const today = businessDate(new Date(await env.currentTimeMs()));
+    const firstDue = addDays(today, 12);
+    const windowEnds = startOfBusinessDate(addDays(firstDue, -6));
+    await withLoan(
+      {
+        environment: 'production',
+        sandboxDisbursementDelayMs: null,
+        signerCpfs: [CUSTOMER_CPF],
+        installmentDueDates: [firstDue, addDays(firstDue, 30), addDays(firstDue, 60)],
+      },
+      async ({ handle, sign, writes }) => {
+        await sign(CUSTOMER_CPF);
+        await env.sleep(windowEnds - SECOND - (await env.currentTimeMs()));
+        expect((await handle.query(loanProgressQuery)).status).toBe('processing');
+        await env.sleep(2 * SECOND);
+        expect(writes.at(-1)).toMatchObject({
+          kind: 'end',
+          detail: { status: 'cancelled', cancellationReason: 'release_window_passed' },
+        });
+        expect(writes.at(-1)!.at - windowEnds).toBeLessThan(SECOND);
+        expect(await handle.result()).toBe('cancelled'); // a claim now finds nothing to claim
+      },
+    );
   });
 
   it('cancels while awaiting signatures and while processing; refuses after the disbursement', async () => {

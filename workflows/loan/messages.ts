@@ -46,6 +46,8 @@ export interface LoanProgress {
   lastUnpaid?: number;
   /** Rows 1…overdueThrough were found unpaid after their due date (some may be paid since). */
   overdueThrough?: number;
+  /** Ops (or the sandbox) started sending the money: no cancellation from then on. */
+  claimed?: boolean;
 }
 
 export interface SignRequest {
@@ -70,7 +72,17 @@ export const signUpdate = defineUpdate<{ signedAt: string }, [SignRequest]>('sig
 /** The partner cancels (before the disbursement is confirmed; else refused with `invalid_state`). */
 export const cancelUpdate = defineUpdate<void, [{ reason: string | null }]>('cancel');
 
-/** Ops (or the sandbox helper) report the disbursement's outcome while the loan is `processing`. */
+/**
+ * Ops start sending the money (contract §13): from then on the partner cannot cancel. Refused
+ * with `invalid_state` unless `processing`, and with `release_window_passed` (the loan is then
+ * cancelled) once the money could no longer arrive 7 days before the first due date.
+ */
+export const claimDisbursementUpdate = defineUpdate<void, []>('claim-disbursement');
+
+/**
+ * Ops (or the sandbox helper) report the disbursement's outcome while the loan is `processing`
+ * (a confirmation without a claim claims too).
+ */
 export const disbursementUpdate = defineUpdate<
   void,
   [{ outcome: 'confirmed' | 'failed'; reason: string | null; at: string }]

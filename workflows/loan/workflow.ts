@@ -18,7 +18,8 @@ import {
   type LoanError,
   type LoanStatus,
 } from '../../src/domain/loans/loans.js';
-import { businessDate } from '../../src/domain/business-date.js';
+import { addDays, businessDate, startOfBusinessDate } from '../../src/domain/business-date.js';
+import { lastReleaseDate } from '../../src/domain/credit/release-repricing.js';
 import type { PaymentRequest } from '../../src/domain/loans/payments.js';
 import { amountDue, type LateChargeRates } from '../../src/domain/loans/repayment.js';
 import { workflowIds } from '../../src/temporal/workflow-ids.js';
@@ -33,6 +34,7 @@ import { databaseWrite } from '../presets.js';
 import { stepQueue } from '../step-queue.js';
 import {
   cancelUpdate,
+  claimDisbursementUpdate,
   disbursementUpdate,
   exactPaymentUpdate,
   loanProgressQuery,
@@ -46,6 +48,7 @@ import { watchDueDates } from './due-dates.js';
 import { showLoanDetails, startingProgress } from './state.js';
 
 const {
+  claimDisbursement,
   recordSignature,
   recordLoanEnd,
   recordDisbursement,
@@ -138,6 +141,16 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
     );
   };
 
+  /** The end of the last day the money can be released (7 days before the first due date). */
+  const releaseWindowEnds =
+    dueDates[0] === undefined
+      ? null
+      : startOfBusinessDate(addDays(lastReleaseDate(dueDates[0]), 1));
+  const releaseWindowPassed = () =>
+    releaseWindowEnds !== null && clock.now() >= releaseWindowEnds && !progress.claimed;
+  const cancelForReleaseWindow = () =>
+    end({ status: 'cancelled', cancellationReason: 'release_window_passed' });
+
   const disburse = async (at: string) => {
     await recordDisbursement({
       tenant,
@@ -147,6 +160,7 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
       eventId: hexId('evt'),
     });
     progress.status = 'active';
+    progress.claimed = true;
     showDetails();
   };
 
@@ -174,6 +188,11 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
   const assertCancellable = () => {
     if (!cancellableStatuses.includes(progress.status))
       refuse('invalid_state', `The loan is ${progress.status}; it can no longer be cancelled.`);
+    if (progress.claimed)
+      refuse(
+        'invalid_state',
+        'The disbursement is under way; the loan can no longer be cancelled.',
+      );
   };
   const assertStatus = (wanted: LoanStatus) => {
     if (progress.status !== wanted)
@@ -228,6 +247,26 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
         await end({ status: 'cancelled', cancellationReason: reason ?? 'requested' });
       }),
     { validator: (_request: { reason: string | null }) => assertCancellable() },
+  );
+
+  setHandler(
+    claimDisbursementUpdate,
+    () =>
+      serialized(async () => {
+        assertStatus('processing');
+        if (progress.claimed) return;
+        if (releaseWindowPassed()) {
+          await cancelForReleaseWindow();
+          refuse(
+            'release_window_passed',
+            'The money can no longer be released 7 days before the first due date: the loan is cancelled.',
+          );
+        }
+        await claimDisbursement({ tenant, loanId });
+        progress.claimed = true;
+        showDetails();
+      }),
+    { validator: () => assertStatus('processing') },
   );
 
   setHandler(
@@ -334,7 +373,18 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
   if (progress.status === 'processing') {
     const delay = input.sandboxDisbursementDelayMs;
     const disburseBy = delay === null ? null : clock.now() + delay;
-    if (!(await clock.until(disburseBy, () => progress.status !== 'processing')))
+    // Unclaimed at the end of the release window, the loan is cancelled (contract §13). Loans
+    // that were processing before the window existed wait for their disbursement alone.
+    const windowEnds = patched('release-window') ? releaseWindowEnds : null;
+    const notProcessing = () => progress.status !== 'processing';
+    if (disburseBy === null || (windowEnds !== null && windowEnds <= disburseBy)) {
+      // Ops disburse (or the sandbox's delay outlasts the window): the window, then ops' report.
+      if (!(await clock.until(windowEnds, () => notProcessing() || !!progress.claimed)))
+        await serialized(async () => {
+          if (!notProcessing() && !progress.claimed) await cancelForReleaseWindow();
+        });
+      await clock.until(null, notProcessing);
+    } else if (!(await clock.until(disburseBy, notProcessing)))
       await serialized(async () => {
         if (progress.status !== 'processing') return;
         if (sandboxDisbursementFails(input.requestedAmount))

@@ -193,6 +193,9 @@ export type LoanChange = Partial<
     | 'paidInstallments'
     | 'overdueThrough'
     | 'repayment'
+    | 'disbursementStatus'
+    | 'figures'
+    | 'releaseAdjustment'
   >
 > & {
   /** `paid_at` of the rows this change pays, appended to `paidDates`. */

@@ -2,7 +2,14 @@ import { sql } from 'drizzle-orm';
 import { index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import type { SimulationFigures } from '../../domain/credit/simulation.js';
 import type { DisbursementAccount } from '../../domain/loans/disbursement-account.js';
-import { loanTransactionTypes, type LoanError, type LoanStatus } from '../../domain/loans/loans.js';
+import {
+  disbursementStatuses,
+  loanTransactionTypes,
+  type IofTerms,
+  type LoanError,
+  type LoanStatus,
+  type ReleaseAdjustment,
+} from '../../domain/loans/loans.js';
 import type { Repayment, RowPart } from '../../domain/loans/allocation.js';
 import type { LateChargeRates } from '../../domain/loans/repayment.js';
 import { timestampColumn as ts } from './columns.js';
@@ -41,6 +48,20 @@ export const loans = pgTable(
     signingTokenHash: text('signing_token_hash').notNull(),
     signatureDeadline: ts('signature_deadline').notNull(),
     disbursedAt: ts('disbursed_at'),
+    /**
+     * The payout's progress (contract §13): `claimed` once ops (or the sandbox) start sending the
+     * money — the partner can no longer cancel — then `confirmed` or `failed`.
+     */
+    disbursementStatus: text('disbursement_status', { enum: disbursementStatuses })
+      .notNull()
+      .default('pending'),
+    /** The IOF rates the loan was priced with: a later release recomputes its IOF at them. */
+    iofTerms: jsonb('iof_terms').$type<IofTerms>(),
+    /**
+     * What a release later than the simulation's `release_date` took off row 1 (null: released on
+     * the date priced, or before §13). `figures` hold the repriced loan.
+     */
+    releaseAdjustment: jsonb('release_adjustment').$type<ReleaseAdjustment>(),
     paidInstallments: integer('paid_installments').notNull().default(0),
     /**
      * The rows the workflow has found unpaid after their due date: 1…`overdue_through`. Those not

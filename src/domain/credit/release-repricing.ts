@@ -163,7 +163,7 @@ export function repriceForRelease(
       ...figures,
       iof_amount: principal - figures.requested_amount,
       principal_amount: principal,
-      installment_amount: row1After.installment_amount,
+      // The regular installment (rows 2 on) is unchanged; row 1 shows its own in the schedule.
       total_amount: total((row) => row.installment_amount),
       total_interest_amount: total((row) => row.interest_amount),
       cet_monthly: cet.monthly,

@@ -214,7 +214,7 @@ export async function renderContractPdf(input: ContractInput): Promise<Uint8Arra
     ['Valor da parcela', formatBrl(figures.installment_amount)],
     ['Total a pagar', formatBrl(figures.total_amount)],
     ['Total de juros', formatBrl(figures.total_interest_amount)],
-    ['Data de liberação', brDate(figures.release_date)],
+    ['Data prevista de liberação', brDate(figures.release_date)],
     ['Primeiro vencimento', brDate(figures.first_due_date)],
   ];
   for (const [label, value] of amountsAndCharges)
@@ -262,11 +262,11 @@ export async function renderContractPdf(input: ContractInput): Promise<Uint8Arra
 
   layout.heading('5. Cláusulas');
   for (const clause of [
-    `5.1. O emitente pagará ao credor, ou à sua ordem, as parcelas acima nas datas de vencimento, juros capitalizados diariamente à taxa de ${formatRate(figures.monthly_interest_rate)} ao mês sobre dias corridos.`,
+    `5.1. O emitente pagará ao credor, ou à sua ordem, as parcelas acima nas datas de vencimento, juros capitalizados diariamente à taxa de ${formatRate(figures.monthly_interest_rate)} ao mês sobre dias corridos, contados da data em que o valor é efetivamente liberado ao emitente. Liberado após a data prevista, a primeira parcela é reduzida pelos juros e pelo IOF dos dias sem o dinheiro, e o CET é recalculado; a liberação não ocorre a menos de 7 dias do primeiro vencimento.`,
     '5.2. O IOF devido (Decreto 6.306/2007) é financiado e integra o valor financiado.',
     '5.3. O Custo Efetivo Total foi calculado conforme a Resolução CMN 4.881/2020, sobre as datas e valores do cronograma.',
-    `5.4. Sobre parcela paga após o vencimento incidem multa de ${formatRate(input.lateCharges.feeRate)} (Código de Defesa do Consumidor, art. 52, § 1º) e juros de mora de ${formatRate(input.lateCharges.monthlyInterestRate)} ao mês, pro rata die, sobre o valor da parcela, desde o dia seguinte ao vencimento até o pagamento.`,
-    '5.5. O emitente pode liquidar antecipadamente, total ou parcialmente, com redução proporcional dos juros (Resolução CMN 3.516/2007).',
+    `5.4. Sobre parcela paga após o vencimento incidem multa de ${formatRate(input.lateCharges.feeRate)} (Código de Defesa do Consumidor, art. 52, § 1º) e juros de mora de ${formatRate(input.lateCharges.monthlyInterestRate)} ao mês, pro rata die, sobre o valor da parcela, desde o dia seguinte ao vencimento até o pagamento. A parcela que vence em dia não útil pode ser paga no primeiro dia útil seguinte sem esses encargos (Lei 7.089/1983).`,
+    '5.5. O emitente pode pagar qualquer valor até o saldo devedor: o pagamento quita primeiro as parcelas vencidas (juros de mora, multa e parcela, da mais antiga à mais recente) e depois as vincendas, a partir da próxima ou da última, pelo valor presente, com redução proporcional dos juros (Código de Defesa do Consumidor, art. 52, § 2º; Resolução CMN 3.516/2007).',
     '5.6. Esta cédula é título executivo extrajudicial (Lei 10.931/2004, art. 28) e é assinada eletronicamente pelas partes (Lei 10.931/2004, art. 29, e MP 2.200-2/2001, art. 10, § 2º); cada assinatura registra data, hora, endereço de origem e o hash deste documento.',
   ])
     layout.paragraph(clause);

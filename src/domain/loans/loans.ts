@@ -27,6 +27,25 @@ export const endedStatuses: readonly LoanStatus[] = ['finished', 'cancelled', 'e
 /** The statuses a loan can still be cancelled in: the disbursement is not confirmed yet. */
 export const cancellableStatuses: readonly LoanStatus[] = ['awaiting_signatures', 'processing'];
 
+/** A payout's progress (contract §13): once `claimed`, money may be on its way. */
+export const disbursementStatuses = ['pending', 'claimed', 'confirmed', 'failed'] as const;
+export type DisbursementStatus = (typeof disbursementStatuses)[number];
+
+/** The IOF rates a loan was priced with, as decimal text (see `release-repricing.ts`). */
+export interface IofTerms {
+  flatRate: string;
+  dailyRate: string;
+}
+
+/** What a release later than priced changed (contract §13), as the loan shows it. */
+export interface ReleaseAdjustment {
+  priced_release_date: string;
+  interest_credit_amount: number;
+  iof_credit_amount: number;
+  row1_installment_before: number;
+  row1_installment_after: number;
+}
+
 export const loanEventTypes = {
   created: 'loan.created',
   signatureReceived: 'loan.signature_received',

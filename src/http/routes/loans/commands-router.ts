@@ -1,4 +1,5 @@
 import {
+  claimDisbursement,
   recordPayment,
   reportDisbursement,
   settleLoan,
@@ -66,6 +67,28 @@ export function loanCommandRoutes(
       ctx.body = present(loan);
     },
   );
+
+  if (audience === 'ops')
+    api.add(
+      {
+        method: 'post',
+        path: `${prefix}/{loan_id}/disbursement/claim`,
+        operationId: 'claimLoanDisbursement',
+        summary: 'Claim the disbursement before sending the money',
+        description:
+          'While `processing`: `disbursement_status` becomes `claimed`, and from then on the partner’s cancel is 409 `invalid_state` (send the Pix only after this answers 200). Claiming again answers the loan. Once the money could no longer arrive 7 days before the first due date, the loan is cancelled (`release_window_passed`) and the claim is 409. Report the outcome with `POST /ops/v1/loans/{id}/disbursement` (a confirmation without a claim claims too).',
+        tag: tagName,
+        security,
+        idempotent: true,
+        params: loanParams,
+        responses: loanResponse('The loan, claimed.'),
+        errors: [404, 409],
+      },
+      async (ctx, { params }) => {
+        const loan = await claimDisbursement(deps, await resolve(ctx, params.loan_id));
+        ctx.body = present(loan);
+      },
+    );
 
   api.add(
     {

@@ -9,6 +9,7 @@ import {
 } from '../../../domain/loans/disbursement-account.js';
 import {
   installmentStatuses,
+  disbursementStatuses,
   loanStatuses,
   loanTransactionTypes,
   MAX_EXTRA_SIGNERS,
@@ -232,6 +233,27 @@ export const loanSchema = z
     monthly_interest_rate: z.number().min(0),
     cet_annual: z.number().min(0).meta({ description: 'CET a year (Res. CMN 4.881/2020).' }),
     first_due_date: z.iso.date(),
+    release_date: z.iso.date().meta({
+      description:
+        'The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.',
+    }),
+    release_adjustment: z
+      .object({
+        priced_release_date: z.iso.date(),
+        interest_credit_amount: centavos('Row 1’s interest for the days without the money.'),
+        iof_credit_amount: centavos('The financed IOF of those days.'),
+        row1_installment_before: centavos('Row 1 as priced.'),
+        row1_installment_after: centavos('Row 1 as released: lower by both credits.'),
+      })
+      .nullable()
+      .meta({
+        description:
+          'What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced.',
+      }),
+    disbursement_status: z.enum(disbursementStatuses).meta({
+      description:
+        '`pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.',
+    }),
     contract_sha256: z
       .string()
       .regex(/^[0-9a-f]{64}$/)
