@@ -114,7 +114,10 @@ try {
     {
       db: workerDatabase.db,
       logger,
-      loans: { signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink) },
+      loans: {
+        signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink),
+        iof: config.iof,
+      },
       webhooks: {
         sealedBox: createSealedBox(config.keys.dataEncryption),
         allowPrivateTargets: false,
