@@ -384,9 +384,9 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
           if (!notProcessing() && !progress.claimed) await cancelForReleaseWindow();
         });
       await clock.until(null, notProcessing);
-    } else if (!(await clock.until(disburseBy, notProcessing)))
+    } else if (!(await clock.until(disburseBy, () => notProcessing() || !!progress.claimed)))
       await serialized(async () => {
-        if (progress.status !== 'processing') return;
+        if (progress.status !== 'processing' || progress.claimed) return;
         if (sandboxDisbursementFails(input.requestedAmount))
           await end({
             status: 'error',
@@ -397,6 +397,8 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
           });
         else await disburse(businessNow(disburseBy ?? undefined));
       });
+    // Ops claimed a sandbox loan before its delay ended: they report the outcome, as in production.
+    if (progress.claimed) await clock.until(null, notProcessing);
   }
 
   if (progress.status === 'active') {
