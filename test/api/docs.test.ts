@@ -127,6 +127,7 @@ describe('the partner OpenAPI document', () => {
       '/ops/v1/customers/{customer_id}/deny',
       '/ops/v1/customers/{customer_id}/review',
       '/ops/v1/loans/{loan_id}/disbursement',
+      '/ops/v1/loans/{loan_id}/disbursement/claim',
       '/ops/v1/loans/{loan_id}/payments',
       '/ops/v1/loans/{loan_id}/payoff',
       '/ops/v1/partners',
