@@ -5,7 +5,11 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import type { simulationSchema } from '../../src/http/routes/credit-offers/schema.js';
-import type { loanSchema, loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
+import type {
+  loanSchema,
+  loanTransactionSchema,
+  payoffSchema,
+} from '../../src/http/routes/loans/schema.js';
 import { launchChromium } from '../helpers/browser.js';
 import { activeCustomer, offerOf } from '../helpers/credit.js';
 import { fakeCpf } from '../helpers/customers.js';
@@ -17,6 +21,7 @@ import { maskEmail, maskTaxId } from '../../src/domain/masking.js';
 import { codeIn, waitForMessage } from '../helpers/mailbox.js';
 
 type LoanBody = z.infer<typeof loanSchema>;
+type PayoffBody = z.infer<typeof payoffSchema>;
 type SimulationBody = z.infer<typeof simulationSchema>;
 type TransactionBody = z.infer<typeof loanTransactionSchema>;
 
@@ -106,6 +111,9 @@ describe('a loan from contract to last installment, over HTTP on the real stack'
       'monthly_interest_rate',
       'cet_annual',
       'first_due_date',
+      'release_date',
+      'release_adjustment',
+      'disbursement_status',
       'contract_sha256',
       'signing_url',
       'signatures_required',
@@ -136,6 +144,9 @@ describe('a loan from contract to last installment, over HTTP on the real stack'
       installment_amount: sim.installment_amount,
       cet_annual: sim.cet_annual,
       first_due_date: sim.first_due_date,
+      release_date: sim.release_date,
+      release_adjustment: null,
+      disbursement_status: 'pending',
       signatures_required: 2,
       signatures_received: 0,
       signers: [
@@ -155,6 +166,7 @@ describe('a loan from contract to last installment, over HTTP on the real stack'
         ...row,
         status: 'pending',
         amount_due: row.installment_amount,
+        paid_amount: 0,
         paid_at: null,
       })),
     );
@@ -225,24 +237,46 @@ describe('a loan from contract to last installment, over HTTP on the real stack'
     // The sandbox disburses by itself after SANDBOX_DISBURSEMENT_DELAY.
     const active = await loanIn(loan.id, 'active');
     expect(active.disbursed_at).not.toBeNull();
+    expect(active.disbursement_status).toBe('confirmed');
     expect(active.next_due_date).toBe(sim.schedule[0]!.due_date);
     expect(
       await api(`/v3/loans/${loan.id}/cancel`, { method: 'POST', body: {} }).then((r) => r.status),
     ).toBe(409);
 
-    // A payment that is not the amount due is refused, naming it.
+    // Any amount up to the payoff amount of the day (contract §13); above it, 422 naming it, and
+    // nothing recorded.
     const pay = (body: Record<string, unknown>) =>
       api(`/v3/sandbox/loans/${loan.id}/payments`, { method: 'POST', body });
-    const wrong = await pay({ amount: sim.schedule[0]!.installment_amount + 1 });
-    expect(wrong.status).toBe(422);
-    expect(JSON.stringify(await wrong.json())).toContain(
-      String(sim.schedule[0]!.installment_amount),
-    );
-    for (const row of sim.schedule) {
-      const paid = await pay(row.number === 1 ? { amount: row.installment_amount } : {});
+    const transactions = async () =>
+      (
+        (await (await api(`/v3/loans/${loan.id}/transactions`)).json()) as {
+          data: TransactionBody[];
+        }
+      ).data;
+    const quote = (await (await api(`/v3/loans/${loan.id}/payoff`)).json()) as PayoffBody;
+    expect(quote.payoff_amount).toBeLessThan(active.outstanding_amount);
+    const above = await pay({ amount: quote.payoff_amount + 1 });
+    expect(above.status).toBe(422);
+    const aboveBody = (await above.json()) as {
+      errors: { path: string; code: string; message: string }[];
+    };
+    expect(aboveBody.errors).toEqual([
+      expect.objectContaining({ path: 'body.amount', code: 'above_payoff_amount' }),
+    ]);
+    expect(aboveBody.errors[0]!.message).toContain(`${quote.payoff_amount} centavos`);
+    expect(await transactions()).toHaveLength(1); // the disbursement alone
+
+    // The sandbox's default amount is what the oldest unpaid row is worth on the payment's day:
+    // each payment pays exactly that row, before its due date, at its present value.
+    // (The rows as released: a disbursement on a later day than priced would have repriced row 1.)
+    for (const row of active.schedule) {
+      const paid = await pay({});
       expect(paid.status).toBe(200);
       const body = (await paid.json()) as LoanBody;
       expect(body.paid_installments).toBe(row.number);
+      expect(body.schedule[row.number - 1]).toMatchObject({ status: 'paid', amount_due: 0 });
+      expect(body.schedule[row.number - 1]!.paid_at).not.toBeNull();
+      expect(body.schedule.slice(row.number).every((later) => later.paid_amount === 0)).toBe(true);
     }
     const finished = await loanOf(loan.id);
     expect(finished).toMatchObject({
@@ -253,14 +287,46 @@ describe('a loan from contract to last installment, over HTTP on the real stack'
     });
     expect(finished.schedule.every((row) => row.status === 'paid' && row.paid_at)).toBe(true);
 
-    // The ledger: one disbursement, one payment per installment, oldest first.
-    const ledger = (await (await api(`/v3/loans/${loan.id}/transactions`)).json()) as {
-      data: TransactionBody[];
-    };
-    expect(ledger.data.map((t) => [t.type, t.amount, t.installment_number])).toEqual([
-      ['disbursement', sim.requested_amount, null],
-      ...sim.schedule.map((row) => ['payment', row.installment_amount, row.number]),
+    // The ledger: one disbursement, then one payment per row, oldest first, each named by a
+    // reference the sandbox made, each paying its row and nothing else.
+    const ledger = await transactions();
+    expect(ledger.map((t) => [t.type, t.installment_number])).toEqual([
+      ['disbursement', null],
+      ...sim.schedule.map(() => ['payment', null]),
     ]);
+    expect(ledger[0]!.amount).toBe(sim.requested_amount);
+    const payments = ledger.slice(1);
+    payments.forEach((payment, index) => {
+      const row = active.schedule[index]!;
+      expect(payment.reference).toMatch(/^sbx_[0-9a-f]{24}$/);
+      expect(payment).toMatchObject({
+        late_fee_amount: 0,
+        late_interest_amount: 0,
+        allocation: [
+          {
+            installment_number: row.number,
+            installment_amount: payment.amount,
+            late_fee_amount: 0,
+            late_interest_amount: 0,
+            discount_amount: payment.discount_amount,
+          },
+        ],
+      });
+      // Paid before its due date: the cash plus the interest not charged is the installment.
+      expect(payment.amount + payment.discount_amount!).toBe(row.installment_amount);
+      expect(payment.discount_amount!).toBeGreaterThanOrEqual(0);
+      expect(payment.principal_amount! + payment.interest_amount!).toBe(payment.amount);
+      expect(payment.principal_amount!).toBeGreaterThan(0);
+      expect(finished.schedule[index]).toMatchObject({
+        paid_amount: payment.amount,
+        paid_at: payment.occurred_at,
+      });
+    });
+    expect(new Set(payments.map((p) => p.reference)).size).toBe(payments.length);
+    // Every centavo of principal is paid, and no more.
+    expect(payments.reduce((sum, p) => sum + p.principal_amount!, 0)).toBe(
+      finished.principal_amount,
+    );
 
     // Every event, in the order written, each with the loan as it stood…
     const expected = [
@@ -276,17 +342,31 @@ describe('a loan from contract to last installment, over HTTP on the real stack'
       data: {
         id: string;
         type: string;
-        data: LoanBody & { signer?: unknown; payment?: { installment_number: number } };
+        data: LoanBody & { signer?: unknown; payment?: Record<string, unknown> };
       }[];
     };
     const written = log.data.filter((e) => e.type.startsWith('loan.') && e.data.id === loan.id);
     expect(written.map((e) => e.type)).toEqual(expected);
     expect(written[1]!.data.signer).toMatchObject({ name: customer.name, cpf: customer.cpf });
     expect(written[2]!.data.signatures_received).toBe(2);
-    expect(written.at(-2)!.data.payment).toMatchObject({
-      amount: sim.schedule.at(-1)!.installment_amount,
-      installment_number: sim.installments,
-    });
+    // Each loan.payment_received carries its payment as the ledger has it: reference and parts.
+    expect(
+      written.filter((e) => e.type === 'loan.payment_received').map((e) => e.data.payment),
+    ).toEqual(
+      payments.map((payment) => ({
+        amount: payment.amount,
+        paid_at: payment.occurred_at,
+        reference: payment.reference,
+        apply_to: 'next',
+        principal_amount: payment.principal_amount,
+        interest_amount: payment.interest_amount,
+        late_fee_amount: 0,
+        late_interest_amount: 0,
+        discount_amount: payment.discount_amount,
+        installment_number: null,
+      })),
+    );
+    expect(written.at(-2)!.data.payment!.reference).toMatch(/^sbx_/);
     expect(written.at(-1)!.data).toEqual(finished);
     // …reached the partner's endpoint, signed as Standard Webhooks say.
     const received = await eventually(
