@@ -4,14 +4,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { events, loanTransactions } from '../../src/db/schema/index.js';
 import type { simulationSchema } from '../../src/http/routes/credit-offers/schema.js';
-import type { loanSchema } from '../../src/http/routes/loans/schema.js';
+import type { loanSchema, payoffSchema } from '../../src/http/routes/loans/schema.js';
+import { paymentUpdate } from '../../workflows/loan/messages.js';
+import { PAYMENTS_PER_RUN } from '../../workflows/loan/workflow.js';
 import { activeCustomer, offerOf } from '../helpers/credit.js';
+import { fakeCpf } from '../helpers/customers.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { eventually, startStack, type TestStack } from '../helpers/stack.js';
 import { spawnWorkerProcess } from '../helpers/worker-process.js';
 
 type LoanBody = z.infer<typeof loanSchema>;
 type SimulationBody = z.infer<typeof simulationSchema>;
+type PayoffBody = z.infer<typeof payoffSchema>;
 
 let stack: TestStack;
 let api: Client;
@@ -31,13 +35,26 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function newLoan(): Promise<LoanBody> {
-  const customer = await activeCustomer(stack, api);
+/** A sandbox cpf whose offer allows more than 12 installments (24, 36 or 48: its 5th digit). */
+function cpfForLongLoans(): string {
+  for (;;) {
+    const cpf = fakeCpf({ notStartingWith9: true });
+    if (Number(cpf[4]) % 4 !== 0) return cpf;
+  }
+}
+
+async function newLoan(installments = 3): Promise<LoanBody> {
+  const customer = await activeCustomer(
+    stack,
+    api,
+    installments > 12 ? { cpf: cpfForLongLoans() } : {},
+  );
   const offer = await offerOf(api, customer.id);
+  expect(offer.max_installments).toBeGreaterThanOrEqual(installments);
   const sim = (await (
     await api(`/v3/credit-offers/${offer.id}/simulations`, {
       method: 'POST',
-      body: { amount: offer.min_amount, installments: 3 },
+      body: { amount: offer.min_amount, installments },
     })
   ).json()) as SimulationBody;
   const response = await api('/v3/loans', {
@@ -53,6 +70,23 @@ async function newLoan(): Promise<LoanBody> {
 }
 
 const loanOf = async (id: string) => (await (await api(`/v3/loans/${id}`)).json()) as LoanBody;
+
+/** The partner's sandbox payment of the loan. */
+const pay = (loanId: string, body: Record<string, unknown>) =>
+  api(`/v3/sandbox/loans/${loanId}/payments`, { method: 'POST', body });
+
+/** Signs as the customer and waits for the sandbox disbursement (SANDBOX_DISBURSEMENT_DELAY). */
+async function activate(loan: LoanBody): Promise<LoanBody> {
+  const signed = await api(`/v3/sandbox/loans/${loan.id}/signatures`, {
+    method: 'POST',
+    body: { cpf: loan.signers[0]!.cpf },
+  });
+  expect(signed.status).toBe(200);
+  return eventually(async () => {
+    const now = await loanOf(loan.id);
+    return now.status === 'active' ? now : undefined;
+  }, 'the loan active');
+}
 
 /**
  * Holds the loan's row lock from another connection, so the next write to the loan waits inside
@@ -93,8 +127,13 @@ async function holdLoan(
   };
 }
 
+/** The loan's transactions, in the order the money moved. */
 const ledgerOf = (loanId: string) =>
-  stack.database.db.select().from(loanTransactions).where(eq(loanTransactions.loanId, loanId));
+  stack.database.db
+    .select()
+    .from(loanTransactions)
+    .where(eq(loanTransactions.loanId, loanId))
+    .orderBy(loanTransactions.occurredAt, loanTransactions.id);
 
 const eventsOf = async (loanId: string, type: string) =>
   (
@@ -105,7 +144,7 @@ const eventsOf = async (loanId: string, type: string) =>
   ).length;
 
 describe('crash safety of the loan workflow', () => {
-  it('a worker SIGKILLed mid-disbursement, then mid-payment: one disbursement, one payment, each event once', async () => {
+  it('a worker SIGKILLed mid-disbursement, then mid-payment: one disbursement, one payment under its reference (the partner’s retry answered 200, nothing twice), each event once', async () => {
     const setup = await stack.startWorker();
     const loan = await newLoan();
     await setup.stop();
@@ -135,9 +174,12 @@ describe('crash safety of the loan workflow', () => {
     expect((await ledgerOf(loan.id)).map((t) => t.type)).toEqual(['disbursement']);
     expect(await eventsOf(loan.id, 'loan.active')).toBe(1);
 
+    // The partner names the payment: row 1 at its value today (what the payoff quote says it is).
+    const quote = (await (await api(`/v3/loans/${loan.id}/payoff`)).json()) as PayoffBody;
+    const body = { amount: quote.rows[0]!.present_value, reference: 'crash-payment-1' };
     doomed = await spawnWorkerProcess(stack);
     const paying = await holdLoan(loan.id);
-    const payment = api(`/v3/sandbox/loans/${loan.id}/payments`, { method: 'POST', body: {} });
+    const payment = pay(loan.id, body);
     await paying.waiting;
     doomed.kill('SIGKILL');
     await paying.release();
@@ -151,43 +193,50 @@ describe('crash safety of the loan workflow', () => {
         'the payment retried by the new worker',
         90_000,
       );
+      const recovered = await ledgerOf(loan.id);
+      expect(recovered.map((t) => [t.type, t.reference, t.amount])).toEqual([
+        ['disbursement', null, loan.requested_amount],
+        ['payment', body.reference, body.amount],
+      ]);
+      expect(recovered[1]!.allocation?.map((part) => part.number)).toEqual([1]);
+      const settled = await loanOf(loan.id);
+
+      // The partner, who got no clear answer, sends the same request again: 200 with the loan as
+      // it stands, and nothing recorded twice.
+      const retried = await pay(loan.id, body);
+      expect(retried.status).toBe(200);
+      expect(((await retried.json()) as LoanBody).schedule).toEqual(settled.schedule);
+      expect((await ledgerOf(loan.id)).map((t) => t.id)).toEqual(recovered.map((t) => t.id));
+      expect(await eventsOf(loan.id, 'loan.payment_received')).toBe(1);
     } finally {
       await worker.stop();
     }
-    const ledger = await ledgerOf(loan.id);
-    expect(ledger.map((t) => [t.type, t.installmentNumber])).toEqual([
-      ['disbursement', null],
-      ['payment', 1],
-    ]);
-    expect(await eventsOf(loan.id, 'loan.payment_received')).toBe(1);
   }, 240_000); // two lost activity attempts, each retried after its 30 s start-to-close timeout
 
   it('a write retried after its commit (a worker that died before reporting) writes nothing twice', async () => {
     const worker = await stack.startWorker();
     try {
-      const loan = await newLoan();
-      await api(`/v3/sandbox/loans/${loan.id}/signatures`, {
-        method: 'POST',
-        body: { cpf: loan.signers[0]!.cpf },
-      });
-      await eventually(
-        async () => ((await loanOf(loan.id)).status === 'active' ? true : undefined),
-        'the loan active',
-      );
+      const loan = await activate(await newLoan());
       const activities = stack.activities();
       const tenant = { partnerId, environment: 'sandbox' as const };
+      // The same input twice, as Temporal retries an activity whose worker died after its commit.
       const payment = {
         tenant,
         loanId: loan.id,
-        installmentNumber: 1,
-        amount: loan.schedule[0]!.installment_amount,
-        paidAt: new Date().toISOString(),
-        last: false,
+        payment: {
+          reference: 'retried-write',
+          amount: loan.schedule[0]!.installment_amount,
+          paidAt: new Date().toISOString(),
+          applyTo: 'next' as const,
+          stated: { amount: true, paidAt: true },
+        },
         transactionId: `txn_${'a'.repeat(32)}`,
         eventIds: { payment: `evt_${'b'.repeat(32)}`, finished: `evt_${'c'.repeat(32)}` },
       };
-      await activities.recordPayment(payment);
-      await activities.recordPayment(payment);
+      const first = await activities.recordLoanPayment(payment);
+      expect(first).toMatchObject({ paidInstallments: 1, finished: false, repeated: false });
+      const second = await activities.recordLoanPayment(payment);
+      expect(second).toEqual({ ...first, repeated: true });
       await activities.recordDisbursement({
         tenant,
         loanId: loan.id,
@@ -199,10 +248,86 @@ describe('crash safety of the loan workflow', () => {
         'disbursement',
         'payment',
       ]);
+      expect((await ledgerOf(loan.id)).filter((t) => t.type === 'payment')).toEqual([
+        expect.objectContaining({ id: payment.transactionId, reference: 'retried-write' }),
+      ]);
       expect(await eventsOf(loan.id, 'loan.payment_received')).toBe(1);
       expect(await eventsOf(loan.id, 'loan.active')).toBe(1);
     } finally {
       await worker.stop();
     }
   });
+
+  it('a reference retried after the loan’s workflow continued as new: the same payment 200 and nothing recorded, another under it 409', async () => {
+    const worker = await stack.startWorker();
+    try {
+      const loan = await activate(await newLoan(PAYMENTS_PER_RUN + 1));
+      const workflow = stack.temporal.workflow.getHandle(`loan/${loan.id}`);
+      const firstRun = (await workflow.describe()).runId;
+
+      // PAYMENTS_PER_RUN small payments, each paying part of row 1: the run is full.
+      for (let n = 1; n <= PAYMENTS_PER_RUN; n++) {
+        const paid = await pay(loan.id, { amount: 100, reference: `r-${n}` });
+        expect(paid.status).toBe(200);
+      }
+      const nextRun = await eventually(async () => {
+        const { runId } = await workflow.describe();
+        return runId !== firstRun ? runId : undefined;
+      }, 'the loan’s workflow to continue as new');
+      expect(
+        (await stack.temporal.workflow.getHandle(`loan/${loan.id}`, firstRun).describe()).status
+          .name,
+      ).toBe('CONTINUED_AS_NEW');
+      expect((await workflow.describe()).status.name).toBe('RUNNING');
+      const paid = await loanOf(loan.id);
+      expect(paid).toMatchObject({ status: 'active', paid_installments: 0 });
+      expect(paid.schedule[0]!.paid_amount).toBe(PAYMENTS_PER_RUN * 100);
+      const ledger = await ledgerOf(loan.id);
+      const payments = () =>
+        ledgerOf(loan.id).then((rows) => rows.filter((t) => t.type === 'payment'));
+      expect((await payments()).map((t) => t.reference).sort()).toEqual(
+        Array.from({ length: PAYMENTS_PER_RUN }, (_, i) => `r-${i + 1}`).sort(),
+      );
+
+      // r-1 again, the same request: 200 with the loan as it stands; nothing recorded.
+      const again = await pay(loan.id, { amount: 100, reference: 'r-1' });
+      expect(again.status).toBe(200);
+      expect(((await again.json()) as LoanBody).schedule).toEqual(paid.schedule);
+      // r-1 with another amount: 409, nothing recorded.
+      const conflict = await pay(loan.id, { amount: 101, reference: 'r-1' });
+      expect(conflict.status).toBe(409);
+      expect(await conflict.json()).toMatchObject({ code: 'payment_reference_conflict' });
+
+      // The new run never saw r-1: sent to it straight, the payment is found in the ledger.
+      const r1 = ledger.find((t) => t.reference === 'r-1')!;
+      const outcome = await workflow.executeUpdate(paymentUpdate, {
+        args: [
+          {
+            reference: 'r-1',
+            amount: 100,
+            paidAt: r1.occurredAt.toISOString(),
+            applyTo: 'next',
+            stated: { amount: true, paidAt: true },
+          },
+        ],
+      });
+      expect(outcome).toEqual({
+        paidInstallments: 0,
+        lastUnpaid: PAYMENTS_PER_RUN + 1,
+        finished: false,
+        repeated: true,
+      });
+
+      expect((await ledgerOf(loan.id)).map((t) => t.id).sort()).toEqual(
+        ledger.map((t) => t.id).sort(),
+      );
+      expect(await payments()).toHaveLength(PAYMENTS_PER_RUN);
+      expect((await loanOf(loan.id)).schedule).toEqual(paid.schedule);
+      expect(await eventsOf(loan.id, 'loan.payment_received')).toBe(PAYMENTS_PER_RUN);
+      // A payment found in the ledger does not count towards the run: still the same run.
+      expect((await workflow.describe()).runId).toBe(nextRun);
+    } finally {
+      await worker.stop();
+    }
+  }, 120_000);
 });
