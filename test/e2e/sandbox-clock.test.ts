@@ -2,8 +2,13 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { addDays, businessDate } from '../../src/domain/business-date.js';
+import { lastDayWithoutCharges } from '../../src/domain/calendar/business-days.js';
 import type { simulationSchema } from '../../src/http/routes/credit-offers/schema.js';
-import type { loanSchema, payoffSchema } from '../../src/http/routes/loans/schema.js';
+import type {
+  loanSchema,
+  loanTransactionSchema,
+  payoffSchema,
+} from '../../src/http/routes/loans/schema.js';
 import { activeCustomer, offerOf, submittedCustomer, type OfferBody } from '../helpers/credit.js';
 import { recordHistory } from '../helpers/histories.js';
 import { startReceiver, type Receiver } from '../helpers/https-receiver.js';
@@ -12,6 +17,7 @@ import { eventually, startStack, type TestStack } from '../helpers/stack.js';
 
 type LoanBody = z.infer<typeof loanSchema>;
 type PayoffBody = z.infer<typeof payoffSchema>;
+type TransactionBody = z.infer<typeof loanTransactionSchema>;
 type SimulationBody = z.infer<typeof simulationSchema>;
 interface EventBody {
   id: string;
@@ -19,6 +25,7 @@ interface EventBody {
   data: Record<string, unknown> & {
     id: string;
     installment?: { number: number; due_date: string; amount_due: number };
+    payment?: Record<string, unknown>;
   };
 }
 
@@ -145,10 +152,17 @@ function halfEven(numerator: bigint, denominator: bigint): number {
   return Number(up ? quotient + 1n : quotient);
 }
 
-/** What an installment owes `days` days late (contract §12, default rates: 2 % + 1 % a month). */
+/** An installment's late charges `days` days late (contract §12, default rates: 2 % + 1 % a month). */
+function lateCharges(installment: number, days: number): { fee: number; interest: number } {
+  return {
+    fee: halfEven(BigInt(installment) * 2n, 100n),
+    interest: halfEven(BigInt(installment) * BigInt(days), 3000n),
+  };
+}
+
+/** What an installment owes `days` days late: itself plus its late charges. */
 function owedLate(installment: number, days: number): number {
-  const fee = halfEven(BigInt(installment) * 2n, 100n);
-  const interest = halfEven(BigInt(installment) * BigInt(days), 3000n);
+  const { fee, interest } = lateCharges(installment, days);
   return installment + fee + interest;
 }
 
@@ -278,7 +292,8 @@ describe('the sandbox clock (contract §12)', () => {
     const active = await loanOf(loan.id);
     expect(active).toMatchObject({ status: 'active', overdue_amount: 0, days_overdue: 0 });
 
-    const [row1, row2, row3] = sim.schedule;
+    // The rows as released (a release on a later day than priced reprices row 1: contract §13).
+    const [row1, row2, row3] = active.schedule;
     await advance(customer.id, noonAfter(row1!.due_date, 45));
     const late = await loanOf(loan.id);
     const today = noonAfter(row1!.due_date, 45).toISOString().slice(0, 10);
@@ -299,7 +314,12 @@ describe('the sandbox clock (contract §12)', () => {
     const paid = await api(`/v3/sandbox/loans/${loan.id}/payments`, { method: 'POST', body: {} });
     expect(paid.status).toBe(200);
     const afterPayment = (await paid.json()) as LoanBody;
-    expect(afterPayment.schedule[0]).toMatchObject({ status: 'paid', amount_due: 0 });
+    expect(afterPayment.schedule[0]).toMatchObject({
+      status: 'paid',
+      amount_due: 0,
+      paid_amount: due1,
+    });
+    expect(afterPayment.schedule[1]).toMatchObject({ status: 'overdue', paid_amount: 0 });
     expect(afterPayment).toMatchObject({
       days_overdue: daysBetween(row2!.due_date, today),
       overdue_amount: due2,
@@ -314,13 +334,57 @@ describe('the sandbox clock (contract §12)', () => {
     expect(await settled.json()).toMatchObject({ status: 'finished', outstanding_amount: 0 });
 
     const ledger = (await (await api(`/v3/loans/${loan.id}/transactions`)).json()) as {
-      data: { type: string; amount: number }[];
+      data: TransactionBody[];
     };
     expect(ledger.data.map((entry) => [entry.type, entry.amount])).toEqual([
       ['disbursement', sim.requested_amount],
       ['payment', due1],
       ['payoff', quote.payoff_amount],
     ]);
+    // The late payment paid row 1's late interest, its late fee and its installment, at face value.
+    const [, payment, payoff] = ledger.data;
+    const charges1 = lateCharges(row1!.installment_amount, 45);
+    const charges2 = lateCharges(row2!.installment_amount, daysBetween(row2!.due_date, today));
+    expect(payment).toMatchObject({
+      late_fee_amount: charges1.fee,
+      late_interest_amount: charges1.interest,
+      discount_amount: 0,
+      allocation: [
+        {
+          installment_number: 1,
+          installment_amount: row1!.installment_amount,
+          late_fee_amount: charges1.fee,
+          late_interest_amount: charges1.interest,
+          discount_amount: 0,
+        },
+      ],
+    });
+    expect(payment!.principal_amount! + payment!.interest_amount!).toBe(row1!.installment_amount);
+    // The payoff: row 2 with its charges, the rest at present value (the discount the quote's).
+    expect(payoff).toMatchObject({
+      late_fee_amount: charges2.fee,
+      late_interest_amount: charges2.interest,
+      discount_amount: quote.discount_amount,
+    });
+    expect(payoff!.allocation!.map((part) => part.installment_number)).toEqual(
+      quote.rows.map((row) => row.number),
+    );
+    expect(payoff!.allocation![0]).toMatchObject({
+      installment_number: 2,
+      installment_amount: row2!.installment_amount,
+      late_fee_amount: charges2.fee,
+      late_interest_amount: charges2.interest,
+      discount_amount: 0,
+    });
+    expect(
+      payoff!.principal_amount! +
+        payoff!.interest_amount! +
+        payoff!.late_fee_amount! +
+        payoff!.late_interest_amount!,
+    ).toBe(payoff!.amount);
+    for (const entry of [payment!, payoff!]) expect(entry.reference).toMatch(/^sbx_[0-9a-f]{24}$/);
+    // Every centavo of principal is paid, and no more.
+    expect(payment!.principal_amount! + payoff!.principal_amount!).toBe(active.principal_amount);
 
     const events = await eventsAbout((event) => event.data.id === loan.id);
     expect(events.map((event) => [event.type, event.data.installment?.number])).toEqual([
@@ -331,13 +395,32 @@ describe('the sandbox clock (contract §12)', () => {
       ['loan.installment_overdue', 1],
       ['loan.installment_overdue', 2],
       ['loan.payment_received', undefined],
+      // The payoff is a payment of the payoff amount (contract §13): it is received, then finishes.
+      ['loan.payment_received', undefined],
       ['loan.finished', undefined],
     ]);
+    // Overdue once its last day without charges ended (the due date, or the next business day
+    // when the due date is not one), owing the late charges of the days since the due date.
+    const markedOn = addDays(lastDayWithoutCharges(row1!.due_date), 1);
     expect(events[4]!.data.installment).toEqual({
       number: 1,
       due_date: row1!.due_date,
-      amount_due: owedLate(row1!.installment_amount, 1),
+      amount_due: owedLate(row1!.installment_amount, daysBetween(row1!.due_date, markedOn)),
     });
+    expect(events.slice(6, 8).map((event) => event.data.payment)).toEqual(
+      [payment!, payoff!].map((entry) => ({
+        amount: entry.amount,
+        paid_at: entry.occurred_at,
+        reference: entry.reference,
+        apply_to: 'next',
+        principal_amount: entry.principal_amount,
+        interest_amount: entry.interest_amount,
+        late_fee_amount: entry.late_fee_amount,
+        late_interest_amount: entry.late_interest_amount,
+        discount_amount: entry.discount_amount,
+        installment_number: null,
+      })),
+    );
     await delivered(events);
     await recordHistory(
       stack.temporal.workflow.getHandle(`sandbox-clock/${customer.id}/2`),
