@@ -193,10 +193,16 @@ const paymentUpdateId = (loan: LoanView, payment: PaymentRequest) =>
     )
     .digest('hex')}`;
 
-/** What the oldest unpaid row owes on `date`: the sandbox twin's default amount. */
+/**
+ * What the oldest unpaid row owes on `date`: the sandbox twin's default amount. The last one
+ * owes the payoff amount (never less than the principal still owed).
+ */
 function oldestAmountDue(loan: LoanView, date: string): number {
-  const row = repaymentOf(loan).rows.find((candidate) => !isPaid(candidate));
-  return row ? rowValue(row, date, repaymentTerms(loan)) : 0;
+  const repayment = repaymentOf(loan);
+  const unpaid = repayment.rows.filter((candidate) => !isPaid(candidate));
+  const terms = repaymentTerms(loan);
+  if (unpaid.length === 1) return payoffAmount(repayment, date, terms);
+  return unpaid[0] ? rowValue(unpaid[0], date, terms) : 0;
 }
 
 /** A payment is at most the payoff amount of its day (contract §13). */

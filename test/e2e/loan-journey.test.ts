@@ -317,6 +317,7 @@ describe('a loan from contract to last installment, over HTTP on the real stack'
       expect(payment.discount_amount!).toBeGreaterThanOrEqual(0);
       expect(payment.principal_amount! + payment.interest_amount!).toBe(payment.amount);
       expect(payment.principal_amount!).toBeGreaterThan(0);
+      expect(payment.interest_amount!).toBeGreaterThanOrEqual(0);
       expect(finished.schedule[index]).toMatchObject({
         paid_amount: payment.amount,
         paid_at: payment.occurred_at,

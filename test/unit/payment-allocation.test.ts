@@ -581,6 +581,35 @@ describe('the payoff amount bounds a payment (§13)', () => {
     expect(allocation.interest).toBeGreaterThanOrEqual(0);
   });
 
+  it('paying every row its value that day leaves the rounding shortfall owed, and only the payoff finishes', () => {
+    // Found over HTTP: 3 rows of R$ 178.48 on R$ 504.47 at 2.99 % paid on the release day, each
+    // at its value, summed to R$ 504.46; the last payment finished the loan with −1 centavo of
+    // interest. Now the last row keeps the centavo, at face value, until the payoff pays it.
+    const release = '2026-11-25';
+    const figures = simulateLoan({
+      requestedAmount: 50_000,
+      installments: 3,
+      monthlyInterestRate: '0.0299',
+      releaseDate: release,
+      firstDueDate: addDays(release, 30),
+      borrower: 'individual',
+      iof,
+    });
+    const terms = termsAt('0.0299');
+    let repayment = startRepayment(figures.schedule, figures.principal_amount);
+    const values = repayment.rows.map((r) => rowValue(r, release, terms));
+    const shortfall = figures.principal_amount - values.reduce((a, b) => a + b, 0);
+    expect(shortfall).toBeGreaterThan(0); // the case at hand
+    for (const value of values) repayment = pay(repayment, value, release, terms).after;
+    expect(repayment.rows.filter((r) => !isPaid(r)).map((r) => r.number)).toEqual([3]);
+    expect(rowAmountDue(row(repayment, 3), release, rates)).toBe(shortfall);
+    expect(repayment.principal_outstanding).toBe(shortfall);
+    expect(payoffAmount(repayment, release, terms)).toBe(shortfall);
+    const last = pay(repayment, shortfall, release, terms);
+    expect(last).toMatchObject({ finished: true, principal: shortfall, interest: 0 });
+    expect(last.after.principal_outstanding).toBe(0);
+  });
+
   it('refuses a non-positive or non-integer amount with a RangeError', () => {
     const repayment = startRepayment(schedule, principal);
     for (const amount of [0, -1, -100_000, 0.5, 1_000.25, Number.NaN, Infinity, 2 ** 53])
@@ -715,6 +744,18 @@ describe('properties over realistic loans', () => {
           for (const p of parts.slice(0, -1))
             expect(isPaid(row(allocation.after, p.number))).toBe(true);
 
+          // The payoff may exceed the rows' values by the principal's floor (the newest rows'
+          // discounts give it back); a payment short of it by that floor leaves it owed.
+          const owed = payoffAmount(before, date, loan.terms);
+          if (allocation.finished) {
+            expect(amount).toBe(owed);
+            return;
+          }
+          const unpaidAfter = allocation.after.rows.filter((r) => !isPaid(r));
+          if (unpaidAfter.length === 1 && amount >= owed - 5) {
+            const [last] = unpaidAfter;
+            if (rowAmountDue(last!, date, loan.terms.lateCharges) === owed - amount) return;
+          }
           // A later row at its present value, or a part carried to its due date; a row due at face.
           for (const p of parts) {
             const was = row(before, p.number);

@@ -310,8 +310,20 @@ export function allocatePayment(
       row.paid_at = paidAt;
     }
 
+  // The rows can be worth a centavo or so less than the principal still owed (see
+  // `payoffAmount`): only the payoff amount finishes the loan, and a payment that pays every row
+  // for less leaves the newest row it paid owing the shortfall, at face value.
+  let finished = rows.every(isPaid);
+  if (finished && amount < owed) {
+    const shortfall = owed - amount;
+    const newest = parts.reduce((a, b) => (b.number > a.number ? b : a));
+    const row = rows.find((candidate) => candidate.number === newest.number)!;
+    row.settled = String(row.installment_amount - shortfall);
+    row.paid_at = null;
+    newest.discount = Math.max(0, newest.discount - shortfall);
+    finished = false;
+  }
   const toInstallments = parts.reduce((sum, part) => sum + part.installment, 0);
-  const finished = rows.every(isPaid);
   const principalBefore = repayment.principal_outstanding;
   const principal = finished
     ? principalBefore
