@@ -427,7 +427,7 @@ describe('the sandbox clock (contract §12)', () => {
       'sandbox-clock',
     );
     // A loan's history through its due-date timers (overdue rows, a late payment, a payoff).
-    await recordHistory(stack.temporal.workflow.getHandle(`loan/${loan.id}`), 'loan.overdue');
+    await recordHistory(stack.temporal.workflow.getHandle(`loan/${loan.id}`), 'loan.business-days');
   });
 });
 
