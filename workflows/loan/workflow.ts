@@ -90,13 +90,14 @@ const refuse = (type: string, message: string): never => {
 /**
  * One per loan (`loan/{ln_id}`), started by the outbox row `POST /v3/loans` commits with the loan.
  * The only writer of the loan after its creation: it collects the signatures (Updates from the
- * hosted page and the sandbox helper) until `LOAN_SIGNATURE_DEADLINE`, waits for the disbursement
- * (ops in production; a timer in the sandbox), records each payment against the oldest unpaid
- * installment and finishes the loan with the last. Every step is one activity writing the change,
- * its ledger entry and its event in one transaction, keyed so a retry writes nothing twice. The
- * offer's workflow hears of the loan's start and end. Repayment continues as new every
- * `PAYMENTS_PER_RUN` payments, carrying its progress (status, signers who signed, rows paid, rows
- * marked overdue), so a 30-year loan's history stays small.
+ * hosted page and the sandbox helper) until `LOAN_SIGNATURE_DEADLINE`, waits for ops' claim and
+ * report of the disbursement (a timer in the sandbox) until the release window ends, records each
+ * payment of any amount (`record-payment`, allocated by its activity) and finishes the loan when
+ * every row is paid. Every step is one activity writing the change, its ledger entry and its
+ * event in one transaction, keyed so a retry writes nothing twice; a payment is keyed by its
+ * reference. The offer's workflow hears of the loan's start and end. Repayment continues as new
+ * every `PAYMENTS_PER_RUN` payments, carrying its progress (status, signers who signed, rows paid
+ * at each end, rows marked overdue, the claim), so a 30-year loan's history stays small.
  */
 export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
   const tenant = { partnerId: input.partnerId, environment: input.environment };
