@@ -382,7 +382,7 @@ describe('loan workflow', () => {
         // Sent together: the workflow takes them one at a time, so one wins and the other is
         // refused, whichever arrives first.
         const [a, b] = first === 'claim' ? [claim(), cancel()] : [cancel(), claim()];
-        const [outcomeA, outcomeB] = [await refusal(a), await refusal(b)];
+        const [outcomeA, outcomeB] = await Promise.all([refusal(a), refusal(b)]);
         expect([outcomeA, outcomeB].sort()).toEqual(['invalid_state', undefined].sort());
         const claimWon = (first === 'claim' ? outcomeA : outcomeB) === undefined;
         const progress = await handle.query(loanProgressQuery);
