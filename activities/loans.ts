@@ -9,7 +9,6 @@ import {
   recordSignerSignature,
   repaymentOf,
   repaymentTerms,
-  type Loan,
   type LoanView,
 } from '../src/db/queries/loans.js';
 import {
@@ -27,17 +26,12 @@ import {
 import {
   cancellableStatuses,
   ledgerStep,
-  type ReleaseAdjustment,
   loanEventTypes,
   type LoanError,
 } from '../src/domain/loans/loans.js';
 import { payoffQuote } from '../src/domain/loans/repayment.js';
-import {
-  lastReleaseDate,
-  ReleaseRepricingInputError,
-  repriceForRelease,
-} from '../src/domain/credit/release-repricing.js';
-import type { IofRates, SimulationFigures } from '../src/domain/credit/simulation.js';
+import { releasedOn } from '../src/domain/credit/release-repricing.js';
+import type { IofRates } from '../src/domain/credit/simulation.js';
 import { businessDate } from '../src/domain/business-date.js';
 import type { Tenant } from '../src/domain/tenant.js';
 import { presentLoan, type SigningUrl } from '../src/presenters/loans.js';
@@ -49,56 +43,6 @@ export interface LoanActivityDeps {
   signingUrl: SigningUrl;
   /** The IOF rates of loans priced before they kept their own (`iof_terms`). */
   iof: IofRates;
-}
-
-/**
- * A loan's figures once its money is released on `releaseDate` (contract §13). Repriced when
- * that is later than priced; a payout claimed in time but confirmed after the release window
- * (ops report late) is priced as released on the window's last day. Rates that do not give back
- * the priced IOF (a loan priced before it kept its rates, under other rates) leave the figures as
- * priced, with a warning for ops.
- */
-export function releasedOn(
-  loan: Loan,
-  releaseDate: string,
-  iof: IofRates,
-): { figures: SimulationFigures; adjustment?: ReleaseAdjustment; warning?: string } {
-  const { figures } = loan;
-  if (releaseDate <= figures.release_date) return { figures };
-  const last = lastReleaseDate(figures.first_due_date);
-  // A loan priced before it kept its rates: the rates that give back its priced IOF.
-  const candidates = loan.iofTerms
-    ? [loan.iofTerms]
-    : [iof.dailyIndividual, iof.dailyMei, iof.dailyCompany].map((dailyRate) => ({
-        flatRate: iof.flat,
-        dailyRate,
-      }));
-  let refusal = '';
-  for (const terms of candidates) {
-    try {
-      const outcome = repriceForRelease(figures, {
-        releaseDate: releaseDate > last ? last : releaseDate,
-        monthlyInterestRate: String(figures.monthly_interest_rate),
-        iofFlatRate: terms.flatRate,
-        iofDailyRate: terms.dailyRate,
-      });
-      if (outcome.kind !== 'repriced') return { figures };
-      return {
-        figures: outcome.figures,
-        adjustment: {
-          priced_release_date: figures.release_date,
-          interest_credit_amount: outcome.interestCredit,
-          iof_credit_amount: outcome.iofCredit,
-          row1_installment_before: outcome.row1Before.installment_amount,
-          row1_installment_after: outcome.row1After.installment_amount,
-        },
-      };
-    } catch (error) {
-      if (!(error instanceof ReleaseRepricingInputError)) throw error;
-      refusal = error.message;
-    }
-  }
-  return { figures, warning: `loan released ${releaseDate} left as priced: ${refusal}` };
 }
 
 export function createLoanActivities(deps: ActivityDeps) {

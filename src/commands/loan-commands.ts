@@ -157,9 +157,10 @@ async function pay(
   amount: number | 'payoff' | undefined,
 ): Promise<LoanView> {
   const reference = command.reference ?? `sbx_${randomBytes(12).toString('hex')}`;
+  const now = clockNow(loan, deps.clock());
   const request = {
     reference,
-    paidAt: command.paid_at ?? clockNow(loan, deps.clock()).toISOString(),
+    paidAt: command.paid_at ?? now.toISOString(),
     applyTo: command.apply_to ?? 'next',
     stated: { amount: amount !== undefined, paidAt: command.paid_at !== undefined },
   };
@@ -172,7 +173,7 @@ async function pay(
       );
     return reload(deps, loan);
   }
-  const paidAt = checkPaidAt(loan, command.paid_at, clockNow(loan, deps.clock()));
+  const paidAt = checkPaidAt(loan, command.paid_at, now);
   const payment: PaymentRequest = {
     ...request,
     amount: amount ?? oldestAmountDue(loan, businessDate(paidAt)),
@@ -208,17 +209,15 @@ function oldestAmountDue(loan: LoanView, date: string): number {
 /** A payment is at most the payoff amount of its day (contract §13). */
 function checkAmount(loan: LoanView, amount: number, date: string): void {
   const payoff = payoffAmount(repaymentOf(loan), date, repaymentTerms(loan));
-  if (amount > payoff) throw aboveThePayoff(date, payoff);
+  if (amount > payoff)
+    throw problems.validation([
+      {
+        path: 'body.amount',
+        code: 'above_payoff_amount',
+        message: `The payoff amount on ${date} is ${payoff} centavos; a payment cannot exceed it.`,
+      },
+    ]);
 }
-
-const aboveThePayoff = (date: string, payoff: number) =>
-  problems.validation([
-    {
-      path: 'body.amount',
-      code: 'above_payoff_amount',
-      message: `The payoff amount on ${date} is ${payoff} centavos; a payment cannot exceed it.`,
-    },
-  ]);
 
 /**
  * The payoff quote of `date` (default today, São Paulo, at most 30 days ahead):

@@ -16,6 +16,7 @@
  */
 import { addDays, daysBetween } from '../business-date.js';
 import { Decimal, fromCentavos, toCentavos } from '../money.js';
+import type { IofTerms, ReleaseAdjustment } from '../loans/loans.js';
 import { cetRates } from './cet.js';
 import {
   iofRate,
@@ -229,4 +230,54 @@ function isCalendarDate(value: string): boolean {
     !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) &&
     addDays(value, 0) === value
   );
+}
+
+/**
+ * A loan's figures once its money is released on `releaseDate` (contract §13). Repriced when
+ * that is later than priced; a payout claimed in time but confirmed after the release window
+ * (ops report late) is priced as released on the window's last day. Rates that do not give back
+ * the priced IOF (a loan priced before it kept its rates, under other rates) leave the figures as
+ * priced, with a warning for ops.
+ */
+export function releasedOn(
+  loan: { figures: SimulationFigures; iofTerms: IofTerms | null },
+  releaseDate: string,
+  iof: IofRates,
+): { figures: SimulationFigures; adjustment?: ReleaseAdjustment; warning?: string } {
+  const { figures } = loan;
+  if (releaseDate <= figures.release_date) return { figures };
+  const last = lastReleaseDate(figures.first_due_date);
+  // A loan priced before it kept its rates: the rates that give back its priced IOF.
+  const candidates = loan.iofTerms
+    ? [loan.iofTerms]
+    : [iof.dailyIndividual, iof.dailyMei, iof.dailyCompany].map((dailyRate) => ({
+        flatRate: iof.flat,
+        dailyRate,
+      }));
+  let refusal = '';
+  for (const terms of candidates) {
+    try {
+      const outcome = repriceForRelease(figures, {
+        releaseDate: releaseDate > last ? last : releaseDate,
+        monthlyInterestRate: String(figures.monthly_interest_rate),
+        iofFlatRate: terms.flatRate,
+        iofDailyRate: terms.dailyRate,
+      });
+      if (outcome.kind !== 'repriced') return { figures };
+      return {
+        figures: outcome.figures,
+        adjustment: {
+          priced_release_date: figures.release_date,
+          interest_credit_amount: outcome.interestCredit,
+          iof_credit_amount: outcome.iofCredit,
+          row1_installment_before: outcome.row1Before.installment_amount,
+          row1_installment_after: outcome.row1After.installment_amount,
+        },
+      };
+    } catch (error) {
+      if (!(error instanceof ReleaseRepricingInputError)) throw error;
+      refusal = error.message;
+    }
+  }
+  return { figures, warning: `loan released ${releaseDate} left as priced: ${refusal}` };
 }
