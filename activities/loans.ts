@@ -29,7 +29,9 @@ import {
   loanEventTypes,
   type LoanError,
 } from '../src/domain/loans/loans.js';
-import { payoffQuote } from '../src/domain/loans/repayment.js';
+import { amountDue, payoffQuote } from '../src/domain/loans/repayment.js';
+import { postEntries } from '../src/db/queries/ledger.js';
+import { disbursementEntries, paymentEntries } from '../src/domain/ledger/postings.js';
 import { releasedOn } from '../src/domain/credit/release-repricing.js';
 import type { IofRates } from '../src/domain/credit/simulation.js';
 import { businessDate } from '../src/domain/business-date.js';
@@ -207,6 +209,12 @@ export function createLoanActivities(deps: ActivityDeps) {
         const released = releasedOn(before, businessDate(new Date(input.at)), deps.loans.iof);
         if (!released.adjustment && released.warning)
           deps.logger.error({ loanId: input.loanId }, released.warning);
+        await postEntries(
+          tx,
+          input.tenant,
+          { id: input.transactionId, loanId: input.loanId, occurredAt: new Date(input.at) },
+          disbursementEntries(released.figures),
+        );
         await changeLoanRow(tx, input.loanId, {
           status: 'active',
           disbursedAt: new Date(input.at),
@@ -253,6 +261,21 @@ export function createLoanActivities(deps: ActivityDeps) {
             `installment ${input.installmentNumber} is not the next due`,
             'invalid_state',
           );
+        // The row's schedule split, and the late charges of its day.
+        const row = before.figures.schedule[input.installmentNumber - 1]!;
+        const due = amountDue(row, businessDate(new Date(input.paidAt)), before.lateChargeRates);
+        await postEntries(
+          tx,
+          input.tenant,
+          { id: input.transactionId, loanId: input.loanId, occurredAt: new Date(input.paidAt) },
+          paymentEntries({
+            amount: input.amount,
+            principal: row.principal_amount,
+            interest: input.amount - row.principal_amount - due.lateFee - due.lateInterest,
+            lateFee: due.lateFee,
+            lateInterest: due.lateInterest,
+          }),
+        );
         await changeLoanRow(tx, input.loanId, {
           paidInstallments: input.installmentNumber,
           paidDates: [input.paidAt],
@@ -350,6 +373,12 @@ export function createLoanActivities(deps: ActivityDeps) {
           allocation: allocation.rows,
           occurredAt: new Date(payment.paidAt),
         });
+        await postEntries(
+          tx,
+          input.tenant,
+          { id: input.transactionId, loanId: input.loanId, occurredAt: new Date(payment.paidAt) },
+          paymentEntries({ amount, ...allocation }),
+        );
         const progress = progressOf(allocation.after);
         await changeLoanRow(tx, input.loanId, {
           repayment: allocation.after,
@@ -447,6 +476,20 @@ export function createLoanActivities(deps: ActivityDeps) {
         }
         if (before.status !== 'active')
           throw ApplicationFailure.nonRetryable(`the loan is ${before.status}`, 'invalid_state');
+        const owed = repaymentOf(before).principal_outstanding;
+        const principal = Math.min(owed, quote.payoffAmount);
+        await postEntries(
+          tx,
+          input.tenant,
+          { id: input.transactionId, loanId: input.loanId, occurredAt: new Date(input.paidAt) },
+          paymentEntries({
+            amount: quote.payoffAmount,
+            principal,
+            interest: quote.payoffAmount - principal,
+            lateFee: 0,
+            lateInterest: 0,
+          }),
+        );
         const settled = schedule.length - before.paidInstallments;
         await changeLoanRow(tx, input.loanId, {
           paidInstallments: schedule.length,

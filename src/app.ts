@@ -29,6 +29,7 @@ import { creditOfferRoutes } from './http/routes/credit-offers/router.js';
 import { customerRoutes } from './http/routes/customers/router.js';
 import { eventRoutes } from './http/routes/events/router.js';
 import { hostedRoutes } from './http/routes/hosted/router.js';
+import { ledgerRoutes } from './http/routes/ledger/router.js';
 import { loanCommandRoutes } from './http/routes/loans/commands-router.js';
 import { loanRoutes } from './http/routes/loans/router.js';
 import { signingUrls } from './domain/loans/signing-token.js';
@@ -165,6 +166,7 @@ export function createApp(deps: AppDeps): App {
   partnerRoutes(opsApi, { db });
   reviewRoutes(opsApi, customerDeps, 'ops');
   loanCommandRoutes(opsApi, loanDeps, 'ops');
+  ledgerRoutes(opsApi, { db, clock });
   smokeCheckRoutes(opsApi, { db, temporal, logger, taskQueue: config.temporal.taskQueue });
 
   const documents = lazyDocuments(config.publicBaseUrl, partnerApi, opsApi);

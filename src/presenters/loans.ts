@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { repaymentOf, type LoanTransaction, type LoanView } from '../db/queries/loans.js';
 import { isPaid, rowAmountDue } from '../domain/loans/allocation.js';
 import { daysBetween } from '../domain/business-date.js';
+import type { LedgerEntry } from '../domain/ledger/postings.js';
 import { presentScheduleRow } from './credit-offers.js';
 import type { loanSchema, loanTransactionSchema } from '../http/routes/loans/schema.js';
 
@@ -85,6 +86,7 @@ export function presentLoan(
 
 export function presentLoanTransaction(
   transaction: LoanTransaction,
+  entries: readonly LedgerEntry[],
 ): z.infer<typeof loanTransactionSchema> {
   return {
     id: transaction.id,
@@ -107,6 +109,7 @@ export function presentLoanTransaction(
         late_interest_amount: part.late_interest,
         discount_amount: part.discount,
       })) ?? null,
+    entries: entries.map(({ account, direction, amount }) => ({ account, direction, amount })),
     occurred_at: transaction.occurredAt.toISOString(),
     created_at: transaction.createdAt.toISOString(),
   };

@@ -126,6 +126,7 @@ describe('the partner OpenAPI document', () => {
     expect(Object.keys(document.paths).sort()).toEqual([
       '/ops/v1/customers/{customer_id}/deny',
       '/ops/v1/customers/{customer_id}/review',
+      '/ops/v1/ledger/trial-balance',
       '/ops/v1/loans/{loan_id}/disbursement',
       '/ops/v1/loans/{loan_id}/disbursement/claim',
       '/ops/v1/loans/{loan_id}/payments',

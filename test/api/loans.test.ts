@@ -1,7 +1,8 @@
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { loans, simulations } from '../../src/db/schema/index.js';
+import { repaymentOf } from '../../src/db/queries/loans.js';
+import { ledgerEntries, loans, simulations } from '../../src/db/schema/index.js';
 import type { simulationSchema } from '../../src/http/routes/credit-offers/schema.js';
 import type { loanSchema, payoffSchema } from '../../src/http/routes/loans/schema.js';
 import { Decimal as DecimalJs } from 'decimal.js';
@@ -665,5 +666,122 @@ describe('the release date and the disbursement claim (contract §13)', () => {
       await api(`/v3/credit-offers/${after.credit_offer_id}`)
     ).json()) as OfferBody;
     expect(offer.status).toBe('available');
+  });
+});
+
+describe('the double-entry ledger (contract §13)', () => {
+  const opsGet = async <T>(path: string) =>
+    (await (
+      await fetch(`${stack.baseUrl}/ops/v1${path}`, {
+        headers: { authorization: `Bearer ${OPS_TOKEN}` },
+      })
+    ).json()) as T;
+  const sumOf = (entries: Transaction['entries'], account: string, direction: string) =>
+    entries
+      .filter((e) => e.account === account && e.direction === direction)
+      .reduce((sum, e) => sum + e.amount, 0);
+
+  it('every transaction balances, posts what it paid, and each loan’s principal account is what its rows still owe', async () => {
+    const rows = await stack.database.db.select().from(loans);
+    const moved = rows.filter((row) => row.disbursedAt !== null);
+    expect(moved.length).toBeGreaterThanOrEqual(3); // the sections above disbursed loans
+    for (const row of moved) {
+      const loan = (await (await api(`/v3/loans/${row.id}`)).json()) as LoanBody;
+      const { data } = (await (await api(`/v3/loans/${row.id}/transactions?limit=100`)).json()) as {
+        data: Transaction[];
+      };
+      let principalAccount = 0;
+      for (const t of data) {
+        const debits = t.entries.filter((e) => e.direction === 'debit');
+        const credits = t.entries.filter((e) => e.direction === 'credit');
+        expect(debits.reduce((s, e) => s + e.amount, 0)).toBe(
+          credits.reduce((s, e) => s + e.amount, 0),
+        );
+        if (t.type === 'disbursement')
+          expect(t.entries).toEqual([
+            { account: 'loan_principal', direction: 'debit', amount: loan.principal_amount },
+            {
+              account: 'disbursement_clearing',
+              direction: 'credit',
+              amount: loan.requested_amount,
+            },
+            { account: 'iof_payable', direction: 'credit', amount: loan.iof_amount },
+          ]);
+        else {
+          expect(sumOf(t.entries, 'collections_clearing', 'debit')).toBe(t.amount);
+          expect(sumOf(t.entries, 'loan_principal', 'credit')).toBe(t.principal_amount);
+          expect(sumOf(t.entries, 'interest_income', 'credit')).toBe(t.interest_amount);
+          expect(sumOf(t.entries, 'late_fee_income', 'credit')).toBe(t.late_fee_amount);
+          expect(sumOf(t.entries, 'late_interest_income', 'credit')).toBe(t.late_interest_amount);
+        }
+        principalAccount +=
+          sumOf(t.entries, 'loan_principal', 'debit') -
+          sumOf(t.entries, 'loan_principal', 'credit');
+      }
+      expect(principalAccount).toBe(repaymentOf(row).principal_outstanding);
+      if (loan.status === 'finished') expect(principalAccount).toBe(0);
+    }
+  });
+
+  it('the trial balance closes, production and sandbox apart, and counts a day’s entries only', async () => {
+    type Balance = {
+      accounts: { account: string; debits: number; credits: number; balance: number }[];
+      debits: number;
+      credits: number;
+    };
+    const today = await opsGet<{ date: string; production: Balance; sandbox: Balance }>(
+      '/ledger/trial-balance',
+    );
+    expect(today.date).toBe(businessDate(new Date()));
+    expect(today.production).toEqual({ accounts: [], debits: 0, credits: 0 });
+    expect(today.sandbox.debits).toBeGreaterThan(0);
+    expect(today.sandbox.debits).toBe(today.sandbox.credits);
+    expect(today.sandbox.accounts.reduce((sum, a) => sum + a.balance, 0)).toBe(0);
+    const principal = today.sandbox.accounts.find((a) => a.account === 'loan_principal')!;
+    // Every sandbox loan's principal still owed (the sandbox clock moved some ahead: take all).
+    const owed = (await stack.database.db.select().from(loans))
+      .filter((row) => row.disbursedAt !== null)
+      .reduce((sum, row) => sum + repaymentOf(row).principal_outstanding, 0);
+    const ahead = await opsGet<{ sandbox: Balance }>(
+      `/ledger/trial-balance?date=${addDays(today.date, 400)}`,
+    );
+    expect(ahead.sandbox.accounts.find((a) => a.account === 'loan_principal')!.balance).toBe(owed);
+    expect(principal.balance).toBeLessThanOrEqual(owed);
+    const before = await opsGet<{ sandbox: Balance }>('/ledger/trial-balance?date=2020-01-01');
+    expect(before.sandbox).toEqual({ accounts: [], debits: 0, credits: 0 });
+  });
+
+  it('the database refuses to change or remove an entry, and a transaction that does not balance', async () => {
+    const db = stack.database.db;
+    /** What PostgreSQL said when it refused (drizzle wraps it as the cause). */
+    const refusal = async (query: Promise<unknown>) => {
+      try {
+        await query;
+        return 'accepted';
+      } catch (error) {
+        return String((error as { cause?: unknown }).cause ?? error);
+      }
+    };
+    const [entry] = await db.select().from(ledgerEntries).limit(1);
+    expect(
+      await refusal(db.execute(sql`update ledger_entries set amount = 1 where id = ${entry!.id}`)),
+    ).toMatch(/append-only: UPDATE refused/);
+    expect(
+      await refusal(db.execute(sql`delete from ledger_entries where id = ${entry!.id}`)),
+    ).toMatch(/append-only: DELETE refused/);
+    expect(await refusal(db.execute(sql`truncate ledger_entries cascade`))).toMatch(
+      /append-only: TRUNCATE refused/,
+    );
+    expect(
+      await refusal(
+        db.transaction(async (tx) => {
+          await tx.insert(ledgerEntries).values({ ...entry!, id: undefined, amount: 1 });
+        }),
+      ),
+    ).toMatch(/does not balance/);
+    const [{ count }] = (await db.execute(
+      sql`select count(*)::int as count from ledger_entries where transaction_id = ${entry!.transactionId}`,
+    )) as unknown as [{ count: number }];
+    expect(count).toBeGreaterThan(1);
   });
 });

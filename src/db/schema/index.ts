@@ -7,3 +7,4 @@ export * from './credit.js';
 export * from './loans.js';
 export * from './sandbox.js';
 export * from './verification.js';
+export * from './ledger.js';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { createLoan } from '../../../commands/create-loan.js';
 import { cancelLoan, quotePayoff } from '../../../commands/loan-commands.js';
 import { loanNotFound, type LoanDeps } from '../../../commands/loan-deps.js';
+import { entriesOf } from '../../../db/queries/ledger.js';
 import { findLoan, listLoans, listLoanTransactions } from '../../../db/queries/loans.js';
 import type { ApiRouter } from '../../api-router.js';
 import { tenantOf, type AppContext } from '../../context.js';
@@ -123,7 +124,7 @@ export function loanRoutes(api: ApiRouter, deps: LoanDeps): void {
       operationId: 'listLoanTransactions',
       summary: 'List a loan’s transactions',
       description:
-        'The ledger, oldest first: one `disbursement`, then one `payment` per paid installment.',
+        'The loan’s money movements, oldest first: its `disbursement`, then each `payment` (and a `payoff`), each with its double-entry `entries` (debits equal credits; contract §13).',
       tag,
       security: 'partner',
       params: loanParams,
@@ -138,7 +139,13 @@ export function loanRoutes(api: ApiRouter, deps: LoanDeps): void {
         sort: 'created_at',
         order: 'asc',
       });
-      ctx.body = presentPage(page, presentLoanTransaction);
+      const entries = await entriesOf(
+        deps.db,
+        page.rows.map((transaction) => transaction.id),
+      );
+      ctx.body = presentPage(page, (transaction) =>
+        presentLoanTransaction(transaction, entries.get(transaction.id) ?? []),
+      );
     },
   );
 

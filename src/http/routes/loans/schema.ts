@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { entryDirections, ledgerAccounts } from '../../../domain/ledger/postings.js';
 import {
   accountNumberPattern,
   bankAccountTypes,
@@ -342,6 +343,18 @@ export const loanTransactionSchema = z
       )
       .nullable()
       .meta({ description: 'What a payment paid of each row, in the order it paid them.' }),
+    entries: z
+      .array(
+        z.object({
+          account: z.enum(ledgerAccounts),
+          direction: z.enum(entryDirections),
+          amount: z.int().min(1).meta({ description: 'Centavos.' }),
+        }),
+      )
+      .meta({
+        description:
+          'The double-entry lines it posted: debits equal credits. A disbursement debits `loan_principal` and credits `disbursement_clearing` (the requested amount) and `iof_payable`; a payment debits `collections_clearing` and credits the principal, interest and late charges it paid (a discount is interest not earned: no entry). Empty on transactions recorded before the ledger.',
+      }),
     occurred_at: instant('When the money moved.'),
     created_at: instant('When it was recorded.'),
   })

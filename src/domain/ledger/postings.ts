@@ -1,0 +1,107 @@
+/**
+ * The loans' double-entry ledger (contract §13, "A double-entry ledger"): the chart of accounts
+ * and what each money movement posts. Pure: the activities post these entries with the loan change
+ * they record, and the reconciliation reads them back. Amounts are integer centavos, each entry
+ * positive; a transaction's debits equal its credits.
+ */
+
+/** The chart of accounts. Balances are debits − credits (assets positive, the rest negative). */
+export const ledgerAccounts = [
+  /** What borrowers owe of principal (an asset). */
+  'loan_principal',
+  /** Money sent to borrowers, until the bank statement clears it. */
+  'disbursement_clearing',
+  /** Money received from borrowers, until the bank statement clears it. */
+  'collections_clearing',
+  /** IOF financed in the loans, owed to the tax authority. */
+  'iof_payable',
+  'interest_income',
+  'late_fee_income',
+  'late_interest_income',
+  /** Money received that belongs back to a borrower (the Pix issue's). */
+  'refunds_payable',
+] as const;
+export type LedgerAccount = (typeof ledgerAccounts)[number];
+
+export const entryDirections = ['debit', 'credit'] as const;
+export type EntryDirection = (typeof entryDirections)[number];
+
+export interface LedgerEntry {
+  account: LedgerAccount;
+  direction: EntryDirection;
+  amount: number;
+}
+
+const debit = (account: LedgerAccount, amount: number): LedgerEntry => ({
+  account,
+  direction: 'debit',
+  amount,
+});
+const credit = (account: LedgerAccount, amount: number): LedgerEntry => ({
+  account,
+  direction: 'credit',
+  amount,
+});
+
+/** Entries of a zero amount say nothing: they are left out. */
+const posted = (entries: LedgerEntry[]): LedgerEntry[] => {
+  for (const entry of entries)
+    if (!Number.isSafeInteger(entry.amount) || entry.amount < 0)
+      throw new RangeError(`not an entry amount: ${entry.account} ${entry.amount}`);
+  const kept = entries.filter((entry) => entry.amount > 0);
+  if (!isBalanced(kept)) throw new UnbalancedTransactionError(kept);
+  return kept;
+};
+
+/**
+ * The money leaves: the borrower owes the principal (debit `loan_principal`), the requested
+ * amount goes out (credit `disbursement_clearing`) and the financed IOF is owed to the tax
+ * authority (credit `iof_payable`). A loan released later than priced posts its repriced figures.
+ */
+export function disbursementEntries(figures: {
+  principal_amount: number;
+  requested_amount: number;
+  iof_amount: number;
+}): LedgerEntry[] {
+  return posted([
+    debit('loan_principal', figures.principal_amount),
+    credit('disbursement_clearing', figures.requested_amount),
+    credit('iof_payable', figures.iof_amount),
+  ]);
+}
+
+/**
+ * Money in: the cash received (debit `collections_clearing`) pays principal, contract interest
+ * and late charges. A discount is interest never earned: it posts nothing.
+ */
+export function paymentEntries(payment: {
+  amount: number;
+  principal: number;
+  interest: number;
+  lateFee: number;
+  lateInterest: number;
+}): LedgerEntry[] {
+  return posted([
+    debit('collections_clearing', payment.amount),
+    credit('loan_principal', payment.principal),
+    credit('interest_income', payment.interest),
+    credit('late_fee_income', payment.lateFee),
+    credit('late_interest_income', payment.lateInterest),
+  ]);
+}
+
+/** Debits minus credits. */
+export const signedSum = (entries: readonly LedgerEntry[]): number =>
+  entries.reduce(
+    (sum, entry) => sum + (entry.direction === 'debit' ? entry.amount : -entry.amount),
+    0,
+  );
+
+export const isBalanced = (entries: readonly LedgerEntry[]): boolean =>
+  entries.length > 0 && signedSum(entries) === 0;
+
+export class UnbalancedTransactionError extends Error {
+  constructor(readonly entries: readonly LedgerEntry[]) {
+    super(`debits and credits differ by ${signedSum(entries)} centavos`);
+  }
+}
