@@ -1,6 +1,8 @@
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
+import { execFile } from 'node:child_process';
+import { reconcileLedger } from '../../src/db/queries/ledger.js';
 import { repaymentOf } from '../../src/db/queries/loans.js';
 import { ledgerEntries, loans, simulations } from '../../src/db/schema/index.js';
 import type { simulationSchema } from '../../src/http/routes/credit-offers/schema.js';
@@ -749,6 +751,47 @@ describe('the double-entry ledger (contract §13)', () => {
     expect(principal.balance).toBeLessThanOrEqual(owed);
     const before = await opsGet<{ sandbox: Balance }>('/ledger/trial-balance?date=2020-01-01');
     expect(before.sandbox).toEqual({ accounts: [], debits: 0, credits: 0 });
+  });
+
+  it('the reconciliation holds, and names a loan whose principal account differs from its rows', async () => {
+    expect(await reconcileLedger(stack.database.db)).toEqual([]);
+    const check = () =>
+      new Promise<{ code: number | null; output: string }>((resolve) => {
+        execFile(
+          'npm',
+          ['run', '--silent', 'ledger:check'],
+          { env: { ...process.env, DATABASE_URL: stack.database.url } },
+          (error, stdout) => resolve({ code: error ? Number(error.code) : 0, output: stdout }),
+        );
+      });
+    expect(await check()).toMatchObject({ code: 0, output: 'ledger: every check holds\n' });
+    // A loan whose rows say one thing and the ledger another is named, and the check fails.
+    const [row] = await stack.database.db
+      .select()
+      .from(loans)
+      .where(sql`${loans.repayment} is not null`)
+      .limit(1);
+    const repayment = row!.repayment!;
+    const set = (principal: number) =>
+      stack.database.db
+        .update(loans)
+        .set({ repayment: { ...repayment, principal_outstanding: principal } })
+        .where(eq(loans.id, row!.id));
+    await set(repayment.principal_outstanding + 1);
+    try {
+      expect(await reconcileLedger(stack.database.db)).toEqual([
+        {
+          check: 'principal_matches_rows',
+          subject: row!.id,
+          message: `loan_principal is ${repayment.principal_outstanding} centavos; its rows owe ${repayment.principal_outstanding + 1}`,
+        },
+      ]);
+      const failed = await check();
+      expect(failed.code).toBe(1);
+      expect(failed.output).toContain(row!.id);
+    } finally {
+      await set(repayment.principal_outstanding);
+    }
   });
 
   it('the database refuses to change or remove an entry, and a transaction that does not balance', async () => {

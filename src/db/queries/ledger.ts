@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, lt, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, lt, sql } from 'drizzle-orm';
 import { addDays, startOfBusinessDate } from '../../domain/business-date.js';
 import type { Environment } from '../../domain/environments.js';
 import {
@@ -9,7 +9,8 @@ import {
 } from '../../domain/ledger/postings.js';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
-import { ledgerEntries } from '../schema/index.js';
+import { ledgerEntries, loans } from '../schema/index.js';
+import { repaymentOf } from './loans.js';
 
 /**
  * Posts a loan transaction's entries, in the transaction that writes the transaction itself (the
@@ -109,4 +110,59 @@ export async function loanBalances(db: DbOrTx, loanId: string): Promise<AccountB
     .groupBy(ledgerEntries.account)
     .orderBy(asc(ledgerEntries.account));
   return rows.map(balanceOf);
+}
+
+/** A reconciliation finding: what does not hold, and where. */
+export interface LedgerFinding {
+  check: 'transaction_balances' | 'ledger_balances' | 'principal_matches_rows';
+  /** The loan transaction or loan concerned (none for the whole ledger). */
+  subject: string | null;
+  message: string;
+}
+
+/**
+ * The ledger's invariants (contract §13), read back from the database: every transaction's
+ * debits equal its credits; the sum over all accounts is zero; each disbursed loan's
+ * `loan_principal` balance equals the principal its rows still owe (`loans.repayment`, or the
+ * schedule's balance for a loan paid before §13). Returns what fails; empty when all holds.
+ */
+export async function reconcileLedger(db: DbOrTx): Promise<LedgerFinding[]> {
+  const findings: LedgerFinding[] = [];
+  const signed = sql<string>`sum(case when ${ledgerEntries.direction} = 'debit' then ${ledgerEntries.amount} else -${ledgerEntries.amount} end)`;
+  const unbalanced = await db
+    .select({ transactionId: ledgerEntries.transactionId, imbalance: signed })
+    .from(ledgerEntries)
+    .groupBy(ledgerEntries.transactionId)
+    .having(sql`${signed} <> 0`);
+  for (const row of unbalanced)
+    findings.push({
+      check: 'transaction_balances',
+      subject: row.transactionId,
+      message: `debits − credits = ${row.imbalance}`,
+    });
+  const [total] = await db.select({ imbalance: signed }).from(ledgerEntries);
+  if (Number(total?.imbalance ?? 0) !== 0)
+    findings.push({
+      check: 'ledger_balances',
+      subject: null,
+      message: `the accounts sum to ${total!.imbalance}, not 0`,
+    });
+  const principal = await db
+    .select({ loanId: ledgerEntries.loanId, balance: signed })
+    .from(ledgerEntries)
+    .where(eq(ledgerEntries.account, 'loan_principal'))
+    .groupBy(ledgerEntries.loanId);
+  const balances = new Map(principal.map((row) => [row.loanId, Number(row.balance)]));
+  const disbursed = await db.select().from(loans).where(isNotNull(loans.disbursedAt));
+  for (const loan of disbursed) {
+    const owed = repaymentOf(loan).principal_outstanding;
+    const posted = balances.get(loan.id) ?? 0;
+    if (posted !== owed)
+      findings.push({
+        check: 'principal_matches_rows',
+        subject: loan.id,
+        message: `loan_principal is ${posted} centavos; its rows owe ${owed}`,
+      });
+  }
+  return findings;
 }
