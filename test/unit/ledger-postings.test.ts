@@ -1,0 +1,172 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { addDays } from '../../src/domain/business-date.js';
+import { simulateLoan } from '../../src/domain/credit/simulation.js';
+import {
+  disbursementEntries,
+  paymentEntries,
+  signedSum,
+  UnbalancedTransactionError,
+  type LedgerEntry,
+} from '../../src/domain/ledger/postings.js';
+import {
+  allocatePayment,
+  isPaid,
+  payoffAmount,
+  startRepayment,
+  type RepaymentTerms,
+} from '../../src/domain/loans/allocation.js';
+
+const iof = {
+  flat: '0.0038',
+  dailyIndividual: '0.000082',
+  dailyCompany: '0.000082',
+  dailyMei: '0.0000274',
+  meiPrincipalLimitAmount: 3_000_000,
+};
+
+/** Each account's balance (debits − credits) over the entries. */
+function balances(entries: readonly LedgerEntry[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const e of entries)
+    out.set(
+      e.account,
+      (out.get(e.account) ?? 0) + (e.direction === 'debit' ? e.amount : -e.amount),
+    );
+  return out;
+}
+
+describe('postings', () => {
+  it('a disbursement owes the principal, pays out the requested amount and owes the IOF', () => {
+    expect(
+      disbursementEntries({
+        principal_amount: 1_021_104,
+        requested_amount: 1_000_000,
+        iof_amount: 21_104,
+      }),
+    ).toEqual([
+      { account: 'loan_principal', direction: 'debit', amount: 1_021_104 },
+      { account: 'disbursement_clearing', direction: 'credit', amount: 1_000_000 },
+      { account: 'iof_payable', direction: 'credit', amount: 21_104 },
+    ]);
+  });
+
+  it('a payment posts the cash against its parts, leaves out zero parts, and never a discount', () => {
+    expect(
+      paymentEntries({
+        amount: 36_875,
+        principal: 30_000,
+        interest: 5_000,
+        lateFee: 700,
+        lateInterest: 1_175,
+      }),
+    ).toEqual([
+      { account: 'collections_clearing', direction: 'debit', amount: 36_875 },
+      { account: 'loan_principal', direction: 'credit', amount: 30_000 },
+      { account: 'interest_income', direction: 'credit', amount: 5_000 },
+      { account: 'late_fee_income', direction: 'credit', amount: 700 },
+      { account: 'late_interest_income', direction: 'credit', amount: 1_175 },
+    ]);
+    expect(
+      paymentEntries({
+        amount: 20_000,
+        principal: 20_000,
+        interest: 0,
+        lateFee: 0,
+        lateInterest: 0,
+      }),
+    ).toHaveLength(2);
+  });
+
+  it('refuses parts that do not add up to the cash, and negative parts', () => {
+    expect(() =>
+      paymentEntries({ amount: 100, principal: 60, interest: 39, lateFee: 0, lateInterest: 0 }),
+    ).toThrow(UnbalancedTransactionError);
+    expect(() =>
+      paymentEntries({ amount: 100, principal: 101, interest: -1, lateFee: 0, lateInterest: 0 }),
+    ).toThrow(RangeError);
+  });
+});
+
+/**
+ * Random loans through random sequences of payments (any amount, `apply_to` both ways, late ones
+ * with their charges, and a payoff at the end), posting each as the activities do: after every
+ * step each transaction balances, the ledger sums to zero, and `loan_principal` is the principal
+ * the rows still owe; once paid off, it is zero and the income accounts hold what was paid.
+ */
+describe('the ledger over random loans', () => {
+  const loans = fc.record({
+    requestedAmount: fc.integer({ min: 50_000, max: 5_000_000 }),
+    installments: fc.integer({ min: 2, max: 24 }),
+    monthlyRate: fc.constantFrom('0.0099', '0.0199', '0.0249', '0.0499'),
+    releaseDay: fc.integer({ min: 0, max: 1_500 }),
+    firstDueOffset: fc.integer({ min: 7, max: 45 }),
+  });
+  const steps = fc.array(
+    fc.record({
+      days: fc.integer({ min: 0, max: 70 }),
+      share: fc.double({ min: 0.01, max: 1, noNaN: true }),
+      applyTo: fc.constantFrom('next' as const, 'last' as const),
+    }),
+    { maxLength: 8 },
+  );
+
+  it('keeps every invariant after every step, and closes at zero', () => {
+    fc.assert(
+      fc.property(loans, steps, (loan, plan) => {
+        const release = addDays('2026-01-01', loan.releaseDay);
+        const figures = simulateLoan({
+          requestedAmount: loan.requestedAmount,
+          installments: loan.installments,
+          monthlyInterestRate: loan.monthlyRate,
+          releaseDate: release,
+          firstDueDate: addDays(release, loan.firstDueOffset),
+          borrower: 'individual',
+          iof,
+        });
+        const terms: RepaymentTerms = {
+          monthlyRate: loan.monthlyRate,
+          lateCharges: { feeRate: '0.02', monthlyInterestRate: '0.01' },
+        };
+        const ledger: LedgerEntry[] = [...disbursementEntries(figures)];
+        let repayment = startRepayment(figures.schedule, figures.principal_amount);
+        let date = release;
+        const check = () => {
+          expect(signedSum(ledger)).toBe(0);
+          expect(balances(ledger).get('loan_principal') ?? 0).toBe(repayment.principal_outstanding);
+        };
+        check();
+        const post = (amount: number, applyTo: 'next' | 'last') => {
+          const paid = allocatePayment(
+            repayment,
+            { amount, date, paidAt: `${date}T15:00:00.000Z`, applyTo },
+            terms,
+          );
+          const entries = paymentEntries({ amount, ...paid });
+          expect(signedSum(entries)).toBe(0);
+          ledger.push(...entries);
+          repayment = paid.after;
+          check();
+        };
+        for (const step of plan) {
+          if (repayment.rows.every(isPaid)) break;
+          date = addDays(date, step.days);
+          const owed = payoffAmount(repayment, date, terms);
+          post(Math.max(1, Math.floor(owed * step.share)), step.applyTo);
+        }
+        if (!repayment.rows.every(isPaid)) post(payoffAmount(repayment, date, terms), 'next');
+        const final = balances(ledger);
+        expect(final.get('loan_principal')).toBe(0);
+        expect(repayment.principal_outstanding).toBe(0);
+        // The cash collected is the principal lent back, plus what the lender earned.
+        const earned =
+          -(final.get('interest_income') ?? 0) -
+          (final.get('late_fee_income') ?? 0) -
+          (final.get('late_interest_income') ?? 0);
+        expect(final.get('collections_clearing')).toBe(figures.principal_amount + earned);
+        expect(earned).toBeGreaterThanOrEqual(0);
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
