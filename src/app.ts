@@ -9,7 +9,8 @@ import { TokenBuckets } from './domain/token-bucket.js';
 import { problems } from './errors.js';
 import { ApiRouter } from './http/api-router.js';
 import type { AppState } from './http/context.js';
-import type { HttpMetrics } from './http/metrics.js';
+import { registerLedgerGauge, type HttpMetrics } from './http/metrics.js';
+import { ledgerImbalance } from './db/queries/ledger.js';
 import { idempotency } from './http/middleware/idempotency.js';
 import { opsAuth } from './http/middleware/ops-auth.js';
 import { partnerAuth } from './http/middleware/partner-auth.js';
@@ -167,6 +168,7 @@ export function createApp(deps: AppDeps): App {
   reviewRoutes(opsApi, customerDeps, 'ops');
   loanCommandRoutes(opsApi, loanDeps, 'ops');
   ledgerRoutes(opsApi, { db, clock });
+  registerLedgerGauge(metrics, () => ledgerImbalance(db));
   smokeCheckRoutes(opsApi, { db, temporal, logger, taskQueue: config.temporal.taskQueue });
 
   const documents = lazyDocuments(config.publicBaseUrl, partnerApi, opsApi);

@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface HttpMetrics {
   readonly registry: Registry;
@@ -31,4 +31,26 @@ export function createHttpMetrics(options: { processMetrics: boolean }): HttpMet
       duration.observe(labels, seconds);
     },
   };
+}
+
+/**
+ * `ledger_imbalance_centavos{environment}`: debits − credits over the whole ledger, read when
+ * `/metrics` is scraped. Always 0; anything else is an alert (the database refuses an unbalanced
+ * transaction, so it would mean entries written around the one writer).
+ */
+export function registerLedgerGauge(
+  metrics: HttpMetrics,
+  read: () => Promise<Record<string, number>>,
+): void {
+  if (metrics.registry.getSingleMetric('ledger_imbalance_centavos')) return;
+  new Gauge({
+    name: 'ledger_imbalance_centavos',
+    help: 'Debits minus credits over every ledger entry, by environment (always 0).',
+    labelNames: ['environment'] as const,
+    registers: [metrics.registry],
+    async collect() {
+      for (const [environment, imbalance] of Object.entries(await read()))
+        this.set({ environment }, imbalance);
+    },
+  });
 }

@@ -751,6 +751,10 @@ describe('the double-entry ledger (contract §13)', () => {
     expect(principal.balance).toBeLessThanOrEqual(owed);
     const before = await opsGet<{ sandbox: Balance }>('/ledger/trial-balance?date=2020-01-01');
     expect(before.sandbox).toEqual({ accounts: [], debits: 0, credits: 0 });
+    // The imbalance ops alert on.
+    const metrics = await (await fetch(`${stack.baseUrl}/metrics`)).text();
+    expect(metrics).toContain('ledger_imbalance_centavos{environment="sandbox"} 0');
+    expect(metrics).toContain('ledger_imbalance_centavos{environment="production"} 0');
   });
 
   it('the reconciliation holds, and names a loan whose principal account differs from its rows', async () => {

@@ -166,3 +166,17 @@ export async function reconcileLedger(db: DbOrTx): Promise<LedgerFinding[]> {
   }
   return findings;
 }
+
+/** Debits − credits over every entry, per environment: always 0 (the metric ops alert on). */
+export async function ledgerImbalance(db: DbOrTx): Promise<Record<Environment, number>> {
+  const rows = await db
+    .select({
+      environment: ledgerEntries.environment,
+      imbalance: sql<string>`coalesce(sum(case when ${ledgerEntries.direction} = 'debit' then ${ledgerEntries.amount} else -${ledgerEntries.amount} end), 0)`,
+    })
+    .from(ledgerEntries)
+    .groupBy(ledgerEntries.environment);
+  const out: Record<Environment, number> = { production: 0, sandbox: 0 };
+  for (const row of rows) out[row.environment] = Number(row.imbalance);
+  return out;
+}
