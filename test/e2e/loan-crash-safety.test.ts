@@ -2,7 +2,9 @@ import { and, eq, sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { events, loanTransactions } from '../../src/db/schema/index.js';
+import { entriesOf, reconcileLedger } from '../../src/db/queries/ledger.js';
+import { signedSum } from '../../src/domain/ledger/postings.js';
+import { events, ledgerEntries, loanTransactions } from '../../src/db/schema/index.js';
 import type { simulationSchema } from '../../src/http/routes/credit-offers/schema.js';
 import type { loanSchema, payoffSchema } from '../../src/http/routes/loans/schema.js';
 import { paymentUpdate } from '../../workflows/loan/messages.js';
@@ -67,6 +69,16 @@ async function newLoan(installments = 3): Promise<LoanBody> {
   });
   expect(response.status).toBe(201);
   return (await response.json()) as LoanBody;
+}
+
+/** How many ledger entries each of the loan's transactions has. */
+async function entryCounts(loanId: string): Promise<Record<string, number>> {
+  const rows = await stack.database.db
+    .select({ transactionId: ledgerEntries.transactionId, count: sql<number>`count(*)::int` })
+    .from(ledgerEntries)
+    .where(eq(ledgerEntries.loanId, loanId))
+    .groupBy(ledgerEntries.transactionId);
+  return Object.fromEntries(rows.map((row) => [row.transactionId, row.count]));
 }
 
 const loanOf = async (id: string) => (await (await api(`/v3/loans/${id}`)).json()) as LoanBody;
@@ -208,6 +220,22 @@ describe('crash safety of the loan workflow', () => {
       expect(((await retried.json()) as LoanBody).schedule).toEqual(settled.schedule);
       expect((await ledgerOf(loan.id)).map((t) => t.id)).toEqual(recovered.map((t) => t.id));
       expect(await eventsOf(loan.id, 'loan.payment_received')).toBe(1);
+      // The killed attempts left no entry behind: each transaction has its entries once (no
+      // account twice), balanced, and nothing else of the loan's is in the ledger.
+      const posted = await entriesOf(
+        stack.database.db,
+        recovered.map((t) => t.id),
+      );
+      const counts = await entryCounts(loan.id);
+      expect(Object.keys(counts).sort()).toEqual(recovered.map((t) => t.id).sort());
+      for (const transaction of recovered) {
+        const entries = posted.get(transaction.id)!;
+        expect(counts[transaction.id]).toBe(entries.length);
+        expect(new Set(entries.map((e) => e.account)).size).toBe(entries.length);
+        expect(signedSum(entries)).toBe(0);
+      }
+      expect(posted.get(recovered[0]!.id)).toHaveLength(3); // principal, clearing, IOF
+      expect(await reconcileLedger(stack.database.db)).toEqual([]);
     } finally {
       await worker.stop();
     }
@@ -253,6 +281,7 @@ describe('crash safety of the loan workflow', () => {
       ]);
       expect(await eventsOf(loan.id, 'loan.payment_received')).toBe(1);
       expect(await eventsOf(loan.id, 'loan.active')).toBe(1);
+      expect(await reconcileLedger(stack.database.db)).toEqual([]);
     } finally {
       await worker.stop();
     }
