@@ -209,12 +209,7 @@ export function createLoanActivities(deps: ActivityDeps) {
         const released = releasedOn(before, businessDate(new Date(input.at)), deps.loans.iof);
         if (!released.adjustment && released.warning)
           deps.logger.error({ loanId: input.loanId }, released.warning);
-        await postEntries(
-          tx,
-          input.tenant,
-          { id: input.transactionId, loanId: input.loanId, occurredAt: new Date(input.at) },
-          disbursementEntries(released.figures),
-        );
+        await postEntries(tx, input.tenant, written, disbursementEntries(released.figures));
         await changeLoanRow(tx, input.loanId, {
           status: 'active',
           disbursedAt: new Date(input.at),
@@ -267,7 +262,7 @@ export function createLoanActivities(deps: ActivityDeps) {
         await postEntries(
           tx,
           input.tenant,
-          { id: input.transactionId, loanId: input.loanId, occurredAt: new Date(input.paidAt) },
+          written,
           paymentEntries({
             amount: input.amount,
             principal: row.principal_amount,
@@ -359,7 +354,7 @@ export function createLoanActivities(deps: ActivityDeps) {
             );
           throw error;
         }
-        await insertLoanTransaction(tx, input.tenant, input.loanId, {
+        const written = await insertLoanTransaction(tx, input.tenant, input.loanId, {
           id: input.transactionId,
           step: ledgerStep.reference(payment.reference),
           type: payment.amount === 'payoff' ? 'payoff' : 'payment',
@@ -373,12 +368,9 @@ export function createLoanActivities(deps: ActivityDeps) {
           allocation: allocation.rows,
           occurredAt: new Date(payment.paidAt),
         });
-        await postEntries(
-          tx,
-          input.tenant,
-          { id: input.transactionId, loanId: input.loanId, occurredAt: new Date(payment.paidAt) },
-          paymentEntries({ amount, ...allocation }),
-        );
+        // The reference was looked up under the loan's lock: nothing else can have written it.
+        if (!written) throw new Error(`payment ${payment.reference} written concurrently`);
+        await postEntries(tx, input.tenant, written, paymentEntries({ amount, ...allocation }));
         const progress = progressOf(allocation.after);
         await changeLoanRow(tx, input.loanId, {
           repayment: allocation.after,
@@ -481,7 +473,7 @@ export function createLoanActivities(deps: ActivityDeps) {
         await postEntries(
           tx,
           input.tenant,
-          { id: input.transactionId, loanId: input.loanId, occurredAt: new Date(input.paidAt) },
+          written,
           paymentEntries({
             amount: quote.payoffAmount,
             principal,

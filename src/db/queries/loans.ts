@@ -234,13 +234,13 @@ export async function insertLoanTransaction(
   tenant: Tenant,
   loanId: string,
   entry: Omit<typeof loanTransactions.$inferInsert, 'partnerId' | 'environment' | 'loanId'>,
-): Promise<boolean> {
+): Promise<LoanTransaction | undefined> {
   const [row] = await tx
     .insert(loanTransactions)
     .values({ ...entry, partnerId: tenant.partnerId, environment: tenant.environment, loanId })
     .onConflictDoNothing()
-    .returning({ id: loanTransactions.id });
-  return row !== undefined;
+    .returning();
+  return row;
 }
 
 /** The amount of the ledger transaction a step wrote, if it did. */
