@@ -174,14 +174,22 @@ export function rowAmountDue(row: RowState, date: string, rates: LateChargeRates
  * rows' present values, each rounded to the centavo, can sum a centavo or two below it.
  */
 export function payoffAmount(repayment: Repayment, date: string, terms: RepaymentTerms): number {
-  let values = 0;
+  return valuation(repayment, date, terms).payoff;
+}
+
+/**
+ * One pass over the rows on `date`: what their installments are worth, their late charges, and
+ * the payoff those make (each installment's value costs a power at 40 digits: computed once).
+ */
+function valuation(repayment: Repayment, date: string, terms: RepaymentTerms) {
+  let worth = 0;
   let charges = 0;
   for (const row of repayment.rows) {
     const { lateFee, lateInterest } = lateCharges(row, date, terms.lateCharges);
-    values += installmentValue(row, date, terms.monthlyRate) + lateFee + lateInterest;
+    worth += installmentValue(row, date, terms.monthlyRate);
     charges += lateFee + lateInterest;
   }
-  return Math.max(values, repayment.principal_outstanding + charges);
+  return { worth, payoff: Math.max(worth, repayment.principal_outstanding) + charges };
 }
 
 /** What settles the loan on a date, row by row (`GET /v3/loans/{id}/payoff`). */
@@ -199,25 +207,27 @@ export function quotePayoff(
   date: string,
   terms: RepaymentTerms,
 ): PayoffQuote {
+  let charges = 0;
   const rows = repayment.rows
     .filter((row) => !isPaid(row))
-    .map((row) => ({
-      number: row.number,
-      due_date: row.due_date,
-      amount_due: rowAmountDue(row, date, terms.lateCharges),
-      present_value: rowValue(row, date, terms),
-    }));
-  const payoff = payoffAmount(repayment, date, terms);
+    .map((row) => {
+      const { lateFee, lateInterest } = lateCharges(row, date, terms.lateCharges);
+      charges += lateFee + lateInterest;
+      return {
+        number: row.number,
+        due_date: row.due_date,
+        amount_due: toCentavos(left(row)) + lateFee + lateInterest,
+        present_value: installmentValue(row, date, terms.monthlyRate) + lateFee + lateInterest,
+      };
+    });
+  const values = rows.reduce((sum, row) => sum + row.present_value, 0);
+  const payoff = Math.max(values, repayment.principal_outstanding + charges);
   // The principal's floor (see `payoffAmount`) falls on the newest row, as a payment's does.
   const last = rows.at(-1);
-  if (last) last.present_value += payoff - rows.reduce((sum, row) => sum + row.present_value, 0);
+  if (last) last.present_value += payoff - values;
   const due = rows.reduce((sum, row) => sum + row.amount_due, 0);
   return { date, payoffAmount: payoff, discountAmount: due - payoff, rows };
 }
-
-/** Σ of what each unpaid row's installment is worth on `date` (late charges aside). */
-const installmentsValue = (repayment: Repayment, date: string, monthlyRate: string) =>
-  repayment.rows.reduce((sum, row) => sum + installmentValue(row, date, monthlyRate), 0);
 
 export class PaymentAboveBalanceError extends Error {
   constructor(readonly payoffAmount: number) {
@@ -237,10 +247,9 @@ export function allocatePayment(
   const { amount, date, paidAt } = payment;
   if (!Number.isSafeInteger(amount) || amount <= 0)
     throw new RangeError(`not a payment amount: ${amount}`);
-  const owed = payoffAmount(repayment, date, terms);
+  const { payoff: owed, worth: worthBefore } = valuation(repayment, date, terms);
   if (amount > owed) throw new PaymentAboveBalanceError(owed);
 
-  const worthBefore = installmentsValue(repayment, date, terms.monthlyRate);
   const rows = repayment.rows.map((row) => ({ ...row }));
   const unpaid = rows.filter((row) => !isPaid(row));
   const due = unpaid.filter((row) => row.due_date <= date);
