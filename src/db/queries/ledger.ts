@@ -101,17 +101,6 @@ export async function trialBalance(
   return rows.map(balanceOf);
 }
 
-/** One loan's balance per account, in one query. */
-export async function loanBalances(db: DbOrTx, loanId: string): Promise<AccountBalance[]> {
-  const rows = await db
-    .select({ account: ledgerEntries.account, ...sums })
-    .from(ledgerEntries)
-    .where(eq(ledgerEntries.loanId, loanId))
-    .groupBy(ledgerEntries.account)
-    .orderBy(asc(ledgerEntries.account));
-  return rows.map(balanceOf);
-}
-
 /** A reconciliation finding: what does not hold, and where. */
 export interface LedgerFinding {
   check: 'transaction_balances' | 'ledger_balances' | 'principal_matches_rows';
