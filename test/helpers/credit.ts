@@ -4,21 +4,23 @@ import { files, registerCustomer, upload, type CustomerBody } from './customers.
 import type { Client } from './partners.js';
 import { eventually } from './eventually.js';
 import type { TestStack } from './stack.js';
-import { completeBiometricsCapture } from './hosted.js';
+import { completeBiometricsCapture, type CodeSource } from './hosted.js';
 
 export type OfferBody = z.infer<typeof creditOfferSchema>;
 
 /**
  * A sandbox customer taken to `active` over HTTP the quick way: every document, biometrics on the
  * hosted page, then the sandbox review approving it all. The stack's SANDBOX_REVIEW_DELAY must be
- * long (an automatic review would race this one).
+ * long (an automatic review would race this one). `codes`: where the biometrics code comes from,
+ * the e-mail by default (the sandbox's published code where no test mailbox is read: benches).
  */
 export async function activeCustomer(
-  stack: TestStack,
+  stack: Pick<TestStack, 'baseUrl'>,
   api: Client,
   overrides: Record<string, unknown> = {},
+  codes?: CodeSource,
 ): Promise<CustomerBody> {
-  const { customer, documents } = await submittedCustomer(stack, api, overrides);
+  const { customer, documents } = await submittedCustomer(stack, api, overrides, codes);
   const review = await api(`/v3/sandbox/customers/${customer.id}/review`, {
     method: 'POST',
     body: { items: [...documents, 'biometrics'].map((type) => ({ type, decision: 'approve' })) },
@@ -34,9 +36,10 @@ export async function activeCustomer(
  * the hosted page — and nothing reviewed yet.
  */
 export async function submittedCustomer(
-  stack: TestStack,
+  stack: Pick<TestStack, 'baseUrl'>,
   api: Client,
   overrides: Record<string, unknown> = {},
+  codes?: CodeSource,
 ): Promise<{ customer: CustomerBody; documents: string[] }> {
   const customer = await registerCustomer(api, overrides);
   const documents = ['identity_card_front', 'identity_card_back', 'selfie'];
@@ -51,9 +54,11 @@ export async function submittedCustomer(
   const session = (await (
     await api(`/v3/customers/${customer.id}/biometrics`, { method: 'POST' })
   ).json()) as { session_url: string };
-  const captured = await completeBiometricsCapture(stack.baseUrl, session.session_url, {
-    email: customer.email,
-  });
+  const captured = await completeBiometricsCapture(
+    stack.baseUrl,
+    session.session_url,
+    codes ?? { email: customer.email },
+  );
   if (captured.status !== 200) throw new Error(`biometrics capture: ${captured.status}`);
   return { customer, documents };
 }
