@@ -693,7 +693,13 @@ describe('the double-entry ledger (contract §13)', () => {
         data: Transaction[];
       };
       let principalAccount = 0;
+      const byAccount = new Map<string, { debits: number; credits: number }>();
       for (const t of data) {
+        for (const e of t.entries) {
+          const account = byAccount.get(e.account) ?? { debits: 0, credits: 0 };
+          account[e.direction === 'debit' ? 'debits' : 'credits'] += e.amount;
+          byAccount.set(e.account, account);
+        }
         const debits = t.entries.filter((e) => e.direction === 'debit');
         const credits = t.entries.filter((e) => e.direction === 'credit');
         expect(debits.reduce((s, e) => s + e.amount, 0)).toBe(
@@ -722,7 +728,35 @@ describe('the double-entry ledger (contract §13)', () => {
       }
       expect(principalAccount).toBe(repaymentOf(row).principal_outstanding);
       if (loan.status === 'finished') expect(principalAccount).toBe(0);
+      // Ops read the same accounts, summed by the database.
+      const accounts = [...byAccount]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([account, { debits, credits }]) => ({
+          account,
+          debits,
+          credits,
+          balance: debits - credits,
+        }));
+      const debits = accounts.reduce((sum, a) => sum + a.debits, 0);
+      expect(await opsGet(`/loans/${row.id}/ledger`)).toEqual({
+        loan_id: row.id,
+        accounts,
+        debits,
+        credits: debits,
+      });
     }
+    const waiting = (await stack.database.db.select().from(loans)).find((r) => !r.disbursedAt)!;
+    expect(await opsGet(`/loans/${waiting.id}/ledger`)).toEqual({
+      loan_id: waiting.id,
+      accounts: [],
+      debits: 0,
+      credits: 0,
+    });
+    const unknown = await fetch(`${stack.baseUrl}/ops/v1/loans/ln_${'0'.repeat(32)}/ledger`, {
+      headers: { authorization: `Bearer ${OPS_TOKEN}` },
+    });
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as Problem).code).toBe('loan_not_found');
   });
 
   it('the trial balance closes, production and sandbox apart, and counts a day’s entries only', async () => {

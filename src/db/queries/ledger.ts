@@ -101,6 +101,17 @@ export async function trialBalance(
   return rows.map(balanceOf);
 }
 
+/** Each account's debits, credits and balance over one loan's entries, in one query. */
+export async function loanAccountBalances(db: DbOrTx, loanId: string): Promise<AccountBalance[]> {
+  const rows = await db
+    .select({ account: ledgerEntries.account, ...sums })
+    .from(ledgerEntries)
+    .where(eq(ledgerEntries.loanId, loanId))
+    .groupBy(ledgerEntries.account)
+    .orderBy(asc(ledgerEntries.account));
+  return rows.map(balanceOf);
+}
+
 /** A reconciliation finding: what does not hold, and where. */
 export interface LedgerFinding {
   check: 'transaction_balances' | 'ledger_balances' | 'principal_matches_rows';

@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import type { Db } from '../../../db/client.js';
-import { trialBalance } from '../../../db/queries/ledger.js';
+import { loanNotFound } from '../../../commands/loan-deps.js';
+import { loanAccountBalances, trialBalance } from '../../../db/queries/ledger.js';
+import { findLoanForOps } from '../../../db/queries/loans.js';
 import { businessDate } from '../../../domain/business-date.js';
 import { ledgerAccounts } from '../../../domain/ledger/postings.js';
+import { loanParams } from '../loans/schema.js';
 import type { ApiRouter } from '../../api-router.js';
 
 const centavos = (description: string) => z.int().meta({ description });
@@ -20,6 +23,21 @@ const environmentBalance = z.object({
   credits: centavos('Σ credits over every account: always equal to the debits.'),
 });
 
+const totals = <T extends { debits: number; credits: number }>(accounts: T[]) => ({
+  accounts,
+  debits: accounts.reduce((sum, row) => sum + row.debits, 0),
+  credits: accounts.reduce((sum, row) => sum + row.credits, 0),
+});
+
+const loanLedgerSchema = z
+  .object({
+    loan_id: z.string(),
+    accounts: z.array(accountBalance),
+    debits: centavos('Σ debits over the loan’s accounts.'),
+    credits: centavos('Σ credits over the loan’s accounts: always equal to the debits.'),
+  })
+  .meta({ id: 'LoanLedger' });
+
 const trialBalanceSchema = z
   .object({
     date: z.iso.date(),
@@ -34,7 +52,10 @@ const trialBalanceQuery = z.strictObject({
   }),
 });
 
-/** `GET /ops/v1/ledger/trial-balance`: every account of every loan, production and sandbox apart. */
+/**
+ * `GET /ops/v1/ledger/trial-balance`: every account of every loan, production and sandbox apart;
+ * `GET /ops/v1/loans/{id}/ledger`: one loan's accounts.
+ */
 export function ledgerRoutes(api: ApiRouter, deps: { db: Db; clock: () => Date }): void {
   api.add(
     {
@@ -53,16 +74,34 @@ export function ledgerRoutes(api: ApiRouter, deps: { db: Db; clock: () => Date }
     async (ctx, { query }) => {
       const date = query.date ?? businessDate(deps.clock());
       const [production, sandbox] = await Promise.all(
-        (['production', 'sandbox'] as const).map(async (environment) => {
-          const accounts = await trialBalance(deps.db, environment, date);
-          return {
-            accounts,
-            debits: accounts.reduce((sum, row) => sum + row.debits, 0),
-            credits: accounts.reduce((sum, row) => sum + row.credits, 0),
-          };
-        }),
+        (['production', 'sandbox'] as const).map(async (environment) =>
+          totals(await trialBalance(deps.db, environment, date)),
+        ),
       );
       ctx.body = { date, production: production!, sandbox: sandbox! };
+    },
+  );
+
+  api.add(
+    {
+      method: 'get',
+      path: '/loans/{loan_id}/ledger',
+      operationId: 'getLoanLedger',
+      summary: 'A loan’s ledger accounts',
+      description:
+        'Each ledger account’s debits, credits and balance over one loan’s entries (contract §13): `loan_principal` is the principal its rows still owe; empty before the disbursement.',
+      tag: 'Ledger',
+      security: 'ops',
+      params: loanParams,
+      responses: { 200: { description: 'The loan’s accounts.', schema: loanLedgerSchema } },
+      errors: [404],
+    },
+    async (ctx, { params }) => {
+      const accounts = await loanAccountBalances(deps.db, params.loan_id);
+      // No entries: a loan not yet disbursed, or no loan at all.
+      if (accounts.length === 0 && !(await findLoanForOps(deps.db, params.loan_id)))
+        throw loanNotFound(params.loan_id);
+      ctx.body = { loan_id: params.loan_id, ...totals(accounts) };
     },
   );
 }
