@@ -57,6 +57,7 @@ import {
   waitForReady,
   type Rate,
 } from './support.js';
+import { decreeIof } from '../test/helpers/iof.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const payers = Number(process.env.BENCH_PAYERS ?? 16);
@@ -238,13 +239,7 @@ async function postingsAndTrialBalance(): Promise<void> {
       releaseDate: '2026-11-25',
       firstDueDate: '2026-12-25',
       borrower: 'individual',
-      iof: {
-        flat: '0.0038',
-        dailyIndividual: '0.000082',
-        dailyCompany: '0.000082',
-        dailyMei: '0.0000274',
-        meiPrincipalLimitAmount: 3_000_000,
-      },
+      iof: decreeIof,
     });
     const now = new Date();
     await db.insert(customers).values({

@@ -2,17 +2,10 @@ import { createHash } from 'node:crypto';
 import { PDFDocument } from 'pdf-lib';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { describe, expect, it } from 'vitest';
-import { simulateLoan, type IofRates } from '../../src/domain/credit/simulation.js';
+import { simulateLoan } from '../../src/domain/credit/simulation.js';
 import { renderContractPdf, type ContractInput } from '../../src/domain/loans/contract-pdf.js';
 import { formatBrl } from '../../src/domain/money.js';
-
-const iof: IofRates = {
-  flat: '0.0038',
-  dailyIndividual: '0.000082',
-  dailyCompany: '0.000082',
-  dailyMei: '0.0000274',
-  meiPrincipalLimitAmount: 3_000_000,
-};
+import { decreeIof as iof } from '../helpers/iof.js';
 
 function input(installments: number, overrides: Partial<ContractInput> = {}): ContractInput {
   return {

@@ -16,14 +16,7 @@ import {
   startRepayment,
   type RepaymentTerms,
 } from '../../src/domain/loans/allocation.js';
-
-const iof = {
-  flat: '0.0038',
-  dailyIndividual: '0.000082',
-  dailyCompany: '0.000082',
-  dailyMei: '0.0000274',
-  meiPrincipalLimitAmount: 3_000_000,
-};
+import { decreeIof as iof } from '../helpers/iof.js';
 
 /** Each account's balance (debits − credits) over the entries. */
 function balances(entries: readonly LedgerEntry[]): Map<string, number> {

@@ -21,6 +21,7 @@ import {
   type RowState,
 } from '../../src/domain/loans/allocation.js';
 import type { Installment, LateChargeRates } from '../../src/domain/loans/repayment.js';
+import { decreeIof as iof } from '../helpers/iof.js';
 
 /** The test's own decimals: 40 digits, half-even, independent of the module's setup. */
 const Decimal = DecimalJs.clone({ precision: 40, rounding: DecimalJs.ROUND_HALF_EVEN });
@@ -46,15 +47,6 @@ const rows = (installment: number, dueDates: string[]): Installment[] =>
 /** Due dates every 30 days after `start`: the calculator's equal monthly periods. */
 const every30Days = (start: string, count: number) =>
   Array.from({ length: count }, (_, k) => addDays(start, 30 * (k + 1)));
-
-/** The IOF rates of the other simulation tests (0.38 % flat, 0.0082 % a day for individuals). */
-const iof = {
-  flat: '0.0038',
-  dailyIndividual: '0.000082',
-  dailyCompany: '0.000082',
-  dailyMei: '0.0000274',
-  meiPrincipalLimitAmount: 3_000_000,
-};
 
 const paidAtOf = (date: string) => `${date}T15:00:00.000Z`;
 const pay = (

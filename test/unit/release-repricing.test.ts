@@ -11,23 +11,15 @@ import {
 } from '../../src/domain/credit/release-repricing.js';
 import {
   simulateLoan,
-  type IofRates,
   type SimulationFigures,
   type SimulationInput,
 } from '../../src/domain/credit/simulation.js';
+import { decreeIof as iof } from '../helpers/iof.js';
 
 /** The test's own decimals: 40 digits, half-even, independent of the module's setup. */
 const Decimal = DecimalJs.clone({ precision: 40, rounding: DecimalJs.ROUND_HALF_EVEN });
 type Decimal = InstanceType<typeof Decimal>;
 const halfEven = (value: Decimal) => value.toDecimalPlaces(0, Decimal.ROUND_HALF_EVEN).toNumber();
-
-const iof: IofRates = {
-  flat: '0.0038',
-  dailyIndividual: '0.000082',
-  dailyCompany: '0.000082',
-  dailyMei: '0.0000274',
-  meiPrincipalLimitAmount: 3_000_000,
-};
 
 const input: SimulationInput = {
   requestedAmount: 1_000_000,

@@ -9,6 +9,7 @@ import {
   type Installment,
   type LateChargeRates,
 } from '../../src/domain/loans/repayment.js';
+import { decreeIof } from '../helpers/iof.js';
 
 /** §12's defaults: LATE_FEE_RATE 0.02, LATE_INTEREST_MONTHLY_RATE 0.01. */
 const rates: LateChargeRates = { feeRate: '0.02', monthlyInterestRate: '0.01' };
@@ -140,13 +141,7 @@ describe('early settlement', () => {
       releaseDate: '2026-11-22',
       firstDueDate: addDays('2026-11-22', x.firstDueIn),
       borrower: 'individual',
-      iof: {
-        flat: '0.0038',
-        dailyIndividual: '0.000082',
-        dailyCompany: '0.000082',
-        dailyMei: '0.0000274',
-        meiPrincipalLimitAmount: 3_000_000,
-      },
+      iof: decreeIof,
     });
 
   it('on a due date, just after that row is paid, costs the schedule’s balance', () => {

@@ -12,14 +12,8 @@ import {
   type SimulationInput,
 } from '../../src/domain/credit/simulation.js';
 import { daysBetween } from '../../src/domain/business-date.js';
+import { decreeIof as iof } from '../helpers/iof.js';
 
-const iof: IofRates = {
-  flat: '0.0038',
-  dailyIndividual: '0.000082',
-  dailyCompany: '0.000082',
-  dailyMei: '0.0000274',
-  meiPrincipalLimitAmount: 3_000_000,
-};
 const noIof: IofRates = {
   ...iof,
   flat: '0',
