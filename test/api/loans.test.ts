@@ -15,6 +15,7 @@ import type { CustomerBody } from '../helpers/customers.js';
 import { fakeCpf } from '../helpers/customers.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { eventually, OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
+import { recordHistory } from '../helpers/histories.js';
 import { SigningBrowser } from '../helpers/hosted.js';
 
 type LoanBody = z.infer<typeof loanSchema>;
@@ -631,6 +632,7 @@ describe('the release date and the disbursement claim (contract §13)', () => {
     const confirmed = (await (await ops(`/loans/${loan.id}/disbursement`)).json()) as LoanBody;
     expect(confirmed).toMatchObject({ status: 'active', disbursement_status: 'confirmed' });
     expect((await ops(`/loans/${loan.id}/disbursement/claim`)).status).toBe(409);
+    await recordHistory(stack.temporal.workflow.getHandle(`loan/${loan.id}`), 'loan.claimed');
   });
 
   it('a cancel and a claim sent together: one wins, the other is 409, and the loan agrees', async () => {
@@ -668,6 +670,10 @@ describe('the release date and the disbursement claim (contract §13)', () => {
       await api(`/v3/credit-offers/${after.credit_offer_id}`)
     ).json()) as OfferBody;
     expect(offer.status).toBe('available');
+    await recordHistory(
+      stack.temporal.workflow.getHandle(`loan/${loan.id}`),
+      'loan.release-window',
+    );
   });
 });
 
