@@ -129,6 +129,7 @@ describe('the partner OpenAPI document', () => {
       '/ops/v1/ledger/trial-balance',
       '/ops/v1/loans/{loan_id}/disbursement',
       '/ops/v1/loans/{loan_id}/disbursement/claim',
+      '/ops/v1/loans/{loan_id}/ledger',
       '/ops/v1/loans/{loan_id}/payments',
       '/ops/v1/loans/{loan_id}/payoff',
       '/ops/v1/partners',
