@@ -90,11 +90,15 @@ describe('when Temporal is unreachable at request time', () => {
       }, 'the swept smoke check to complete');
       expect(completed.id).toBe(check.id);
 
-      const outbox = await worker.database.db.query.workflowOutbox.findFirst({
-        where: eq(workflowOutbox.workflowId, check.workflow_id),
-      });
-      expect(outbox?.lastError).toBeTruthy(); // the first start really failed
-      expect(outbox?.startedAt).toBeInstanceOf(Date);
+      // The sweeper marks the row started once the start returns: the workflow may finish first.
+      const outbox = await eventually(async () => {
+        const row = await worker.database.db.query.workflowOutbox.findFirst({
+          where: eq(workflowOutbox.workflowId, check.workflow_id),
+        });
+        return row?.startedAt ? row : undefined;
+      }, 'the outbox row marked started');
+      expect(outbox.lastError).toBeTruthy(); // the first start really failed
+      expect(outbox.startedAt).toBeInstanceOf(Date);
     } finally {
       await api.stop();
       await worker.stop();
