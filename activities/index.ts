@@ -3,7 +3,9 @@ import type { Db } from '../src/db/client.js';
 import type { Logger } from '../src/logger.js';
 import { createCreditOfferActivities } from './credit-offers.js';
 import { createCustomerActivities } from './customers.js';
+import { createChargeActivities } from './charges.js';
 import { createLoanActivities, type LoanActivityDeps } from './loans.js';
+import { createPixActivities } from './pix.js';
 import { createSandboxClockActivities } from './sandbox-clock.js';
 import { createSmokeCheckActivities } from './smoke-check.js';
 import { createWebhookActivities } from './webhooks.js';
@@ -40,6 +42,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createCustomerActivities(deps),
     ...createCreditOfferActivities(deps),
     ...createLoanActivities(deps),
+    ...createChargeActivities(deps),
+    ...createPixActivities(deps),
     ...createWebhookActivities(deps),
     ...createSandboxClockActivities(deps),
   };

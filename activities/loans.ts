@@ -45,6 +45,8 @@ export interface LoanActivityDeps {
   signingUrl: SigningUrl;
   /** The IOF rates of loans priced before they kept their own (`iof_terms`). */
   iof: IofRates;
+  /** What production BR Codes name (contract §14): the lender's Pix key, name and city. */
+  pix: { key: string; merchantName: string; city: string };
 }
 
 export function createLoanActivities(deps: ActivityDeps) {

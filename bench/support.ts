@@ -47,6 +47,8 @@ export function productionEnv(
     TOKEN_SIGNING_KEYS: 'bench:bench-token-signing-key-0123456789abcdef',
     DATA_ENCRYPTION_KEYS: 'bench:bench-data-encryption-key-0123456789abcdef',
     SIGNING_LINK_KEYS: 'bench:bench-signing-link-key-0123456789abcdef',
+    LENDER_PIX_KEY: '11222333000181',
+    PSP_WEBHOOK_SECRET: 'bench-psp-webhook-secret-0123456789abcdef',
     SMTP_URL: 'smtp://127.0.0.1:1',
     MAIL_FROM: 'Bench <bench@localhost>',
     RATE_LIMIT_PER_SECOND: '1000000',

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createPartner } from '../src/commands/create-partner.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig, pixPayee } from '../src/config.js';
 import { createDatabase } from '../src/db/client.js';
 import { runMigrations } from '../src/db/migrate.js';
 import { webhookEndpoints } from '../src/db/schema/index.js';
@@ -37,6 +37,12 @@ const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 10);
 const PACED_PER_SECOND = Number(process.env.BENCH_PACED_PER_SECOND ?? 1.5);
 const PACED_SECONDS = 20;
 const log = (line: string) => console.log(`[bench] ${line}`);
+/** The development defaults the worker's loan activities read (IOF rates, the sandbox's Pix key). */
+const developmentConfig = loadConfig({
+  NODE_ENV: 'development',
+  DATABASE_URL: 'postgres://unused',
+  FILE_STORE: 'local',
+});
 
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -78,11 +84,8 @@ try {
       offers: { validityMs: 30 * 86_400_000, renewalDelayMs: 86_400_000 },
       loans: {
         signingUrl: (loanId) => `http://127.0.0.1/hosted/signing/${loanId}`,
-        iof: loadConfig({
-          NODE_ENV: 'development',
-          DATABASE_URL: 'postgres://unused',
-          FILE_STORE: 'local',
-        }).iof,
+        iof: developmentConfig.iof,
+        pix: pixPayee(developmentConfig),
       },
     },
   );

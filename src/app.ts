@@ -31,6 +31,7 @@ import { customerRoutes } from './http/routes/customers/router.js';
 import { eventRoutes } from './http/routes/events/router.js';
 import { hostedRoutes } from './http/routes/hosted/router.js';
 import { ledgerRoutes } from './http/routes/ledger/router.js';
+import { chargeRoutes } from './http/routes/charges/router.js';
 import { loanCommandRoutes } from './http/routes/loans/commands-router.js';
 import { loanRoutes } from './http/routes/loans/router.js';
 import { signingUrls } from './domain/loans/signing-token.js';
@@ -150,6 +151,7 @@ export function createApp(deps: AppDeps): App {
   customerRoutes(partnerApi, customerDeps);
   creditOfferRoutes(partnerApi, { db, iof: config.iof, clock });
   loanRoutes(partnerApi, loanDeps);
+  chargeRoutes(partnerApi, loanDeps);
   eventRoutes(partnerApi, { db });
   webhookEndpointRoutes(partnerApi, {
     db,

@@ -10,6 +10,13 @@ import { projectRoot } from './project-root.js';
 
 /** The OPS_TOKEN used when none is configured in development and tests. Printed by `npm run dev`. */
 export const DEVELOPMENT_OPS_TOKEN = 'dev-ops-token-not-for-production';
+/** The PSP_WEBHOOK_SECRET of development and tests (the sandbox, the walkthrough, the benches). */
+export const DEVELOPMENT_PSP_WEBHOOK_SECRET = 'dev-psp-webhook-secret-not-for-production';
+/**
+ * The Pix key of sandbox charges: a random key (EVP) no bank holds, so a sandbox BR Code can never
+ * take real money; the sandbox pays its charges with `POST /v3/sandbox/charges/{id}/pay`.
+ */
+export const SANDBOX_PIX_KEY = '7d9f0c3e-5b1a-4c8e-9f2d-000000000000';
 /**
  * Development and tests only: fixed so tokens, links and stored replays survive a restart of
  * `npm run dev`. Published here, so anywhere else they are refused (see `failClosedRules`).
@@ -24,6 +31,7 @@ const keyPurposes = Object.keys(DEVELOPMENT_KEYS) as KeyPurpose[];
 /** Every secret this source publishes: none of them may protect a real deployment. */
 const PUBLISHED_SECRETS = new Set<string>([
   DEVELOPMENT_OPS_TOKEN,
+  DEVELOPMENT_PSP_WEBHOOK_SECRET,
   ...Object.values(DEVELOPMENT_KEYS).map((ring) => ring.slice(ring.indexOf(':') + 1)),
 ]);
 /** Names of earlier versions, refused with the new name rather than silently ignored. */
@@ -107,6 +115,14 @@ const schema = z.object({
     .regex(/^\d{14}$/, 'expected 14 digits')
     .refine((value) => normalizeCnpj(value) === value, 'check digits do not match')
     .default('11222333000181'),
+  // Where borrowers' Pix go (contract §14): the lender's key and city in every production BR Code
+  // (the name is LENDER_NAME). The sandbox's charges name SANDBOX_PIX_KEY instead.
+  LENDER_PIX_KEY: z.string().min(1).max(77).optional(),
+  LENDER_PIX_CITY: z.string().min(1).max(60).default('SAO PAULO'),
+  // The PSP's notifications of Pix received (`POST /psp/v1/pix`): signed with this secret, or, set
+  // PSP_WEBHOOK_AUTH=mtls, authenticated by mutual TLS at the proxy in front.
+  PSP_WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  PSP_WEBHOOK_AUTH: z.enum(['signature', 'mtls']).default('signature'),
   // IOF (Decreto 6.306/2007 as amended): rates change by decree, so they live in configuration.
   IOF_FLAT_RATE: rate('0.0038'),
   IOF_DAILY_RATE_INDIVIDUAL: rate('0.000082'),
@@ -190,6 +206,10 @@ export interface Config {
   readonly loanSignatureDeadlineMs: number;
   /** The creditor named in every contract. */
   readonly lender: { readonly name: string; readonly cnpj: string };
+  /** What production BR Codes name (the lender's key and city); the sandbox's key is fixed. */
+  readonly pix: { readonly key: string; readonly city: string };
+  /** How `POST /psp/v1/pix` is authenticated: the signature's secret, or mTLS in front (null). */
+  readonly pspWebhookSecret: string | null;
   /** IOF rates as decimal strings, and the principal (centavos) up to which the MEI rate applies. */
   readonly iof: IofRates;
   /** LATE_FEE_RATE and LATE_INTEREST_MONTHLY_RATE as decimal strings. */
@@ -271,6 +291,21 @@ function failClosedRules(env: NodeJS.ProcessEnv): string[] {
   const secrets: { name: string; secret: string }[] = [];
   for (const name of ['OPS_TOKEN', ...keyPurposes, 'SMTP_URL', 'MAIL_FROM']) {
     if (!env[name]) problems.push(`${name}: required outside development`);
+  }
+  if (!env.LENDER_PIX_KEY) problems.push('LENDER_PIX_KEY: required outside development');
+  if (env.PSP_WEBHOOK_AUTH === 'mtls') {
+    if (env.PSP_WEBHOOK_SECRET)
+      problems.push('PSP_WEBHOOK_SECRET: set, but PSP_WEBHOOK_AUTH=mtls ignores it; choose one');
+  } else if (!env.PSP_WEBHOOK_SECRET)
+    problems.push(
+      'PSP_WEBHOOK_SECRET: required outside development (or PSP_WEBHOOK_AUTH=mtls, with mutual TLS in front)',
+    );
+  else {
+    if (Buffer.byteLength(env.PSP_WEBHOOK_SECRET) < MIN_KEY_BYTES)
+      problems.push(
+        `PSP_WEBHOOK_SECRET: must be at least ${MIN_KEY_BYTES} bytes outside development`,
+      );
+    secrets.push({ name: 'PSP_WEBHOOK_SECRET', secret: env.PSP_WEBHOOK_SECRET });
   }
   if (env.OPS_TOKEN) {
     if (Buffer.byteLength(env.OPS_TOKEN) < MIN_KEY_BYTES)
@@ -355,6 +390,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     offerValidityMs: e.OFFER_VALIDITY,
     loanSignatureDeadlineMs: e.LOAN_SIGNATURE_DEADLINE,
     lender: Object.freeze({ name: e.LENDER_NAME, cnpj: e.LENDER_CNPJ }),
+    // Development only (production requires LENDER_PIX_KEY): the sandbox's key, never a real one.
+    pix: Object.freeze({ key: e.LENDER_PIX_KEY ?? SANDBOX_PIX_KEY, city: e.LENDER_PIX_CITY }),
+    pspWebhookSecret:
+      e.PSP_WEBHOOK_AUTH === 'mtls'
+        ? null
+        : (e.PSP_WEBHOOK_SECRET ?? DEVELOPMENT_PSP_WEBHOOK_SECRET),
     iof: Object.freeze({
       flat: e.IOF_FLAT_RATE,
       dailyIndividual: e.IOF_DAILY_RATE_INDIVIDUAL,
@@ -404,3 +445,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }),
   });
 }
+
+/** Who production BR Codes pay (contract §14): the lender's Pix key, name and city. */
+export const pixPayee = (config: Pick<Config, 'pix' | 'lender'>) => ({
+  key: config.pix.key,
+  merchantName: config.lender.name,
+  city: config.pix.city,
+});

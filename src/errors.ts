@@ -158,6 +158,7 @@ export const errorCatalogue = {
     title: 'Unsupported File Type',
     meaning: 'The uploaded file is not a PDF, JPEG or PNG (judged by its content, not its name).',
   },
+  charge_not_found: { status: 404, title: 'Not Found', meaning: 'No charge with the id.' },
   smoke_check_not_found: {
     status: 404,
     title: 'Not Found',

@@ -4,3 +4,4 @@ export { creditOffersWorkflow } from './credit-offers/workflow.js';
 export { webhookDeliveryWorkflow } from './webhook-delivery/workflow.js';
 export { loanWorkflow } from './loan/workflow.js';
 export { sandboxClockWorkflow } from './sandbox-clock/workflow.js';
+export { pixWorkflow } from './pix/workflow.js';

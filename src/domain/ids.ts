@@ -16,6 +16,7 @@ export const idPrefixes = {
   simulation: 'sim',
   loan: 'ln',
   loanTransaction: 'txn',
+  charge: 'chg',
 } as const;
 
 export type IdPrefix = (typeof idPrefixes)[keyof typeof idPrefixes];

@@ -137,5 +137,6 @@ const nouns: Record<NonNullable<ReturnType<typeof notFoundCodeOf>>, string> = {
   simulation_not_found: 'simulation',
   smoke_check_not_found: 'smoke check',
   loan_not_found: 'loan',
+  charge_not_found: 'charge',
   route_not_found: 'route',
 };

@@ -3,7 +3,19 @@ import type { ErrorCode } from '../errors.js';
 
 /** The prefixes of ids a partner can send back to us, in paths and as cursors. */
 type PublicPrefix =
-  'cred' | 'cli' | 'cust' | 'doc' | 'co' | 'sim' | 'evt' | 'we' | 'whd' | 'smk' | 'ln' | 'txn';
+  | 'cred'
+  | 'cli'
+  | 'cust'
+  | 'doc'
+  | 'co'
+  | 'sim'
+  | 'evt'
+  | 'we'
+  | 'whd'
+  | 'smk'
+  | 'ln'
+  | 'txn'
+  | 'chg';
 type NotFoundCode = ErrorCode & `${string}_not_found`;
 
 /** `{prefix}_{32 lowercase hex}` (contract §1), anchored. */

@@ -1,4 +1,4 @@
-import { loadConfig } from '../config.js';
+import { loadConfig, pixPayee } from '../config.js';
 import { createDatabase } from '../db/client.js';
 import { runMigrations } from '../db/migrate.js';
 import { existsSync } from 'node:fs';
@@ -42,6 +42,7 @@ await runMain('worker', async (logger) => {
       loans: {
         signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink),
         iof: config.iof,
+        pix: pixPayee(config),
       },
       webhooks: {
         sealedBox: createSealedBox(config.keys.dataEncryption),

@@ -79,6 +79,7 @@ export function presentLoan(
     schedule,
     error: loan.error,
     cancellation_reason: loan.cancellationReason,
+    refund_due_amount: loan.refundDueAmount,
     created_at: loan.createdAt.toISOString(),
     updated_at: loan.updatedAt.toISOString(),
   };
@@ -101,6 +102,7 @@ export function presentLoanTransaction(
     late_fee_amount: transaction.lateFeeAmount,
     late_interest_amount: transaction.lateInterestAmount,
     discount_amount: transaction.discountAmount,
+    refund_amount: transaction.refundAmount,
     allocation:
       transaction.allocation?.map((part) => ({
         installment_number: part.number,

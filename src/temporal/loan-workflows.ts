@@ -113,6 +113,13 @@ function toProblem(error: unknown, loan: LoanView): unknown {
         problems.validation([{ path: 'body.amount', code: 'above_payoff_amount', message }]),
       before_latest_payment: (message) =>
         problems.validation([{ path: 'body.paid_at', code: 'before_latest_payment', message }]),
+      // A charge's, decided under the loan's lock (the API checked them first).
+      nothing_overdue: (message) =>
+        problems.validation([{ path: 'body.scope', code: 'nothing_overdue', message }]),
+      above_payoff_amount: (message) =>
+        problems.validation([{ path: 'body.amount', code: 'above_payoff_amount', message }]),
+      invalid_expires_at: (message) =>
+        problems.validation([{ path: 'body.expires_at', code: 'invalid_expires_at', message }]),
     },
   });
 }

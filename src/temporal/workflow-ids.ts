@@ -9,6 +9,7 @@ export const workflowIds = {
   sandboxClock: (customerId: string, generation: number) =>
     `sandbox-clock/${customerId}/${generation}`,
   webhookDelivery: (deliveryId: string) => `webhook-delivery/${deliveryId}`,
+  pix: (endToEndId: string) => `pix/${endToEndId}`,
 };
 
 /**
@@ -22,4 +23,5 @@ export const workflowTypes = {
   loan: 'loanWorkflow',
   sandboxClock: 'sandboxClockWorkflow',
   webhookDelivery: 'webhookDeliveryWorkflow',
+  pix: 'pixWorkflow',
 } as const satisfies Record<keyof typeof workflowIds, keyof typeof workflows>;

@@ -60,6 +60,12 @@ describe('the partner OpenAPI document', () => {
         'GET /v3/loans/{loan_id}/transactions listLoanTransactions',
         'GET /v3/loans/{loan_id}/payoff getLoanPayoff',
         'GET /v3/loans/{loan_id}/contract getLoanContract',
+        'POST /v3/loans/{loan_id}/charges createCharge',
+        'GET /v3/loans/{loan_id}/charges listLoanCharges',
+        'GET /v3/charges/{charge_id} getCharge',
+        'GET /v3/charges/{charge_id}/qr.png getChargeQrCode',
+        'POST /v3/loans/{loan_id}/withdrawal requestWithdrawal',
+        'POST /v3/sandbox/charges/{charge_id}/pay sandboxPayCharge',
         'POST /v3/sandbox/loans/{loan_id}/disbursement sandboxReportLoanDisbursement',
         'POST /v3/sandbox/loans/{loan_id}/payments sandboxRecordLoanPayment',
         'POST /v3/sandbox/loans/{loan_id}/payoff sandboxSettleLoan',
@@ -97,8 +103,10 @@ describe('the partner OpenAPI document', () => {
           method,
           documented: true,
         });
-        // Two actions take no input: opening a biometrics session and resending a delivery.
-        const bodiless = path.endsWith('/biometrics') || path.endsWith('/resend');
+        // Three actions take no input: opening a biometrics session, resending a delivery and
+        // withdrawing from a loan.
+        const bodiless =
+          path.endsWith('/biometrics') || path.endsWith('/resend') || path.endsWith('/withdrawal');
         if (method === 'patch' || (method === 'post' && !bodiless)) {
           expect({ path, method, body: op.requestBody !== undefined }).toEqual({
             path,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activeCustomer, offerOf } from '../helpers/credit.js';
 import { files, registerCustomer } from '../helpers/customers.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
-import { startStack, type TestStack } from '../helpers/stack.js';
+import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 
 /**
  * Every record belongs to one (partner, environment). Another partner's record, or the same
@@ -89,6 +89,17 @@ const matrix: Record<string, { requests: Partial<Record<Method, () => Request>>;
   '/v3/sandbox/loans/{loan_id}/payoff': {
     requests: { POST: () => ({ body: {} }) },
     code: 'loan_not_found',
+  },
+  '/v3/loans/{loan_id}/charges': {
+    requests: { GET: () => ({}), POST: () => ({ body: { scope: 'next' } }) },
+    code: 'loan_not_found',
+  },
+  '/v3/loans/{loan_id}/withdrawal': { requests: { POST: () => ({}) }, code: 'loan_not_found' },
+  '/v3/charges/{charge_id}': { requests: { GET: () => ({}) }, code: 'charge_not_found' },
+  '/v3/charges/{charge_id}/qr.png': { requests: { GET: () => ({}) }, code: 'charge_not_found' },
+  '/v3/sandbox/charges/{charge_id}/pay': {
+    requests: { POST: () => ({ body: {} }) },
+    code: 'charge_not_found',
   },
   '/v3/events/{event_id}': { requests: { GET: () => ({}) }, code: 'event_not_found' },
   '/v3/webhooks/endpoints/{id}': {
@@ -205,12 +216,41 @@ beforeAll(async () => {
   });
   if (loan.status !== 201) throw new Error(`loan: ${loan.status} ${await loan.text()}`);
   owned.loan_id = ((await loan.json()) as { id: string }).id;
+  owned.charge_id = await activeLoanCharge();
   const events = (await (await owner('/v3/events?limit=1')).json()) as { data: { id: string }[] };
   owned.event_id = events.data[0]!.id;
 });
 afterAll(async () => {
   await stack?.stop();
 });
+
+/** A charge of another of the owner's loans, taken to `active` (signed, disbursed by ops). */
+async function activeLoanCharge(): Promise<string> {
+  const borrower = await activeCustomer(stack, owner);
+  const offer = await offerOf(owner, borrower.id);
+  const made = async <T>(path: string, body: unknown, status = 201) => {
+    const response = await owner(path, { method: 'POST', body });
+    if (response.status !== status) throw new Error(`${path}: ${response.status}`);
+    return (await response.json()) as T;
+  };
+  const simulation = await made<{ id: string }>(`/v3/credit-offers/${offer.id}/simulations`, {
+    amount: offer.min_amount,
+    installments: offer.min_installments,
+  });
+  const loan = await made<{ id: string; signers: { cpf: string }[] }>('/v3/loans', {
+    credit_offer_id: offer.id,
+    simulation_id: simulation.id,
+    disbursement_account: { type: 'pix', pix_key: borrower.email },
+  });
+  await made(`/v3/sandbox/loans/${loan.id}/signatures`, { cpf: loan.signers[0]!.cpf }, 200);
+  const disbursed = await fetch(`${stack.baseUrl}/ops/v1/loans/${loan.id}/disbursement`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${OPS_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ outcome: 'confirmed' }),
+  });
+  if (disbursed.status !== 200) throw new Error(`disbursement: ${disbursed.status}`);
+  return (await made<{ id: string }>(`/v3/loans/${loan.id}/charges`, { scope: 'next' })).id;
+}
 
 const pathFor = (template: string) =>
   template.replace(/\{(\w+)\}/g, (_, name: string) => owned[name] ?? `missing-${name}`);
@@ -285,6 +325,10 @@ describe('the tenancy matrix', () => {
     ).toBe(200);
     expect(await (await owner(pathFor('/v3/webhooks/endpoints/{id}'))).json()).toMatchObject({
       status: 'enabled',
+    });
+    expect(await (await owner(pathFor('/v3/charges/{charge_id}'))).json()).toMatchObject({
+      status: 'active',
+      paid_at: null,
     });
   });
 

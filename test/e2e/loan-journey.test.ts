@@ -129,6 +129,7 @@ describe('a loan from contract to last installment, over HTTP on the real stack'
       'schedule',
       'error',
       'cancellation_reason',
+      'refund_due_amount',
       'created_at',
       'updated_at',
     ]);

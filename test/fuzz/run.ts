@@ -26,7 +26,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig, pixPayee } from '../../src/config.js';
 import { createDatabase } from '../../src/db/client.js';
 import { runMigrations } from '../../src/db/migrate.js';
 import { startMinio } from '../../src/devstack/minio.js';
@@ -117,6 +117,7 @@ try {
       loans: {
         signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink),
         iof: config.iof,
+        pix: pixPayee(config),
       },
       webhooks: {
         sealedBox: createSealedBox(config.keys.dataEncryption),

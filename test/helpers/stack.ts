@@ -8,7 +8,7 @@ import { createApp } from '../../src/app.js';
 import { createSealedBox } from '../../src/domain/sealed-box.js';
 import { createFileStore } from '../../src/storage/create-file-store.js';
 import type { FileStore } from '../../src/storage/file-store.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config, pixPayee } from '../../src/config.js';
 import { createDatabase, type Database } from '../../src/db/client.js';
 import { createHttpMetrics } from '../../src/http/metrics.js';
 import { createLogger } from '../../src/logger.js';
@@ -107,6 +107,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   const loans = {
     signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink),
     iof: config.iof,
+    pix: pixPayee(config),
   };
   const files = createFileStore(config.fileStore);
   const stops: (() => Promise<void>)[] = [];

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEVELOPMENT_OPS_TOKEN, loadConfig } from '../../src/config.js';
+import {
+  ConfigError,
+  DEVELOPMENT_OPS_TOKEN,
+  loadConfig,
+  SANDBOX_PIX_KEY,
+} from '../../src/config.js';
 import { createTokenService, TokenError } from '../../src/auth/tokens.js';
 import { keyRing } from '../../src/domain/key-ring.js';
 import { createSealedBox } from '../../src/domain/sealed-box.js';
@@ -18,6 +23,8 @@ const production = {
   SIGNING_LINK_KEYS: 'k1:signing-link-0123456789abcdef0123456789',
   SMTP_URL: 'smtps://mailer:secret@smtp.credit.example:465',
   MAIL_FROM: 'Crédito <nao-responda@credit.example>',
+  LENDER_PIX_KEY: '11222333000181',
+  PSP_WEBHOOK_SECRET: 'psp-webhook-0123456789abcdef0123456789',
 };
 
 function problemsOf(env: Record<string, string>): string[] {
@@ -85,10 +92,14 @@ describe('configuration', () => {
       'SIGNING_LINK_KEYS',
       'SMTP_URL',
       'MAIL_FROM',
+      'LENDER_PIX_KEY',
     ])
       expect(text).toMatch(new RegExp(`^${name}: required outside development$`, 'm'));
+    expect(text).toMatch(
+      /^PSP_WEBHOOK_SECRET: required outside development \(or PSP_WEBHOOK_AUTH=mtls/m,
+    );
     expect(text).toMatch(/^S3_BUCKET: required with FILE_STORE=s3/m);
-    expect(problems).toHaveLength(10);
+    expect(problems).toHaveLength(12);
   });
 
   it('fails closed outside development: published, short or shared secrets, http links, private targets', () => {
@@ -121,6 +132,31 @@ describe('configuration', () => {
       'DATA_ENCRYPTION_KEYS (other): the same secret as TOKEN_SIGNING_KEYS (k1); each purpose needs its own',
       'SIGNING_LINK_KEYS (k2): the same secret as OPS_TOKEN; each purpose needs its own',
     ]);
+  });
+
+  it('authenticates the PSP by a secret of its own, or by mutual TLS in front when told so', () => {
+    const { PSP_WEBHOOK_SECRET: _, ...unsigned } = production;
+    expect(loadConfig(production).pspWebhookSecret).toBe(production.PSP_WEBHOOK_SECRET);
+    expect(loadConfig({ ...unsigned, PSP_WEBHOOK_AUTH: 'mtls' }).pspWebhookSecret).toBeNull();
+    expect(problemsOf({ ...production, PSP_WEBHOOK_AUTH: 'mtls' })).toEqual([
+      'PSP_WEBHOOK_SECRET: set, but PSP_WEBHOOK_AUTH=mtls ignores it; choose one',
+    ]);
+    expect(
+      problemsOf({
+        ...production,
+        PSP_WEBHOOK_SECRET: 'dev-psp-webhook-secret-not-for-production',
+      }),
+    ).toEqual(['PSP_WEBHOOK_SECRET: is a development default published in the source']);
+    expect(problemsOf({ ...production, PSP_WEBHOOK_SECRET: 'psp-0123456789abcdef' })).toEqual([
+      'PSP_WEBHOOK_SECRET: must be at least 32 bytes outside development',
+    ]);
+    expect(problemsOf({ ...production, PSP_WEBHOOK_SECRET: production.OPS_TOKEN })).toEqual([
+      'OPS_TOKEN: the same secret as PSP_WEBHOOK_SECRET; each purpose needs its own',
+    ]);
+    // Development signs with the published secret and charges name the sandbox's key.
+    const dev = loadConfig(development);
+    expect(dev.pspWebhookSecret).toBe('dev-psp-webhook-secret-not-for-production');
+    expect(dev.pix.key).toBe(SANDBOX_PIX_KEY);
   });
 
   it('stops at start on late charges above the legal caps (contract §13), and takes them at the caps', () => {

@@ -4,7 +4,10 @@ import { addDays } from '../../src/domain/business-date.js';
 import { simulateLoan } from '../../src/domain/credit/simulation.js';
 import {
   disbursementEntries,
+  overpaymentEntries,
   paymentEntries,
+  refundEntries,
+  withdrawalEntries,
   signedSum,
   UnbalancedTransactionError,
   type LedgerEntry,
@@ -30,6 +33,62 @@ function balances(entries: readonly LedgerEntry[]): Map<string, number> {
 }
 
 describe('postings', () => {
+  it('a withdrawal undoes the loan: principal closed, IOF reversed, income paid taken back, the rest due back', () => {
+    // R$ 10,000.00 released with R$ 211.04 of IOF; one payment of R$ 400.00 paid 300.00 of
+    // principal, 90.00 of interest and 10.00 of late charges. The borrower returns the released
+    // amount less what it paid (9,600.00), and sends 50.00 too many.
+    const before = [
+      ...disbursementEntries({
+        principal_amount: 1_021_104,
+        requested_amount: 1_000_000,
+        iof_amount: 21_104,
+      }),
+      ...paymentEntries({
+        amount: 40_000,
+        principal: 30_000,
+        interest: 9_000,
+        lateFee: 600,
+        lateInterest: 400,
+      }),
+    ];
+    const withdrawal = withdrawalEntries(965_000, 5_000, Object.fromEntries(balances(before)));
+    expect(signedSum(withdrawal)).toBe(0);
+    const after = balances([...before, ...withdrawal]);
+    for (const account of [
+      'loan_principal',
+      'iof_payable',
+      'interest_income',
+      'late_fee_income',
+      'late_interest_income',
+    ])
+      expect(after.get(account)).toBe(0);
+    // The money in equals the money out; what is left is the refund owed.
+    expect(after.get('collections_clearing')).toBe(40_000 + 965_000);
+    expect(after.get('disbursement_clearing')).toBe(-1_000_000);
+    expect(after.get('refunds_payable')).toBe(-5_000);
+    // Paying the refund closes it.
+    const closed = balances([...before, ...withdrawal, ...refundEntries(5_000)]);
+    expect(closed.get('refunds_payable')).toBe(0);
+    expect([...closed.values()].reduce((a, b) => a + b, 0)).toBe(0);
+  });
+
+  it('money a loan did not owe is due back, whole or in part', () => {
+    expect(overpaymentEntries(12_345)).toEqual([
+      { account: 'collections_clearing', direction: 'debit', amount: 12_345 },
+      { account: 'refunds_payable', direction: 'credit', amount: 12_345 },
+    ]);
+    expect(
+      paymentEntries({
+        amount: 10_100,
+        principal: 9_000,
+        interest: 1_000,
+        lateFee: 0,
+        lateInterest: 0,
+        refund: 100,
+      }).at(-1),
+    ).toEqual({ account: 'refunds_payable', direction: 'credit', amount: 100 });
+  });
+
   it('a disbursement owes the principal, pays out the requested amount and owes the IOF', () => {
     expect(
       disbursementEntries({

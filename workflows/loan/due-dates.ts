@@ -31,24 +31,41 @@ const lastDayOnTime = (dueDate: string) =>
  * While active: a durable timer to the end of the oldest unpaid row's last day without charges
  * (on the customer's clock); unpaid then, the row becomes overdue (`markOverdue`, given the
  * installment's number and the deadline that fell due), and the next row's timer follows. Rows
- * after the newest unpaid one (paid with `apply_to: "last"`) have no timer. Returns once `stop()`.
+ * after the newest unpaid one (paid with `apply_to: "last"`) have no timer. The active Pix charge
+ * (contract §14) expires on the same clock (`expireCharge`): one wait for whichever comes first,
+ * so a clock advance finds everything due in one place. Returns once `stop()`.
  */
 export async function watchDueDates(
   { progress, dueDates, clock, serialized }: WatchedLoan,
   stop: () => boolean,
   markOverdue: (installmentNumber: number, deadline: number | null) => Promise<void>,
+  expireCharge?: (chargeId: string) => Promise<void>,
 ): Promise<void> {
   for (;;) {
     const next = oldestUnmarked(progress);
     // Rows after the newest unpaid one are paid (`apply_to: "last"`): nothing to watch there.
     const watched = () => next < Math.min(progress.lastUnpaid ?? Infinity, dueDates.length);
     const dueDate = watched() ? dueDates[next]! : undefined;
-    const deadline =
+    const rowDeadline =
       dueDate === undefined ? null : startOfBusinessDate(addDays(lastDayOnTime(dueDate), 1));
+    // Loans without a charge wait exactly as before charges existed (their histories replay).
+    const charge = expireCharge ? progress.charge : undefined;
+    const chargeFirst =
+      charge !== undefined && (rowDeadline === null || charge.expiresAt < rowDeadline);
+    const deadline = chargeFirst ? charge.expiresAt : rowDeadline;
     const moved = () =>
-      stop() || oldestUnmarked(progress) !== next || watched() !== (dueDate !== undefined);
+      stop() ||
+      oldestUnmarked(progress) !== next ||
+      watched() !== (dueDate !== undefined) ||
+      (expireCharge !== undefined && progress.charge?.id !== charge?.id);
     if (await clock.until(deadline, moved)) {
       if (stop()) return;
+      continue;
+    }
+    if (chargeFirst) {
+      await serialized(async () => {
+        if (progress.charge?.id === charge.id) await expireCharge!(charge.id);
+      });
       continue;
     }
     await serialized(async () => {

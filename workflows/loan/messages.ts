@@ -4,6 +4,7 @@ import type { LoanStatus } from '../../src/domain/loans/loans.js';
 import type { PaymentRequest, RepaymentProgress } from '../../src/domain/loans/payments.js';
 import type { LateChargeRates } from '../../src/domain/loans/repayment.js';
 import type { ClockState } from '../sandbox-clock/messages.js';
+import type { ChargeRequest } from '../../src/domain/loans/charges.js';
 
 /**
  * The contract of a loan's workflow (`loan/{ln_id}`): its input and the messages the API (the
@@ -48,6 +49,8 @@ export interface LoanProgress {
   overdueThrough?: number;
   /** Ops (or the sandbox) started sending the money: no cancellation from then on. */
   claimed?: boolean;
+  /** The loan's active Pix charge: it expires at `expiresAt` (epoch ms, the customer's clock). */
+  charge?: { id: string; expiresAt: number };
 }
 
 export interface SignRequest {
@@ -116,3 +119,28 @@ export const exactPaymentUpdate = defineUpdate<
 export const payoffUpdate = defineUpdate<{ amount: number }, [{ paidAt: string }]>('payoff');
 
 export const loanProgressQuery = defineQuery<LoanProgress>('progress');
+
+/**
+ * A new Pix charge for the loan (contract §14; a withdrawal's too), replacing its active one. The
+ * workflow keeps the charge's expiry on the customer's clock. Refused (by type) with
+ * `invalid_state`, `nothing_overdue`, `above_payoff_amount` or `invalid_expires_at`.
+ */
+export const createChargeUpdate = defineUpdate<
+  { chargeId: string; expiresAt: string },
+  [ChargeRequest & { hasCnpj: boolean }]
+>('create-charge');
+
+/** Where a loan stands after a Pix was booked on it. */
+export interface PixOutcome extends RepaymentProgress {
+  status: LoanStatus;
+  /** Booked already (nothing was written). */
+  repeated: boolean;
+  /** The charge the Pix named, if any. */
+  chargeId: string | null;
+}
+
+/**
+ * A Pix received for the loan (stored by `received_pix` under its end-to-end id), booked as §14
+ * says: never refused, whatever the loan's state.
+ */
+export const recordPixUpdate = defineUpdate<PixOutcome, [{ endToEndId: string }]>('record-pix');

@@ -35,11 +35,13 @@ import { stepQueue } from '../step-queue.js';
 import {
   cancelUpdate,
   claimDisbursementUpdate,
+  createChargeUpdate,
   disbursementUpdate,
   exactPaymentUpdate,
   loanProgressQuery,
   paymentUpdate,
   payoffUpdate,
+  recordPixUpdate,
   signUpdate,
   type LoanInput,
   type SignRequest,
@@ -49,6 +51,9 @@ import { showLoanDetails, startingProgress } from './state.js';
 
 const {
   claimDisbursement,
+  createCharge,
+  expireCharge,
+  recordPix,
   recordSignature,
   recordLoanEnd,
   recordDisbursement,
@@ -64,6 +69,10 @@ const paymentRefusals = [
   'payment_above_payoff',
   'before_latest_payment',
   'invalid_state',
+  // A charge's.
+  'nothing_overdue',
+  'above_payoff_amount',
+  'invalid_expires_at',
 ];
 
 /** An activity's refusal (a non-retryable failure of a known type) fails the Update with it. */
@@ -353,6 +362,72 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
     { validator: (_request: { paidAt: string }) => assertStatus('active') },
   );
 
+  /** The loan was withdrawn from (CDC art. 49): its offer is handled as after a finished loan. */
+  let withdrawn = false;
+
+  setHandler(
+    createChargeUpdate,
+    ({ hasCnpj, ...request }) =>
+      serialized(async () => {
+        assertStatus('active');
+        const created = await createCharge({
+          tenant,
+          loanId,
+          request,
+          hasCnpj,
+          at: businessNow(),
+          eventIds: { created: hexId('evt'), cancelled: hexId('evt') },
+        }).catch(surfaceRefusal);
+        if (created.status === 'active')
+          progress.charge = { id: created.chargeId, expiresAt: Date.parse(created.expiresAt) };
+        showDetails();
+        return { chargeId: created.chargeId, expiresAt: created.expiresAt };
+      }),
+    { validator: (_request: { scope: string }) => assertStatus('active') },
+  );
+
+  // Money received is never refused (contract §14): no validator, whatever the loan's state.
+  setHandler(recordPixUpdate, ({ endToEndId }) =>
+    serialized(async () => {
+      const outcome = await recordPix({
+        tenant,
+        endToEndId,
+        at: businessNow(),
+        transactionId: hexId('txn'),
+        eventIds: {
+          payment: hexId('evt'),
+          finished: hexId('evt'),
+          cancelled: hexId('evt'),
+          refundDue: hexId('evt'),
+          chargePaid: hexId('evt'),
+          chargeCancelled: hexId('evt'),
+        },
+      });
+      if (outcome.repeated) return outcome;
+      if (progress.status === 'active') {
+        paymentsThisRun += 1;
+        progress.paidInstallments = outcome.paidInstallments;
+        progress.lastUnpaid = outcome.lastUnpaid;
+        if (outcome.status === 'finished') progress.status = 'finished';
+        if (outcome.status === 'cancelled') {
+          progress.status = 'cancelled';
+          withdrawn = true;
+        }
+      }
+      if (progress.charge?.id === outcome.chargeId || progress.status !== 'active')
+        progress.charge = undefined;
+      showDetails();
+      return outcome;
+    }),
+  );
+
+  /** The active charge's time is up: `expired`, unless it was paid or replaced meanwhile. */
+  const expireActiveCharge = async (chargeId: string) => {
+    await expireCharge({ tenant, chargeId, eventId: hexId('evt') });
+    if (progress.charge?.id === chargeId) progress.charge = undefined;
+    showDetails();
+  };
+
   setHandler(loanProgressQuery, () => progress);
 
   showDetails();
@@ -409,7 +484,12 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
       paymentsThisRun >= PAYMENTS_PER_RUN || workflowInfo().continueAsNewSuggested;
     const stop = () => progress.status !== 'active' || runIsFull();
     if (patched('overdue-timers'))
-      await watchDueDates({ progress, dueDates, clock, serialized }, stop, markOverdue);
+      await watchDueDates(
+        { progress, dueDates, clock, serialized },
+        stop,
+        markOverdue,
+        expireActiveCharge,
+      );
     // A loan started before due-date timers watches none, but still answers the sandbox clock
     // (through the helper: no command until a clock message arrives, as `condition` was).
     else await clock.until(null, stop);
@@ -422,7 +502,7 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
       });
   }
 
-  if (progress.status === 'finished')
+  if (progress.status === 'finished' || withdrawn)
     await tellOffer(() => offers.signal(loanFinishedSignal, offer));
   await condition(allHandlersFinished);
   await clock.settled();

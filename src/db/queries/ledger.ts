@@ -114,7 +114,11 @@ export async function loanAccountBalances(db: DbOrTx, loanId: string): Promise<A
 
 /** A reconciliation finding: what does not hold, and where. */
 export interface LedgerFinding {
-  check: 'transaction_balances' | 'ledger_balances' | 'principal_matches_rows';
+  check:
+    | 'transaction_balances'
+    | 'ledger_balances'
+    | 'principal_matches_rows'
+    | 'refund_due_matches_ledger';
   /** The loan transaction or loan concerned (none for the whole ledger). */
   subject: string | null;
   message: string;
@@ -124,7 +128,8 @@ export interface LedgerFinding {
  * The ledger's invariants (contract §13), read back from the database: every transaction's
  * debits equal its credits; the sum over all accounts is zero; each disbursed loan's
  * `loan_principal` balance equals the principal its rows still owe (`loans.repayment`, or the
- * schedule's balance for a loan paid before §13). Returns what fails; empty when all holds.
+ * schedule's balance for a loan paid before §13), and what it shows as due back to its borrower
+ * is its `refunds_payable` (contract §14). Returns what fails; empty when all holds.
  */
 export async function reconcileLedger(db: DbOrTx): Promise<LedgerFinding[]> {
   const findings: LedgerFinding[] = [];
@@ -153,9 +158,31 @@ export async function reconcileLedger(db: DbOrTx): Promise<LedgerFinding[]> {
     .where(eq(ledgerEntries.account, 'loan_principal'))
     .groupBy(ledgerEntries.loanId);
   const balances = new Map(principal.map((row) => [row.loanId, Number(row.balance)]));
+  const owedBack = await db
+    .select({ loanId: ledgerEntries.loanId, balance: signed })
+    .from(ledgerEntries)
+    .where(eq(ledgerEntries.account, 'refunds_payable'))
+    .groupBy(ledgerEntries.loanId);
+  const refunds = new Map(owedBack.map((row) => [row.loanId, -Number(row.balance)]));
+  const withRefunds = await db
+    .select({ id: loans.id, refundDueAmount: loans.refundDueAmount })
+    .from(loans)
+    .where(sql`${loans.refundDueAmount} <> 0`);
+  for (const loanId of new Set([...refunds.keys(), ...withRefunds.map((row) => row.id)])) {
+    const shown = withRefunds.find((row) => row.id === loanId)?.refundDueAmount ?? 0;
+    const posted = refunds.get(loanId) ?? 0;
+    if (shown !== posted)
+      findings.push({
+        check: 'refund_due_matches_ledger',
+        subject: loanId,
+        message: `refunds_payable owes ${posted} centavos back; the loan shows ${shown}`,
+      });
+  }
   const disbursed = await db.select().from(loans).where(isNotNull(loans.disbursedAt));
   for (const loan of disbursed) {
-    const owed = repaymentOf(loan).principal_outstanding;
+    // A withdrawn loan (contract §14) owes nothing: the withdrawal closed its principal.
+    const owed =
+      loan.cancellationReason === 'withdrawal' ? 0 : repaymentOf(loan).principal_outstanding;
     const posted = balances.get(loan.id) ?? 0;
     if (posted !== owed)
       findings.push({

@@ -8,3 +8,4 @@ export * from './loans.js';
 export * from './sandbox.js';
 export * from './verification.js';
 export * from './ledger.js';
+export * from './charges.js';

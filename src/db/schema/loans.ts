@@ -84,6 +84,11 @@ export const loans = pgTable(
       .$type<string[]>()
       .notNull()
       .default(sql`'[]'::jsonb`),
+    /**
+     * Money received that belongs back to the borrower (contract §14: above the payoff, after the
+     * loan ended, beyond a withdrawal), less what was sent back: the loan's `refunds_payable`.
+     */
+    refundDueAmount: integer('refund_due_amount').notNull().default(0),
     error: jsonb('error').$type<LoanError>(),
     /** `signature_deadline`, or the partner's reason (`requested` when it gave none). */
     cancellationReason: text('cancellation_reason'),
@@ -155,6 +160,8 @@ export const loanTransactions = pgTable(
     lateInterestAmount: integer('late_interest_amount'),
     /** The interest not charged because installments were paid before their due dates. */
     discountAmount: integer('discount_amount'),
+    /** The part of the money received that is due back to the borrower (`refunds_payable`). */
+    refundAmount: integer('refund_amount'),
     /** What a payment paid of each row. */
     allocation: jsonb('allocation').$type<RowPart[]>(),
     occurredAt: ts('occurred_at').notNull(),

@@ -72,7 +72,8 @@ export function disbursementEntries(figures: {
 
 /**
  * Money in: the cash received (debit `collections_clearing`) pays principal, contract interest
- * and late charges. A discount is interest never earned: it posts nothing.
+ * and late charges; what the loan did not owe (a Pix above the payoff) is due back to the
+ * borrower (credit `refunds_payable`). A discount is interest never earned: it posts nothing.
  */
 export function paymentEntries(payment: {
   amount: number;
@@ -80,6 +81,7 @@ export function paymentEntries(payment: {
   interest: number;
   lateFee: number;
   lateInterest: number;
+  refund?: number;
 }): LedgerEntry[] {
   return posted([
     debit('collections_clearing', payment.amount),
@@ -87,6 +89,41 @@ export function paymentEntries(payment: {
     credit('interest_income', payment.interest),
     credit('late_fee_income', payment.lateFee),
     credit('late_interest_income', payment.lateInterest),
+    credit('refunds_payable', payment.refund ?? 0),
+  ]);
+}
+
+/** Money received for a loan that no longer owes anything: all of it is due back. */
+export function overpaymentEntries(amount: number): LedgerEntry[] {
+  return posted([debit('collections_clearing', amount), credit('refunds_payable', amount)]);
+}
+
+/** Money sent back to the borrower: what was due back leaves (like a disbursement's). */
+export function refundEntries(amount: number): LedgerEntry[] {
+  return posted([debit('refunds_payable', amount), credit('disbursement_clearing', amount)]);
+}
+
+/**
+ * A withdrawal (CDC art. 49, contract §14): the borrower returns the amount released less what it
+ * paid, and the loan is undone — its principal account closed, the IOF reversed, and the interest
+ * and late charges it had paid taken back out of income (they count as money returned). `balances`
+ * are the loan's account balances before (debits − credits); what came in above the amount owed is
+ * due back.
+ */
+export function withdrawalEntries(
+  received: number,
+  refund: number,
+  balances: Partial<Record<LedgerAccount, number>>,
+): LedgerEntry[] {
+  const owedBack = (account: LedgerAccount) => -(balances[account] ?? 0);
+  return posted([
+    debit('collections_clearing', received),
+    debit('iof_payable', owedBack('iof_payable')),
+    debit('interest_income', owedBack('interest_income')),
+    debit('late_fee_income', owedBack('late_fee_income')),
+    debit('late_interest_income', owedBack('late_interest_income')),
+    credit('loan_principal', balances.loan_principal ?? 0),
+    credit('refunds_payable', refund),
   ]);
 }
 

@@ -56,6 +56,7 @@ export const loanEventTypes = {
   finished: 'loan.finished',
   cancelled: 'loan.cancelled',
   error: 'loan.error',
+  refundDue: 'loan.refund_due',
 } as const;
 
 /** What ended a loan in `error`. */
@@ -75,8 +76,20 @@ export function sandboxDisbursementFails(requestedAmount: number): boolean {
   return requestedAmount % 100 === 13;
 }
 
-/** What a ledger entry is. */
-export const loanTransactionTypes = ['disbursement', 'payment', 'payoff'] as const;
+/**
+ * What a loan transaction is: the money out, a payment (`payoff` when it settles every row), a
+ * `withdrawal` (contract §14: the released amount returned, the loan cancelled), an `overpayment`
+ * (money received that the loan no longer owed, all of it due back) and a `refund` (money sent
+ * back to the borrower).
+ */
+export const loanTransactionTypes = [
+  'disbursement',
+  'payment',
+  'payoff',
+  'withdrawal',
+  'overpayment',
+  'refund',
+] as const;
 export type LoanTransactionType = (typeof loanTransactionTypes)[number];
 
 /**

@@ -18,6 +18,11 @@ export const eventCatalogue = [
   'loan.finished',
   'loan.cancelled',
   'loan.error',
+  'loan.refund_due',
+  'charge.created',
+  'charge.paid',
+  'charge.expired',
+  'charge.cancelled',
 ] as const;
 
 const resources = new Set(eventCatalogue.map((name) => name.split('.')[0]));

@@ -300,8 +300,12 @@ export const loanSchema = z
       .nullable()
       .meta({ description: 'Why the loan ended in `error`.' }),
     cancellation_reason: z.string().nullable().meta({
-      description: '`signature_deadline`, or the reason given to `POST /loans/{id}/cancel`.',
+      description:
+        '`signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`.',
     }),
+    refund_due_amount: centavos(
+      'Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back.',
+    ),
     created_at: instant('When the loan was created.'),
     updated_at: instant('When the loan last changed.'),
   })
@@ -331,6 +335,9 @@ export const loanTransactionSchema = z
     discount_amount: centavosOrNull(
       'The interest not charged because rows were paid before their due dates (CDC art. 52 §2).',
     ),
+    refund_amount: centavosOrNull(
+      'The part of the money received that is due back to the borrower (`refunds_payable`).',
+    ),
     allocation: z
       .array(
         z.object({
@@ -353,7 +360,7 @@ export const loanTransactionSchema = z
       )
       .meta({
         description:
-          'The double-entry lines it posted: debits equal credits. A disbursement debits `loan_principal` and credits `disbursement_clearing` (the requested amount) and `iof_payable`; a payment debits `collections_clearing` and credits the principal, interest and late charges it paid (a discount is interest not earned: no entry). Empty on transactions recorded before the ledger.',
+          'The double-entry lines it posted: debits equal credits. A disbursement debits `loan_principal` and credits `disbursement_clearing` (the requested amount) and `iof_payable`; a payment debits `collections_clearing` and credits the principal, interest and late charges it paid (a discount is interest not earned: no entry), and `refunds_payable` with what the loan did not owe; a withdrawal also closes `loan_principal`, reverses the IOF and takes the interest and late charges paid back out of income; a refund debits `refunds_payable` and credits `disbursement_clearing`. Empty on transactions recorded before the ledger.',
       }),
     occurred_at: instant('When the money moved.'),
     created_at: instant('When it was recorded.'),

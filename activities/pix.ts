@@ -1,0 +1,301 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { DbOrTx } from '../src/db/client.js';
+import {
+  activeChargeOf,
+  addRefundDue,
+  closeCharge,
+  findChargeById,
+  findReceivedPix,
+  markPixRecorded,
+  type Charge,
+} from '../src/db/queries/charges.js';
+import { loanAccountBalances, postEntries } from '../src/db/queries/ledger.js';
+import {
+  changeLoanRow,
+  findLoanForOps,
+  findPaymentByReference,
+  insertLoanTransaction,
+  lockAndReadLoan,
+  repaymentOf,
+  repaymentTerms,
+  type LoanView,
+} from '../src/db/queries/loans.js';
+import { businessDate } from '../src/domain/business-date.js';
+import {
+  overpaymentEntries,
+  paymentEntries,
+  withdrawalEntries,
+  type LedgerAccount,
+} from '../src/domain/ledger/postings.js';
+import { allocatePayment, payoffAmount } from '../src/domain/loans/allocation.js';
+import { chargeEventTypes } from '../src/domain/loans/charges.js';
+import { endedStatuses, ledgerStep, loanEventTypes } from '../src/domain/loans/loans.js';
+import type { Tenant } from '../src/domain/tenant.js';
+import { presentCharge } from '../src/presenters/charges.js';
+import { presentLoan } from '../src/presenters/loans.js';
+import { workflowIds } from '../src/temporal/workflow-ids.js';
+import type { NewEvent } from '../src/webhooks/fan-out.js';
+import { recordPixUpdate, type PixOutcome } from '../workflows/loan/messages.js';
+import { withdrawalDue } from './charges.js';
+import type { ActivityDeps } from './index.js';
+import { progressOf } from './loans.js';
+import { writeWithEvents } from './write-with-events.js';
+
+/** The events a Pix's recording may write, their ids made by the workflow (a retry reuses them). */
+export interface PixEventIds {
+  payment: string;
+  finished: string;
+  cancelled: string;
+  refundDue: string;
+  chargePaid: string;
+  chargeCancelled: string;
+}
+
+const latest = (a: Date, b: Date) => (a.getTime() >= b.getTime() ? a : b);
+
+export function createPixActivities(deps: ActivityDeps) {
+  const present = (loan: LoanView, asOf: Date) =>
+    presentLoan(loan, deps.loans.signingUrl, businessDate(asOf));
+  const loanEvent = (
+    id: string,
+    type: string,
+    loan: LoanView,
+    asOf: Date,
+    extra: Record<string, unknown> = {},
+  ): NewEvent => ({
+    id,
+    type,
+    data: { ...present(loan, asOf), ...extra },
+    createdAt: loan.updatedAt,
+  });
+  const chargeEvent = (id: string, type: string, charge: Charge): NewEvent => ({
+    id,
+    type,
+    data: presentCharge(charge),
+    createdAt: charge.updatedAt,
+  });
+
+  /**
+   * Books one received Pix on its loan (contract §14), in one transaction under the loan's lock:
+   * never refused, exactly once (its end-to-end id is the payment's `reference`).
+   *
+   * - The loan active: a payment of §13 dated when the Pix was paid — but never before the loan's
+   *   latest payment nor after `now` (the customer's clock): money is not refused for a date.
+   *   What exceeds the payoff amount is due back (`refunds_payable`, `loan.refund_due`); a Pix
+   *   that covers the payoff settles the loan (`payoff`, `loan.finished`).
+   * - Paying a withdrawal charge with at least what the withdrawal costs: the loan is `cancelled`
+   *   (`withdrawal`): its principal account closed, the IOF reversed, the interest and late
+   *   charges paid taken back (they count as money returned); anything above is due back.
+   * - The loan no longer active: all of it is due back (`overpayment`).
+   *
+   * The charge it pays (if still active) becomes `paid`; a loan that ends cancels its active
+   * charge. Answers where the loan stands.
+   */
+  async function recordPixOnLoan(
+    tx: DbOrTx,
+    input: { endToEndId: string; now: Date; transactionId: string; eventIds: PixEventIds },
+  ): Promise<{ result: PixOutcome; events: NewEvent[] }> {
+    const pix = await findReceivedPix(tx, input.endToEndId);
+    if (!pix?.loanId || !pix.partnerId || !pix.environment)
+      throw ApplicationFailure.nonRetryable(
+        `Pix ${input.endToEndId} names no loan`,
+        'pix_unmatched',
+      );
+    const tenant: Tenant = { partnerId: pix.partnerId, environment: pix.environment };
+    const before = await lockAndReadLoan(tx, tenant, pix.loanId);
+    if (!before)
+      throw ApplicationFailure.nonRetryable(`loan ${pix.loanId} not found`, 'loan_not_found');
+    const outcome = (loan: LoanView, repeated: boolean): PixOutcome => ({
+      ...progressOf(repaymentOf(loan)),
+      status: loan.status,
+      repeated,
+      chargeId: pix.chargeId,
+    });
+    if (await findPaymentByReference(tx, before.id, pix.endToEndId))
+      return { result: outcome(before, true), events: [] };
+
+    const charge = pix.chargeId ? await findChargeById(tx, pix.chargeId) : undefined;
+    const last = repaymentOf(before).last_paid_at;
+    const paidAt = new Date(
+      Math.min(
+        latest(pix.paidAt, last ? new Date(last) : pix.paidAt).getTime(),
+        input.now.getTime(),
+      ),
+    );
+    const date = businessDate(paidAt);
+    const base = {
+      id: input.transactionId,
+      step: ledgerStep.reference(pix.endToEndId),
+      reference: pix.endToEndId,
+      amount: pix.amount,
+      occurredAt: paidAt,
+    };
+    const events: NewEvent[] = [];
+    let refund: number;
+    let ended = false;
+    let written;
+
+    if (before.status !== 'active') {
+      refund = pix.amount;
+      written = await insertLoanTransaction(tx, tenant, before.id, {
+        ...base,
+        type: 'overpayment',
+        refundAmount: refund,
+      });
+      if (!written) throw new Error(`Pix ${pix.endToEndId} written concurrently`);
+      await postEntries(tx, tenant, written, overpaymentEntries(refund));
+    } else if (charge?.scope === 'withdrawal' && pix.amount >= (await withdrawalDue(tx, before))) {
+      const due = await withdrawalDue(tx, before);
+      refund = pix.amount - due;
+      const balances: Partial<Record<LedgerAccount, number>> = Object.fromEntries(
+        (await loanAccountBalances(tx, before.id)).map((b) => [b.account, b.balance]),
+      );
+      written = await insertLoanTransaction(tx, tenant, before.id, {
+        ...base,
+        type: 'withdrawal',
+        principalAmount: balances.loan_principal ?? 0,
+        refundAmount: refund,
+      });
+      if (!written) throw new Error(`Pix ${pix.endToEndId} written concurrently`);
+      await postEntries(tx, tenant, written, withdrawalEntries(pix.amount, refund, balances));
+      await changeLoanRow(tx, before.id, { status: 'cancelled', cancellationReason: 'withdrawal' });
+      ended = true;
+    } else {
+      const repayment = repaymentOf(before);
+      const terms = repaymentTerms(before);
+      const payoff = payoffAmount(repayment, date, terms);
+      const applied = Math.min(pix.amount, payoff);
+      refund = pix.amount - applied;
+      const allocation = allocatePayment(
+        repayment,
+        { amount: applied, date, paidAt: paidAt.toISOString(), applyTo: 'next' },
+        terms,
+      );
+      written = await insertLoanTransaction(tx, tenant, before.id, {
+        ...base,
+        type: allocation.finished && applied === payoff ? 'payoff' : 'payment',
+        principalAmount: allocation.principal,
+        interestAmount: allocation.interest,
+        lateFeeAmount: allocation.lateFee,
+        lateInterestAmount: allocation.lateInterest,
+        discountAmount: allocation.discount,
+        refundAmount: refund > 0 ? refund : null,
+        allocation: allocation.rows,
+      });
+      if (!written) throw new Error(`Pix ${pix.endToEndId} written concurrently`);
+      await postEntries(
+        tx,
+        tenant,
+        written,
+        paymentEntries({ amount: pix.amount, ...allocation, refund }),
+      );
+      const progress = progressOf(allocation.after);
+      await changeLoanRow(tx, before.id, {
+        repayment: allocation.after,
+        paidInstallments: progress.paidInstallments,
+        ...(allocation.finished ? { status: 'finished' as const } : {}),
+      });
+      ended = allocation.finished;
+      const after = await lockAndReadLoan(tx, tenant, before.id);
+      events.push(
+        loanEvent(input.eventIds.payment, loanEventTypes.paymentReceived, after!, paidAt, {
+          payment: {
+            amount: pix.amount,
+            paid_at: paidAt.toISOString(),
+            reference: pix.endToEndId,
+            apply_to: 'next',
+            principal_amount: allocation.principal,
+            interest_amount: allocation.interest,
+            late_fee_amount: allocation.lateFee,
+            late_interest_amount: allocation.lateInterest,
+            discount_amount: allocation.discount,
+            refund_amount: refund,
+            charge_id: pix.chargeId,
+            installment_number: null,
+          },
+        }),
+      );
+    }
+    if (refund > 0) await addRefundDue(tx, before.id, refund);
+    await markPixRecorded(tx, pix.endToEndId, written.id);
+
+    if (charge?.status === 'active') {
+      const paid = await closeCharge(tx, charge.id, 'paid', {
+        paidAt,
+        paymentReference: pix.endToEndId,
+      });
+      if (paid) events.push(chargeEvent(input.eventIds.chargePaid, chargeEventTypes.paid, paid));
+    }
+    if (ended) {
+      const open = await activeChargeOf(tx, before.id);
+      const cancelled = open && (await closeCharge(tx, open.id, 'cancelled'));
+      if (cancelled)
+        events.push(
+          chargeEvent(input.eventIds.chargeCancelled, chargeEventTypes.cancelled, cancelled),
+        );
+    }
+    const after = (await lockAndReadLoan(tx, tenant, before.id))!;
+    if (after.status === 'finished' && ended)
+      events.push(loanEvent(input.eventIds.finished, loanEventTypes.finished, after, paidAt));
+    if (after.status === 'cancelled' && ended)
+      events.push(loanEvent(input.eventIds.cancelled, loanEventTypes.cancelled, after, paidAt));
+    if (refund > 0)
+      events.push(
+        loanEvent(input.eventIds.refundDue, loanEventTypes.refundDue, after, paidAt, {
+          refund: { amount: refund, reference: pix.endToEndId },
+        }),
+      );
+    return { result: outcome(after, false), events };
+  }
+
+  return {
+    /** The loan's workflow books a Pix (see `recordPixOnLoan`), at `at` on the customer's clock. */
+    async recordPix(input: {
+      tenant: Tenant;
+      endToEndId: string;
+      at: string;
+      transactionId: string;
+      eventIds: PixEventIds;
+    }): Promise<PixOutcome> {
+      return writeWithEvents(deps, input.tenant, (tx) =>
+        recordPixOnLoan(tx, { ...input, now: new Date(input.at) }),
+      );
+    },
+
+    /**
+     * A received Pix's way to its loan (the `pix/{end_to_end_id}` workflow's one step): while the
+     * loan's workflow runs, it books the Pix (an Update named by the Pix, so a retry finds the
+     * first); once it has closed — the loan ended, nothing else writes it — the Pix is booked here.
+     */
+    async settlePix(input: {
+      endToEndId: string;
+      transactionId: string;
+      eventIds: PixEventIds;
+    }): Promise<PixOutcome | null> {
+      const pix = await findReceivedPix(deps.db, input.endToEndId);
+      if (!pix?.loanId || !pix.partnerId || !pix.environment) return null; // unmatched: ops' list
+      const loan = await findLoanForOps(deps.db, pix.loanId);
+      if (!loan) return null;
+      const tenant: Tenant = { partnerId: pix.partnerId, environment: pix.environment };
+      if (!endedStatuses.includes(loan.status)) {
+        try {
+          return await deps.temporal.workflow
+            .getHandle(workflowIds.loan(loan.id))
+            .executeUpdate(recordPixUpdate, {
+              args: [{ endToEndId: input.endToEndId }],
+              updateId: `pix:${input.endToEndId}`,
+            });
+        } catch (error) {
+          // Only a workflow that has closed sends the Pix here; anything else is retried.
+          if (!(error instanceof WorkflowNotFoundError)) throw error;
+        }
+        const now = await findLoanForOps(deps.db, loan.id);
+        if (!now || !endedStatuses.includes(now.status))
+          throw new Error(`loan ${loan.id} is ${now?.status} but its workflow has closed`);
+      }
+      const realNow = new Date(Date.now() + loan.clockOffsetMs);
+      return writeWithEvents(deps, tenant, (tx) => recordPixOnLoan(tx, { ...input, now: realNow }));
+    },
+  };
+}

@@ -1,0 +1,165 @@
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import type { ChargeStatus } from '../../domain/loans/charges.js';
+import type { Tenant } from '../../domain/tenant.js';
+import type { DbOrTx } from '../client.js';
+import { paginate, type ListParams, type Page } from '../pagination.js';
+import { charges, loans, receivedPix } from '../schema/index.js';
+import { ofTenant } from '../tenancy.js';
+
+export type Charge = typeof charges.$inferSelect;
+export type NewCharge = typeof charges.$inferInsert;
+export type ReceivedPix = typeof receivedPix.$inferSelect;
+export type NewReceivedPix = typeof receivedPix.$inferInsert;
+
+export async function insertCharge(tx: DbOrTx, charge: NewCharge): Promise<Charge> {
+  const [row] = await tx.insert(charges).values(charge).returning();
+  if (!row) throw new Error(`charge ${charge.id} not written`);
+  return row;
+}
+
+export async function findCharge(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+): Promise<Charge | undefined> {
+  const [row] = await db
+    .select()
+    .from(charges)
+    .where(and(ofTenant(charges, tenant), eq(charges.id, id)));
+  return row;
+}
+
+export async function findChargeById(db: DbOrTx, id: string): Promise<Charge | undefined> {
+  const [row] = await db.select().from(charges).where(eq(charges.id, id));
+  return row;
+}
+
+/** The loan's active charge, if it has one (never more than one). */
+export async function activeChargeOf(db: DbOrTx, loanId: string): Promise<Charge | undefined> {
+  const [row] = await db
+    .select()
+    .from(charges)
+    .where(and(eq(charges.loanId, loanId), eq(charges.status, 'active')));
+  return row;
+}
+
+/** The charges whose BR Codes carry these txids. */
+export async function chargesByTxid(db: DbOrTx, txids: readonly string[]): Promise<Charge[]> {
+  if (txids.length === 0) return [];
+  return db
+    .select()
+    .from(charges)
+    .where(inArray(charges.txid, [...txids]));
+}
+
+/**
+ * Moves an `active` charge to `status` (with what the move records); undefined when the charge
+ * was no longer active (paid, expired or replaced meanwhile): nothing is written.
+ */
+export async function closeCharge(
+  tx: DbOrTx,
+  id: string,
+  status: Exclude<ChargeStatus, 'active'>,
+  paid?: { paidAt: Date; paymentReference: string },
+): Promise<Charge | undefined> {
+  const [row] = await tx
+    .update(charges)
+    .set({ status, ...paid, updatedAt: sql`now()` })
+    .where(and(eq(charges.id, id), eq(charges.status, 'active')))
+    .returning();
+  return row;
+}
+
+export const chargeSorts = { created_at: charges.createdAt } as const;
+
+export function listLoanCharges(
+  db: DbOrTx,
+  tenant: Tenant,
+  loanId: string,
+  params: ListParams<'created_at'>,
+): Promise<Page<Charge>> {
+  return paginate<Charge>(db, {
+    table: charges,
+    idColumn: charges.id,
+    sortColumn: charges.createdAt,
+    tenant,
+    within: eq(charges.loanId, loanId),
+    params,
+  });
+}
+
+/**
+ * Stores each Pix not stored before (its end-to-end id names it for good); answers the ones this
+ * call stored. A Pix told again stores nothing.
+ */
+export async function storeReceivedPix(tx: DbOrTx, rows: NewReceivedPix[]): Promise<ReceivedPix[]> {
+  if (rows.length === 0) return [];
+  return tx.insert(receivedPix).values(rows).onConflictDoNothing().returning();
+}
+
+export async function findReceivedPix(
+  db: DbOrTx,
+  endToEndId: string,
+): Promise<ReceivedPix | undefined> {
+  const [row] = await db.select().from(receivedPix).where(eq(receivedPix.endToEndId, endToEndId));
+  return row;
+}
+
+/** The Pix became the loan transaction `transactionId`. */
+export async function markPixRecorded(
+  tx: DbOrTx,
+  endToEndId: string,
+  transactionId: string,
+): Promise<void> {
+  await tx
+    .update(receivedPix)
+    .set({ status: 'recorded', transactionId, recordedAt: sql`now()` })
+    .where(eq(receivedPix.endToEndId, endToEndId));
+}
+
+/** Pix whose txid named no charge, oldest first, after `after` (an end-to-end id), `limit` of them. */
+export async function unmatchedPix(
+  db: DbOrTx,
+  limit: number,
+  after?: { receivedAt: Date; endToEndId: string },
+): Promise<ReceivedPix[]> {
+  return db
+    .select()
+    .from(receivedPix)
+    .where(
+      and(
+        eq(receivedPix.status, 'unmatched'),
+        after
+          ? sql`(${receivedPix.receivedAt}, ${receivedPix.endToEndId}) > (${after.receivedAt}, ${after.endToEndId})`
+          : undefined,
+      ),
+    )
+    .orderBy(asc(receivedPix.receivedAt), asc(receivedPix.endToEndId))
+    .limit(limit);
+}
+
+/** How many Pix wait unmatched (the metric ops alert on). */
+export async function unmatchedPixCount(db: DbOrTx): Promise<number> {
+  const [row] = await db
+    .select({ count: sql<number>`count(*)::int` })
+    .from(receivedPix)
+    .where(eq(receivedPix.status, 'unmatched'));
+  return row?.count ?? 0;
+}
+
+/** Adds `amount` to what the loan owes back to its borrower (a negative amount: a refund sent). */
+export async function addRefundDue(tx: DbOrTx, loanId: string, amount: number): Promise<void> {
+  await tx
+    .update(loans)
+    .set({ refundDueAmount: sql`${loans.refundDueAmount} + ${amount}`, updatedAt: sql`now()` })
+    .where(eq(loans.id, loanId));
+}
+
+/** Received Pix of a loan not yet recorded (a Pix the worker has still to book). */
+export async function pendingPixOf(db: DbOrTx, loanId: string): Promise<ReceivedPix[]> {
+  return db
+    .select()
+    .from(receivedPix)
+    .where(and(eq(receivedPix.loanId, loanId), eq(receivedPix.status, 'received')))
+    .orderBy(asc(receivedPix.receivedAt));
+}

@@ -1,0 +1,78 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { chargeScopes, chargeStatuses } from '../../domain/loans/charges.js';
+import { timestampColumn as ts } from './columns.js';
+import { loans, loanTransactions } from './loans.js';
+import { environments } from './partners.js';
+
+/**
+ * A Pix charge of a loan (contract §14): a BR Code for a fixed amount until `expires_at`. Written
+ * by the loan's workflow (created, expired, cancelled when replaced) and by the payment that pays
+ * it, in that payment's transaction. One `active` charge per loan (`charges_one_active_idx`).
+ */
+export const charges = pgTable(
+  'charges',
+  {
+    id: text('id').primaryKey(),
+    partnerId: text('partner_id').notNull(),
+    environment: text('environment', { enum: environments }).notNull(),
+    loanId: text('loan_id')
+      .notNull()
+      .references(() => loans.id),
+    status: text('status', { enum: chargeStatuses }).notNull(),
+    scope: text('scope', { enum: chargeScopes }).notNull(),
+    amount: integer('amount').notNull(),
+    /** The BR Code's transaction id (field 62-05): how a Pix finds its charge. */
+    txid: text('txid').notNull(),
+    brCode: text('br_code').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    paidAt: ts('paid_at'),
+    /** The end-to-end id of the Pix that paid it (the payment's `reference`). */
+    paymentReference: text('payment_reference'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('charges_txid_idx').on(t.txid),
+    uniqueIndex('charges_one_active_idx')
+      .on(t.loanId)
+      .where(sql`${t.status} = 'active'`),
+    index('charges_loan_idx').on(t.partnerId, t.environment, t.loanId, t.createdAt, t.id),
+  ],
+);
+
+export const receivedPixSources = ['psp', 'sandbox'] as const;
+export const receivedPixStatuses = ['received', 'recorded', 'unmatched'] as const;
+export type ReceivedPixStatus = (typeof receivedPixStatuses)[number];
+
+/**
+ * Every Pix the service was told of (contract §14), stored before the notification is answered
+ * and kept for good: `received` until its payment is recorded (`recorded`, with the transaction),
+ * or `unmatched` when its `txid` names no charge (ops list those). The end-to-end id is the Pix's
+ * identity in the payment system: a notification repeated, however often, stores nothing new.
+ */
+export const receivedPix = pgTable(
+  'received_pix',
+  {
+    endToEndId: text('end_to_end_id').primaryKey(),
+    source: text('source', { enum: receivedPixSources }).notNull(),
+    status: text('status', { enum: receivedPixStatuses }).notNull(),
+    txid: text('txid'),
+    amount: integer('amount').notNull(),
+    /** When the payer's bank says the Pix was paid (`horario`). */
+    paidAt: ts('paid_at').notNull(),
+    chargeId: text('charge_id').references(() => charges.id),
+    loanId: text('loan_id').references(() => loans.id),
+    partnerId: text('partner_id'),
+    environment: text('environment', { enum: environments }),
+    transactionId: text('transaction_id').references(() => loanTransactions.id),
+    receivedAt: ts('received_at').notNull().defaultNow(),
+    recordedAt: ts('recorded_at'),
+  },
+  (t) => [
+    index('received_pix_unmatched_idx')
+      .on(t.receivedAt)
+      .where(sql`${t.status} = 'unmatched'`),
+    index('received_pix_charge_idx').on(t.chargeId),
+  ],
+);

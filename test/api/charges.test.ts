@@ -1,0 +1,210 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import { reconcileLedger } from '../../src/db/queries/ledger.js';
+import { parseBrCode } from '../../src/domain/pix/br-code.js';
+import { SANDBOX_PIX_KEY } from '../../src/config.js';
+import type { chargeSchema } from '../../src/http/routes/charges/schema.js';
+import type { loanSchema, loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
+import { activeCustomer, offerOf } from '../helpers/credit.js';
+import { recordHistory } from '../helpers/histories.js';
+import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
+import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
+
+type ChargeBody = z.infer<typeof chargeSchema>;
+type LoanBody = z.infer<typeof loanSchema>;
+type Transaction = z.infer<typeof loanTransactionSchema>;
+interface Problem {
+  code: string;
+  errors?: { path: string; code: string }[];
+}
+
+let stack: TestStack;
+let api: Client;
+let otherPartner: Client;
+
+beforeAll(async () => {
+  stack = await startStack({
+    env: { SANDBOX_REVIEW_DELAY: '1h', SANDBOX_DISBURSEMENT_DELAY: '60d' },
+  });
+  const partner = await createPartner(stack);
+  api = client(stack, await tokenFor(stack, partner.credentials.sandbox));
+  otherPartner = client(
+    stack,
+    await tokenFor(stack, (await createPartner(stack, 'Other')).credentials.sandbox),
+  );
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const json = async <T>(response: Promise<Response> | Response, status = 200): Promise<T> => {
+  const answer = await response;
+  if (answer.status !== status)
+    throw new Error(`${answer.url}: ${answer.status} ${await answer.text()}`);
+  return (await answer.json()) as T;
+};
+
+/** A sandbox loan of 3 rows, `active`: signed in the sandbox, disbursed by ops. */
+async function activeLoan(): Promise<LoanBody> {
+  const customer = await activeCustomer(stack, api);
+  const offer = await offerOf(api, customer.id);
+  const simulation = await json<{ id: string }>(
+    api(`/v3/credit-offers/${offer.id}/simulations`, {
+      method: 'POST',
+      body: { amount: offer.min_amount, installments: 3 },
+    }),
+    201,
+  );
+  const loan = await json<LoanBody>(
+    api('/v3/loans', {
+      method: 'POST',
+      body: {
+        credit_offer_id: offer.id,
+        simulation_id: simulation.id,
+        disbursement_account: { type: 'pix', pix_key: customer.email },
+      },
+    }),
+    201,
+  );
+  await json(
+    api(`/v3/sandbox/loans/${loan.id}/signatures`, {
+      method: 'POST',
+      body: { cpf: loan.signers[0]!.cpf },
+    }),
+  );
+  return json<LoanBody>(
+    fetch(`${stack.baseUrl}/ops/v1/loans/${loan.id}/disbursement`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OPS_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ outcome: 'confirmed' }),
+    }),
+  );
+}
+
+const charge = (loanId: string, body: Record<string, unknown>) =>
+  api(`/v3/loans/${loanId}/charges`, { method: 'POST', body });
+const pay = (chargeId: string, body: Record<string, unknown> = {}) =>
+  api(`/v3/sandbox/charges/${chargeId}/pay`, { method: 'POST', body });
+const transactions = async (loanId: string) =>
+  (await json<{ data: Transaction[] }>(api(`/v3/loans/${loanId}/transactions?limit=100`))).data;
+const eventsOf = async (id: string) =>
+  (
+    await json<{ data: { type: string; data: { id: string; loan_id?: string } }[] }>(
+      api('/v3/events?order=asc&limit=100'),
+    )
+  ).data.filter((e) => e.data.id === id || e.data.loan_id === id);
+
+describe('Pix charges (contract §14)', () => {
+  it('a charge per installment, paid by Pix, records the payment by itself, once', async () => {
+    const loan = await activeLoan();
+    const first = await json<ChargeBody>(charge(loan.id, { scope: 'next' }), 201);
+    expect(first).toMatchObject({ loan_id: loan.id, status: 'active', scope: 'next' });
+    // Before its due date the first row is worth its present value: less than its face.
+    expect(first.amount).toBeLessThan(loan.schedule[0]!.installment_amount);
+    expect(parseBrCode(first.br_code)).toMatchObject({
+      pixKey: SANDBOX_PIX_KEY,
+      amount: first.amount,
+      txid: first.txid,
+    });
+    const png = await api(`/v3/charges/${first.id}/qr.png`);
+    expect(png.headers.get('content-type')).toBe('image/png');
+    expect(
+      Buffer.from(await png.arrayBuffer())
+        .subarray(1, 4)
+        .toString(),
+    ).toBe('PNG');
+    expect((await otherPartner(`/v3/charges/${first.id}`)).status).toBe(404);
+
+    // A new charge replaces the active one.
+    const second = await json<ChargeBody>(charge(loan.id, { scope: 'next' }), 201);
+    expect((await json<ChargeBody>(api(`/v3/charges/${first.id}`))).status).toBe('cancelled');
+    expect((await pay(first.id)).status).toBe(409);
+
+    const paid = await json<ChargeBody>(pay(second.id));
+    expect(paid).toMatchObject({ status: 'paid' });
+    expect(paid.payment_reference).toMatch(/^E00000000\d{12}[A-Za-z0-9]{11}$/);
+    const after = await json<LoanBody>(api(`/v3/loans/${loan.id}`));
+    expect(after.schedule[0]!.status).toBe('paid');
+    expect(after.paid_installments).toBe(1);
+    const [, payment] = await transactions(loan.id);
+    expect(payment).toMatchObject({
+      type: 'payment',
+      amount: second.amount,
+      reference: paid.payment_reference,
+      refund_amount: null,
+    });
+    expect((await pay(second.id)).status).toBe(409); // paid: no second Pix through the sandbox
+    const types = (await eventsOf(second.id)).map((e) => e.type);
+    expect(types).toEqual(['charge.created', 'charge.paid']);
+    expect(
+      (await eventsOf(loan.id)).filter((e) => e.type === 'loan.payment_received'),
+    ).toHaveLength(1);
+    await recordHistory(stack.temporal.workflow.getHandle(`pix/${paid.payment_reference}`), 'pix');
+  });
+
+  it('refuses what the loan does not allow, naming the field, and writes nothing', async () => {
+    const loan = await activeLoan();
+    const refused = async (body: Record<string, unknown>, path: string) => {
+      const response = await charge(loan.id, body);
+      expect(response.status).toBe(422);
+      expect(((await response.json()) as Problem).errors?.map((e) => e.path)).toEqual([path]);
+    };
+    await refused({ scope: 'overdue' }, 'body.scope');
+    await refused({ scope: 'amount' }, 'body.amount');
+    await refused({ scope: 'next', amount: 100 }, 'body.amount');
+    await refused({ scope: 'amount', amount: 100_000_000 }, 'body.amount');
+    await refused({ scope: 'next', expires_at: '2020-01-01T00:00:00Z' }, 'body.expires_at');
+    await refused({ scope: 'bill' }, 'body.scope');
+    const listed = await json<{ data: ChargeBody[] }>(api(`/v3/loans/${loan.id}/charges`));
+    expect(listed.data).toEqual([]);
+  });
+
+  it('money above the payoff is never refused: the loan settles and the rest is due back', async () => {
+    const loan = await activeLoan();
+    const payoff = await json<ChargeBody>(charge(loan.id, { scope: 'payoff' }), 201);
+    const paid = await json<ChargeBody>(pay(payoff.id, { amount: payoff.amount + 1_234 }));
+    expect(paid.status).toBe('paid');
+    const after = await json<LoanBody>(api(`/v3/loans/${loan.id}`));
+    expect(after).toMatchObject({ status: 'finished', refund_due_amount: 1_234 });
+    const settled = (await transactions(loan.id)).at(-1)!;
+    expect(settled).toMatchObject({ type: 'payoff', refund_amount: 1_234 });
+    expect(settled.entries).toContainEqual({
+      account: 'refunds_payable',
+      direction: 'credit',
+      amount: 1_234,
+    });
+    expect((await eventsOf(loan.id)).map((e) => e.type)).toEqual(
+      expect.arrayContaining(['loan.finished', 'loan.refund_due']),
+    );
+    expect(await reconcileLedger(stack.database.db)).toEqual([]);
+  });
+
+  it('a withdrawal within 7 days returns what was released: the loan is cancelled, its IOF reversed', async () => {
+    const loan = await activeLoan();
+    const withdrawal = await json<ChargeBody>(
+      api(`/v3/loans/${loan.id}/withdrawal`, { method: 'POST' }),
+      201,
+    );
+    expect(withdrawal).toMatchObject({ scope: 'withdrawal', amount: loan.requested_amount });
+    await json<ChargeBody>(pay(withdrawal.id));
+    const after = await json<LoanBody>(api(`/v3/loans/${loan.id}`));
+    expect(after).toMatchObject({ status: 'cancelled', cancellation_reason: 'withdrawal' });
+    const undone = (await transactions(loan.id)).at(-1)!;
+    expect(undone.type).toBe('withdrawal');
+    expect(undone.entries).toContainEqual({
+      account: 'iof_payable',
+      direction: 'debit',
+      amount: loan.iof_amount,
+    });
+    const ledger = await json<{ accounts: { account: string; balance: number }[] }>(
+      fetch(`${stack.baseUrl}/ops/v1/loans/${loan.id}/ledger`, {
+        headers: { authorization: `Bearer ${OPS_TOKEN}` },
+      }),
+    );
+    for (const account of ['loan_principal', 'iof_payable'])
+      expect(ledger.accounts.find((a) => a.account === account)?.balance ?? 0).toBe(0);
+    expect(await reconcileLedger(stack.database.db)).toEqual([]);
+    // Over: no more charges, no second withdrawal.
+    expect((await api(`/v3/loans/${loan.id}/withdrawal`, { method: 'POST' })).status).toBe(409);
+  });
+});
