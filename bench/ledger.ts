@@ -43,8 +43,8 @@ import { startMailpit } from '../src/devstack/mailpit.js';
 import { simulateLoan } from '../src/domain/credit/simulation.js';
 import { paymentEntries } from '../src/domain/ledger/postings.js';
 import { heapFlags } from '../src/main/node-flags.js';
-import { activeCustomer, offerOf } from '../test/helpers/credit.js';
-import { client, tokenFor, type Client } from '../test/helpers/partners.js';
+import { activeLoan } from '../test/helpers/credit.js';
+import { client, tokenFor } from '../test/helpers/partners.js';
 import type { TestStack } from '../test/helpers/stack.js';
 import {
   best,
@@ -102,7 +102,14 @@ async function paymentsThroughApi(): Promise<void> {
     const ops = client(at, env.OPS_TOKEN!);
     log(`taking ${payers} sandbox loans to active over the API…`);
     const loanIds = await Promise.all(
-      Array.from({ length: payers }, () => activeLoan(at, api, ops)),
+      Array.from({ length: payers }, async () => {
+        const loan = await activeLoan(at, api, {
+          opsToken: env.OPS_TOKEN!,
+          size: 'largest',
+          codes: { sandbox: true },
+        });
+        return loan.id;
+      }),
     );
 
     let references = 0;
@@ -169,53 +176,6 @@ async function paymentsThroughApi(): Promise<void> {
     await mail.stop();
     await stack.stop();
   }
-}
-
-/**
- * A sandbox loan taken to `active` over the API: an active customer, its offer's whole amount over
- * its most installments, the sandbox signature, and ops confirming the disbursement.
- */
-async function activeLoan(at: TestStack, api: Client, ops: Client): Promise<string> {
-  const customer = await activeCustomer(at, api, {}, { sandbox: true });
-  const offer = await offerOf(api, customer.id);
-  const ok = async (response: Promise<Response>, status = 200) => {
-    const answer = await response;
-    if (answer.status !== status)
-      throw new Error(`${answer.url}: ${answer.status} ${await answer.text()}`);
-    return (await answer.json()) as { id: string; status: string; signers: { cpf: string }[] };
-  };
-  const simulation = await ok(
-    api(`/v3/credit-offers/${offer.id}/simulations`, {
-      method: 'POST',
-      body: { amount: offer.approved_amount, installments: offer.max_installments },
-    }),
-    201,
-  );
-  const loan = await ok(
-    api('/v3/loans', {
-      method: 'POST',
-      body: {
-        credit_offer_id: offer.id,
-        simulation_id: simulation.id,
-        disbursement_account: { type: 'pix', pix_key: customer.email },
-      },
-    }),
-    201,
-  );
-  await ok(
-    api(`/v3/sandbox/loans/${loan.id}/signatures`, {
-      method: 'POST',
-      body: { cpf: loan.signers[0]!.cpf },
-    }),
-  );
-  const active = await ok(
-    ops(`/ops/v1/loans/${loan.id}/disbursement`, {
-      method: 'POST',
-      body: { outcome: 'confirmed' },
-    }),
-  );
-  if (active.status !== 'active') throw new Error(`loan ${loan.id} is ${active.status}`);
-  return loan.id;
 }
 
 /** Phases 2 and 3: the postings alone on a durable PostgreSQL, then the trial balance. */

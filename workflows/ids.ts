@@ -7,3 +7,13 @@ import type { IdPrefix } from '../src/domain/ids.js';
  * Each call is one draw: keep the order of calls stable across code versions.
  */
 export const hexId = (prefix: IdPrefix): string => `${prefix}_${uuid4().replaceAll('-', '')}`;
+
+/** The ids of every event booking a Pix may write (`PixEventIds`), drawn in one fixed order. */
+export const pixEventIds = () => ({
+  payment: hexId('evt'),
+  finished: hexId('evt'),
+  cancelled: hexId('evt'),
+  refundDue: hexId('evt'),
+  chargePaid: hexId('evt'),
+  chargeCancelled: hexId('evt'),
+});

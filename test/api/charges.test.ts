@@ -4,14 +4,13 @@ import { reconcileLedger } from '../../src/db/queries/ledger.js';
 import { parseBrCode } from '../../src/domain/pix/br-code.js';
 import { SANDBOX_PIX_KEY } from '../../src/config.js';
 import type { chargeSchema } from '../../src/http/routes/charges/schema.js';
-import type { loanSchema, loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
-import { activeCustomer, offerOf } from '../helpers/credit.js';
+import type { loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
+import { activeLoan as activeLoanOf, type LoanBody } from '../helpers/credit.js';
 import { recordHistory } from '../helpers/histories.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 
 type ChargeBody = z.infer<typeof chargeSchema>;
-type LoanBody = z.infer<typeof loanSchema>;
 type Transaction = z.infer<typeof loanTransactionSchema>;
 interface Problem {
   code: string;
@@ -45,41 +44,7 @@ const json = async <T>(response: Promise<Response> | Response, status = 200): Pr
 };
 
 /** A sandbox loan of 3 rows, `active`: signed in the sandbox, disbursed by ops. */
-async function activeLoan(): Promise<LoanBody> {
-  const customer = await activeCustomer(stack, api);
-  const offer = await offerOf(api, customer.id);
-  const simulation = await json<{ id: string }>(
-    api(`/v3/credit-offers/${offer.id}/simulations`, {
-      method: 'POST',
-      body: { amount: offer.min_amount, installments: 3 },
-    }),
-    201,
-  );
-  const loan = await json<LoanBody>(
-    api('/v3/loans', {
-      method: 'POST',
-      body: {
-        credit_offer_id: offer.id,
-        simulation_id: simulation.id,
-        disbursement_account: { type: 'pix', pix_key: customer.email },
-      },
-    }),
-    201,
-  );
-  await json(
-    api(`/v3/sandbox/loans/${loan.id}/signatures`, {
-      method: 'POST',
-      body: { cpf: loan.signers[0]!.cpf },
-    }),
-  );
-  return json<LoanBody>(
-    fetch(`${stack.baseUrl}/ops/v1/loans/${loan.id}/disbursement`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${OPS_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ outcome: 'confirmed' }),
-    }),
-  );
-}
+const activeLoan = () => activeLoanOf(stack, api, { opsToken: OPS_TOKEN });
 
 const charge = (loanId: string, body: Record<string, unknown>) =>
   api(`/v3/loans/${loanId}/charges`, { method: 'POST', body });

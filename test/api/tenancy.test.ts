@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activeCustomer, offerOf } from '../helpers/credit.js';
+import { activeCustomer, activeLoan, offerOf } from '../helpers/credit.js';
 import { files, registerCustomer } from '../helpers/customers.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
@@ -226,30 +226,13 @@ afterAll(async () => {
 
 /** A charge of another of the owner's loans, taken to `active` (signed, disbursed by ops). */
 async function activeLoanCharge(): Promise<string> {
-  const borrower = await activeCustomer(stack, owner);
-  const offer = await offerOf(owner, borrower.id);
-  const made = async <T>(path: string, body: unknown, status = 201) => {
-    const response = await owner(path, { method: 'POST', body });
-    if (response.status !== status) throw new Error(`${path}: ${response.status}`);
-    return (await response.json()) as T;
-  };
-  const simulation = await made<{ id: string }>(`/v3/credit-offers/${offer.id}/simulations`, {
-    amount: offer.min_amount,
-    installments: offer.min_installments,
-  });
-  const loan = await made<{ id: string; signers: { cpf: string }[] }>('/v3/loans', {
-    credit_offer_id: offer.id,
-    simulation_id: simulation.id,
-    disbursement_account: { type: 'pix', pix_key: borrower.email },
-  });
-  await made(`/v3/sandbox/loans/${loan.id}/signatures`, { cpf: loan.signers[0]!.cpf }, 200);
-  const disbursed = await fetch(`${stack.baseUrl}/ops/v1/loans/${loan.id}/disbursement`, {
+  const loan = await activeLoan(stack, owner, { opsToken: OPS_TOKEN });
+  const response = await owner(`/v3/loans/${loan.id}/charges`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${OPS_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ outcome: 'confirmed' }),
+    body: { scope: 'next' },
   });
-  if (disbursed.status !== 200) throw new Error(`disbursement: ${disbursed.status}`);
-  return (await made<{ id: string }>(`/v3/loans/${loan.id}/charges`, { scope: 'next' })).id;
+  if (response.status !== 201) throw new Error(`charge: ${response.status}`);
+  return ((await response.json()) as { id: string }).id;
 }
 
 const pathFor = (template: string) =>

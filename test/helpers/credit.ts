@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { creditOfferSchema } from '../../src/http/routes/credit-offers/schema.js';
+import type { loanSchema } from '../../src/http/routes/loans/schema.js';
 import { files, registerCustomer, upload, type CustomerBody } from './customers.js';
 import type { Client } from './partners.js';
 import { eventually } from './eventually.js';
@@ -71,4 +72,64 @@ export function offerOf(api: Client, customerId: string, status = 'available'): 
     ).json()) as { data: OfferBody[] };
     return page.data[0];
   }, `a ${status} offer for ${customerId}`);
+}
+
+export type LoanBody = z.infer<typeof loanSchema>;
+
+/**
+ * A sandbox loan taken to `active` over HTTP: an active customer, a loan of its offer (the
+ * minimum over 3 installments, or the whole offer over its most installments with `size:
+ * 'largest'`), the sandbox signature, and ops confirming the disbursement with `opsToken`.
+ */
+export async function activeLoan(
+  stack: Pick<TestStack, 'baseUrl'>,
+  api: Client,
+  options: { opsToken: string; size?: 'smallest' | 'largest'; codes?: CodeSource },
+): Promise<LoanBody> {
+  const customer = await activeCustomer(stack, api, {}, options.codes);
+  const offer = await offerOf(api, customer.id);
+  const json = async <T>(response: Promise<Response>, status: number): Promise<T> => {
+    const answer = await response;
+    if (answer.status !== status)
+      throw new Error(`${answer.url}: ${answer.status} ${await answer.text()}`);
+    return (await answer.json()) as T;
+  };
+  const simulation = await json<{ id: string }>(
+    api(`/v3/credit-offers/${offer.id}/simulations`, {
+      method: 'POST',
+      body:
+        options.size === 'largest'
+          ? { amount: offer.approved_amount, installments: offer.max_installments }
+          : { amount: offer.min_amount, installments: 3 },
+    }),
+    201,
+  );
+  const loan = await json<LoanBody>(
+    api('/v3/loans', {
+      method: 'POST',
+      body: {
+        credit_offer_id: offer.id,
+        simulation_id: simulation.id,
+        disbursement_account: { type: 'pix', pix_key: customer.email },
+      },
+    }),
+    201,
+  );
+  await json(
+    api(`/v3/sandbox/loans/${loan.id}/signatures`, {
+      method: 'POST',
+      body: { cpf: loan.signers[0]!.cpf },
+    }),
+    200,
+  );
+  const active = await json<LoanBody>(
+    fetch(`${stack.baseUrl}/ops/v1/loans/${loan.id}/disbursement`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${options.opsToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ outcome: 'confirmed' }),
+    }),
+    200,
+  );
+  if (active.status !== 'active') throw new Error(`loan ${loan.id} is ${active.status}`);
+  return active;
 }

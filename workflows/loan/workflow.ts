@@ -29,7 +29,7 @@ import {
   offerAcceptedSignal,
   releaseOfferSignal,
 } from '../credit-offers/messages.js';
-import { hexId } from '../ids.js';
+import { hexId, pixEventIds } from '../ids.js';
 import { databaseWrite } from '../presets.js';
 import { stepQueue } from '../step-queue.js';
 import {
@@ -394,14 +394,7 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
         endToEndId,
         at: businessNow(),
         transactionId: hexId('txn'),
-        eventIds: {
-          payment: hexId('evt'),
-          finished: hexId('evt'),
-          cancelled: hexId('evt'),
-          refundDue: hexId('evt'),
-          chargePaid: hexId('evt'),
-          chargeCancelled: hexId('evt'),
-        },
+        eventIds: pixEventIds(),
       });
       if (outcome.repeated) return outcome;
       if (progress.status === 'active') {

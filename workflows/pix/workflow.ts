@@ -1,6 +1,6 @@
 import { proxyActivities, setCurrentDetails } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.js';
-import { hexId } from '../ids.js';
+import { hexId, pixEventIds } from '../ids.js';
 
 /**
  * Books a Pix on its loan through the loan's workflow, which waits for its turn among the loan's
@@ -23,14 +23,7 @@ export async function pixWorkflow(input: { endToEndId: string }): Promise<string
   const outcome = await settlePix({
     endToEndId: input.endToEndId,
     transactionId: hexId('txn'),
-    eventIds: {
-      payment: hexId('evt'),
-      finished: hexId('evt'),
-      cancelled: hexId('evt'),
-      refundDue: hexId('evt'),
-      chargePaid: hexId('evt'),
-      chargeCancelled: hexId('evt'),
-    },
+    eventIds: pixEventIds(),
   });
   setCurrentDetails(
     `**Pix** ${input.endToEndId}: ${outcome ? `booked; the loan is ${outcome.status}` : 'matches no charge'}`,
