@@ -1,6 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { SANDBOX_PIX_KEY } from '../src/config.js';
-import type { DbOrTx } from '../src/db/client.js';
 import {
   activeChargeOf,
   closeCharge,
@@ -8,19 +7,14 @@ import {
   insertCharge,
   type Charge,
 } from '../src/db/queries/charges.js';
-import { loanAccountBalances } from '../src/db/queries/ledger.js';
-import {
-  lockAndReadLoan,
-  repaymentOf,
-  repaymentTerms,
-  type LoanView,
-} from '../src/db/queries/loans.js';
+import { balancesByAccount, loanAccountBalances } from '../src/db/queries/ledger.js';
+import { lockAndReadLoan, repaymentOf, repaymentTerms } from '../src/db/queries/loans.js';
 import { businessDate } from '../src/domain/business-date.js';
 import {
   chargeAmount,
   chargeEventTypes,
   chargeExpiry,
-  withdrawalAmount,
+  withdrawalDue,
   withdrawalRefusal,
   withdrawalWindowEnds,
   type ChargeRequest,
@@ -36,19 +30,6 @@ import { writeWithEvents } from './write-with-events.js';
 const refuse = (type: string, message: string): never => {
   throw ApplicationFailure.nonRetryable(message, type);
 };
-
-/** What released money less what was paid towards the loan (every part of every payment). */
-export async function withdrawalDue(tx: DbOrTx, loan: LoanView): Promise<number> {
-  const balances = await loanAccountBalances(tx, loan.id);
-  const income = balances
-    .filter((b) =>
-      ['interest_income', 'late_fee_income', 'late_interest_income'].includes(b.account),
-    )
-    .reduce((sum, b) => sum + b.credits - b.debits, 0);
-  const principal = loan.figures.principal_amount;
-  const principalLeft = balances.find((b) => b.account === 'loan_principal')?.balance ?? principal;
-  return withdrawalAmount(loan.figures.requested_amount, principal - principalLeft + income);
-}
 
 export function createChargeActivities(deps: ActivityDeps) {
   const chargeEvent = (id: string, type: string, charge: Charge): NewEvent => ({
@@ -95,7 +76,10 @@ export function createChargeActivities(deps: ActivityDeps) {
         if (scope === 'withdrawal') {
           const refusal = withdrawalRefusal(loan, input.hasCnpj, now);
           if (refusal) refuse('invalid_state', refusal);
-          amount = await withdrawalDue(tx, loan);
+          amount = withdrawalDue(
+            loan.figures,
+            balancesByAccount(await loanAccountBalances(tx, loan.id)),
+          );
           if (amount <= 0)
             refuse(
               'invalid_state',

@@ -10,7 +10,7 @@ import {
   markPixRecorded,
   type Charge,
 } from '../src/db/queries/charges.js';
-import { loanAccountBalances, postEntries } from '../src/db/queries/ledger.js';
+import { balancesByAccount, loanAccountBalances, postEntries } from '../src/db/queries/ledger.js';
 import {
   changeLoanRow,
   findLoanForOps,
@@ -29,7 +29,7 @@ import {
   type LedgerAccount,
 } from '../src/domain/ledger/postings.js';
 import { allocatePayment, payoffAmount } from '../src/domain/loans/allocation.js';
-import { chargeEventTypes } from '../src/domain/loans/charges.js';
+import { chargeEventTypes, withdrawalDue } from '../src/domain/loans/charges.js';
 import { endedStatuses, ledgerStep, loanEventTypes } from '../src/domain/loans/loans.js';
 import type { Tenant } from '../src/domain/tenant.js';
 import { presentCharge } from '../src/presenters/charges.js';
@@ -37,7 +37,6 @@ import { presentLoan } from '../src/presenters/loans.js';
 import { workflowIds } from '../src/temporal/workflow-ids.js';
 import type { NewEvent } from '../src/webhooks/fan-out.js';
 import { recordPixUpdate, type PixOutcome } from '../workflows/loan/messages.js';
-import { withdrawalDue } from './charges.js';
 import type { ActivityDeps } from './index.js';
 import { progressOf } from './loans.js';
 import { writeWithEvents } from './write-with-events.js';
@@ -132,6 +131,9 @@ export function createPixActivities(deps: ActivityDeps) {
       occurredAt: paidAt,
     };
     const events: NewEvent[] = [];
+    /** The loan's account balances, read when a withdrawal needs them. */
+    let balances: Partial<Record<LedgerAccount, number>> | undefined;
+    const loanBalances = async () => balancesByAccount(await loanAccountBalances(tx, before.id));
     let refund: number;
     let ended = false;
     let written;
@@ -145,12 +147,11 @@ export function createPixActivities(deps: ActivityDeps) {
       });
       if (!written) throw new Error(`Pix ${pix.endToEndId} written concurrently`);
       await postEntries(tx, tenant, written, overpaymentEntries(refund));
-    } else if (charge?.scope === 'withdrawal' && pix.amount >= (await withdrawalDue(tx, before))) {
-      const due = await withdrawalDue(tx, before);
-      refund = pix.amount - due;
-      const balances: Partial<Record<LedgerAccount, number>> = Object.fromEntries(
-        (await loanAccountBalances(tx, before.id)).map((b) => [b.account, b.balance]),
-      );
+    } else if (
+      charge?.scope === 'withdrawal' &&
+      pix.amount >= withdrawalDue(before.figures, (balances ??= await loanBalances()))
+    ) {
+      refund = pix.amount - withdrawalDue(before.figures, balances);
       written = await insertLoanTransaction(tx, tenant, before.id, {
         ...base,
         type: 'withdrawal',

@@ -13,13 +13,12 @@ import {
 } from '../db/queries/loans.js';
 import { businessDate } from '../domain/business-date.js';
 import {
-  isPaid,
   payoffAmount,
   quotePayoff as payoffQuoteOf,
-  rowValue,
   type ApplyTo,
   type PayoffQuote,
 } from '../domain/loans/allocation.js';
+import { nextAmountDue } from '../domain/loans/charges.js';
 import { isSamePayment, type PaymentRequest } from '../domain/loans/payments.js';
 import { lastPayoffDate } from '../domain/loans/repayment.js';
 import type { Tenant } from '../domain/tenant.js';
@@ -176,7 +175,8 @@ async function pay(
   const paidAt = checkPaidAt(loan, command.paid_at, now);
   const payment: PaymentRequest = {
     ...request,
-    amount: amount ?? oldestAmountDue(loan, businessDate(paidAt)),
+    // The sandbox twin's default: what pays the oldest unpaid row in full that day.
+    amount: amount ?? nextAmountDue(repaymentOf(loan), businessDate(paidAt), repaymentTerms(loan)),
   };
   if (payment.amount !== 'payoff') checkAmount(loan, payment.amount, businessDate(paidAt));
   await changeLoan(deps, loan, paymentUpdate, [payment], paymentUpdateId(loan, payment));
@@ -193,18 +193,6 @@ const paymentUpdateId = (loan: LoanView, payment: PaymentRequest) =>
       JSON.stringify([loan.id, payment.reference, payment.amount, payment.paidAt, payment.applyTo]),
     )
     .digest('hex')}`;
-
-/**
- * What the oldest unpaid row owes on `date`: the sandbox twin's default amount. The last one
- * owes the payoff amount (never less than the principal still owed).
- */
-function oldestAmountDue(loan: LoanView, date: string): number {
-  const repayment = repaymentOf(loan);
-  const unpaid = repayment.rows.filter((candidate) => !isPaid(candidate));
-  const terms = repaymentTerms(loan);
-  if (unpaid.length === 1) return payoffAmount(repayment, date, terms);
-  return unpaid[0] ? rowValue(unpaid[0], date, terms) : 0;
-}
 
 /** A payment is at most the payoff amount of its day (contract §13). */
 function checkAmount(loan: LoanView, amount: number, date: string): void {

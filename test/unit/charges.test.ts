@@ -10,7 +10,7 @@ import {
 import {
   chargeAmount,
   chargeExpiry,
-  withdrawalAmount,
+  withdrawalDue,
   withdrawalWindowEnds,
 } from '../../src/domain/loans/charges.js';
 import { decreeIof as iof } from '../helpers/iof.js';
@@ -93,7 +93,17 @@ describe('charges (contract §14)', () => {
     expect(withdrawalWindowEnds(new Date('2026-03-03T02:30:00Z'))).toEqual(
       new Date('2026-03-10T03:00:00.000Z'),
     );
-    expect(withdrawalAmount(100_000, 0)).toBe(100_000);
-    expect(withdrawalAmount(100_000, 35_000)).toBe(65_000);
+    // Nothing paid: the amount released. After a payment of R$ 350.00 (300.00 of principal,
+    // 45.00 of interest, 5.00 of late charges), 350.00 less.
+    const figures = { requested_amount: 100_000, principal_amount: 102_110 };
+    expect(withdrawalDue(figures, { loan_principal: 102_110 })).toBe(100_000);
+    expect(
+      withdrawalDue(figures, {
+        loan_principal: 102_110 - 30_000,
+        interest_income: -4_500,
+        late_fee_income: -300,
+        late_interest_income: -200,
+      }),
+    ).toBe(65_000);
   });
 });

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { ChargeStatus } from '../../domain/loans/charges.js';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
@@ -117,49 +117,10 @@ export async function markPixRecorded(
     .where(eq(receivedPix.endToEndId, endToEndId));
 }
 
-/** Pix whose txid named no charge, oldest first, after `after` (an end-to-end id), `limit` of them. */
-export async function unmatchedPix(
-  db: DbOrTx,
-  limit: number,
-  after?: { receivedAt: Date; endToEndId: string },
-): Promise<ReceivedPix[]> {
-  return db
-    .select()
-    .from(receivedPix)
-    .where(
-      and(
-        eq(receivedPix.status, 'unmatched'),
-        after
-          ? sql`(${receivedPix.receivedAt}, ${receivedPix.endToEndId}) > (${after.receivedAt}, ${after.endToEndId})`
-          : undefined,
-      ),
-    )
-    .orderBy(asc(receivedPix.receivedAt), asc(receivedPix.endToEndId))
-    .limit(limit);
-}
-
-/** How many Pix wait unmatched (the metric ops alert on). */
-export async function unmatchedPixCount(db: DbOrTx): Promise<number> {
-  const [row] = await db
-    .select({ count: sql<number>`count(*)::int` })
-    .from(receivedPix)
-    .where(eq(receivedPix.status, 'unmatched'));
-  return row?.count ?? 0;
-}
-
 /** Adds `amount` to what the loan owes back to its borrower (a negative amount: a refund sent). */
 export async function addRefundDue(tx: DbOrTx, loanId: string, amount: number): Promise<void> {
   await tx
     .update(loans)
     .set({ refundDueAmount: sql`${loans.refundDueAmount} + ${amount}`, updatedAt: sql`now()` })
     .where(eq(loans.id, loanId));
-}
-
-/** Received Pix of a loan not yet recorded (a Pix the worker has still to book). */
-export async function pendingPixOf(db: DbOrTx, loanId: string): Promise<ReceivedPix[]> {
-  return db
-    .select()
-    .from(receivedPix)
-    .where(and(eq(receivedPix.loanId, loanId), eq(receivedPix.status, 'received')))
-    .orderBy(asc(receivedPix.receivedAt));
 }

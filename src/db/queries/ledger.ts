@@ -112,6 +112,12 @@ export async function loanAccountBalances(db: DbOrTx, loanId: string): Promise<A
   return rows.map(balanceOf);
 }
 
+/** Each account's balance (debits − credits) by account: what a posting builds on. */
+export const balancesByAccount = (
+  rows: readonly AccountBalance[],
+): Partial<Record<LedgerAccount, number>> =>
+  Object.fromEntries(rows.map((row) => [row.account, row.balance]));
+
 /** A reconciliation finding: what does not hold, and where. */
 export interface LedgerFinding {
   check:

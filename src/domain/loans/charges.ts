@@ -9,6 +9,7 @@
  * its window closes.
  */
 import { addDays, businessDate, startOfBusinessDate } from '../business-date.js';
+import type { LedgerAccount } from '../ledger/postings.js';
 import {
   isLate,
   isPaid,
@@ -144,9 +145,22 @@ export function withdrawalWindowEnds(disbursedAt: Date): Date {
 /**
  * What a withdrawal costs: the amount released, less what the borrower has paid towards the loan
  * (every part of every payment: a withdrawn loan charges no interest nor late charges, so they
- * count as money returned). 0 or less: nothing more to return.
+ * count as money returned), read off the loan's account balances (debits − credits). 0 or less:
+ * nothing more to return.
  */
-export const withdrawalAmount = (released: number, paid: number): number => released - paid;
+export function withdrawalDue(
+  figures: { requested_amount: number; principal_amount: number },
+  balances: Partial<Record<LedgerAccount, number>>,
+): number {
+  const principalPaid =
+    figures.principal_amount - (balances.loan_principal ?? figures.principal_amount);
+  const chargesPaid = -(
+    (balances.interest_income ?? 0) +
+    (balances.late_fee_income ?? 0) +
+    (balances.late_interest_income ?? 0)
+  );
+  return figures.requested_amount - principalPaid - chargesPaid;
+}
 
 /** What a charge request asks for (contract §14); checked by the API, again here under the lock. */
 export interface ChargeRequest {

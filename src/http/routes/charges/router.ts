@@ -3,7 +3,7 @@ import { chargeNotFound, createCharge, requestWithdrawal } from '../../../comman
 import { clockNow } from '../../../commands/customer-clock.js';
 import { loanNotFound, type LoanDeps } from '../../../commands/loan-deps.js';
 import { receivePix, sandboxEndToEndId } from '../../../commands/receive-pix.js';
-import { findCharge, listLoanCharges } from '../../../db/queries/charges.js';
+import { findCharge, listLoanCharges, type Charge } from '../../../db/queries/charges.js';
 import { findLoan } from '../../../db/queries/loans.js';
 import { qrPng } from '../../../domain/pix/br-code.js';
 import { ProblemError } from '../../../errors.js';
@@ -23,9 +23,17 @@ import {
 } from './schema.js';
 
 const tag = 'Charges';
-const chargeResponse = (description: string, status = 200) => ({
-  [status]: { description, schema: chargeSchema },
+const chargeResponse = (description: string) => ({ 200: { description, schema: chargeSchema } });
+const createdResponse = (description: string) => ({
+  201: { description, schema: chargeSchema, headers: { Location: 'Path of the charge.' } },
 });
+
+/** Answers a charge just made: 201, where it lives, and the charge. */
+function created(ctx: AppContext, charge: Charge): void {
+  ctx.status = 201;
+  ctx.set('Location', `/v3/charges/${charge.id}`);
+  ctx.body = presentCharge(charge);
+}
 
 /**
  * Pix charges (contract §14): `/v3/loans/{id}/charges`, `/v3/charges/{id}` (and its QR code), the
@@ -56,20 +64,11 @@ export function chargeRoutes(api: ApiRouter, deps: LoanDeps): void {
       idempotent: true,
       params: loanParams,
       body: createChargeBody,
-      responses: {
-        201: {
-          description: 'The charge, `active`.',
-          schema: chargeSchema,
-          headers: { Location: 'Path of the charge.' },
-        },
-      },
+      responses: createdResponse('The charge, `active`.'),
       errors: [404, 409],
     },
     async (ctx, { params, body }) => {
-      const charge = await createCharge(deps, tenantOf(ctx), params.loan_id, body);
-      ctx.status = 201;
-      ctx.set('Location', `/v3/charges/${charge.id}`);
-      ctx.body = presentCharge(charge);
+      created(ctx, await createCharge(deps, tenantOf(ctx), params.loan_id, body));
     },
   );
 
@@ -151,20 +150,11 @@ export function chargeRoutes(api: ApiRouter, deps: LoanDeps): void {
       security: 'partner',
       idempotent: true,
       params: loanParams,
-      responses: {
-        201: {
-          description: 'The withdrawal’s charge.',
-          schema: chargeSchema,
-          headers: { Location: 'Path of the charge.' },
-        },
-      },
+      responses: createdResponse('The withdrawal’s charge.'),
       errors: [404, 409],
     },
     async (ctx, { params }) => {
-      const charge = await requestWithdrawal(deps, tenantOf(ctx), params.loan_id);
-      ctx.status = 201;
-      ctx.set('Location', `/v3/charges/${charge.id}`);
-      ctx.body = presentCharge(charge);
+      created(ctx, await requestWithdrawal(deps, tenantOf(ctx), params.loan_id));
     },
   );
 
