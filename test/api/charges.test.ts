@@ -105,6 +105,7 @@ describe('Pix charges (contract §14)', () => {
       (await eventsOf(loan.id)).filter((e) => e.type === 'loan.payment_received'),
     ).toHaveLength(1);
     await recordHistory(stack.temporal.workflow.getHandle(`pix/${paid.payment_reference}`), 'pix');
+    await recordHistory(stack.temporal.workflow.getHandle(`loan/${loan.id}`), 'loan.charges');
   });
 
   it('refuses what the loan does not allow, naming the field, and writes nothing', async () => {
@@ -171,5 +172,6 @@ describe('Pix charges (contract §14)', () => {
     expect(await reconcileLedger(stack.database.db)).toEqual([]);
     // Over: no more charges, no second withdrawal.
     expect((await api(`/v3/loans/${loan.id}/withdrawal`, { method: 'POST' })).status).toBe(409);
+    await recordHistory(stack.temporal.workflow.getHandle(`loan/${loan.id}`), 'loan.withdrawal');
   });
 });
