@@ -18,12 +18,24 @@ import type {
 } from '../workflows/customer-onboarding/messages.js';
 import { clockOffset } from '../src/db/queries/sandbox-clocks.js';
 import type { ActivityDeps } from './index.js';
+import { eq } from 'drizzle-orm';
+import type { DbOrTx } from '../src/db/client.js';
+import { customers } from '../src/db/schema/index.js';
 
 const UNIQUE_VIOLATION = '23505';
 
 /** Changed customer fields, named as their columns (the API speaks snake_case). */
 function fieldColumns({ trading_name, ...same }: CustomerFieldChanges) {
   return { ...same, ...(trading_name !== undefined ? { tradingName: trading_name } : {}) };
+}
+
+/** Read under the lock of the change's update: ops' credit decision takes the same lock. */
+async function creditAwaitsOps(tx: DbOrTx, customerId: string): Promise<boolean> {
+  const [row] = await tx
+    .select({ analysis: customers.creditAnalysis })
+    .from(customers)
+    .where(eq(customers.id, customerId));
+  return row?.analysis?.status === 'manual_review_required';
 }
 
 export function createCustomerActivities(deps: ActivityDeps) {
@@ -104,19 +116,21 @@ export function createCustomerActivities(deps: ActivityDeps) {
           const now = new Date();
           return {
             events: input.events.map((event) => ({ ...event, createdAt: now })),
-            // An active customer gets offers: their workflow starts with the change that made it so.
-            result: becameActive
-              ? await enqueueWorkflowStart(
-                  tx,
-                  creditOffersStart(
-                    { ...tenant, customerId },
-                    deps.taskQueue,
-                    deps.offers,
-                    // Read after the update above locked the customer row: an advance waits.
-                    tenant.environment === 'sandbox' ? await clockOffset(tx, customerId) : 0,
-                  ),
-                )
-              : undefined,
+            // An active customer gets offers: their workflow starts with the change that made it so,
+            // unless the credit analysis waits for ops (production), whose decision starts it.
+            result:
+              becameActive && !(await creditAwaitsOps(tx, customerId))
+                ? await enqueueWorkflowStart(
+                    tx,
+                    creditOffersStart(
+                      { ...tenant, customerId },
+                      deps.taskQueue,
+                      deps.offers,
+                      // Read after the update above locked the customer row: an advance waits.
+                      tenant.environment === 'sandbox' ? await clockOffset(tx, customerId) : 0,
+                    ),
+                  )
+                : undefined,
           };
         });
         if (creditStart) await dispatchWorkflowStart(deps, creditStart);

@@ -9,10 +9,16 @@ import { TokenBuckets } from './domain/token-bucket.js';
 import { problems } from './errors.js';
 import { ApiRouter } from './http/api-router.js';
 import type { AppState } from './http/context.js';
-import { registerLedgerGauge, type HttpMetrics } from './http/metrics.js';
+import {
+  registerLedgerGauge,
+  registerUnmatchedPixGauge,
+  type HttpMetrics,
+} from './http/metrics.js';
 import { ledgerImbalance } from './db/queries/ledger.js';
+import { unmatchedPixCount } from './db/queries/charges.js';
 import { idempotency } from './http/middleware/idempotency.js';
 import { opsAuth } from './http/middleware/ops-auth.js';
+import { pspAuth } from './http/middleware/psp-auth.js';
 import { partnerAuth } from './http/middleware/partner-auth.js';
 import { problemHandler } from './http/middleware/problem-handler.js';
 import { rateLimit } from './http/middleware/rate-limit.js';
@@ -24,6 +30,8 @@ import { authRoutes } from './http/routes/auth/router.js';
 import { docsRoutes } from './http/routes/docs/router.js';
 import { healthRoutes } from './http/routes/health/router.js';
 import { partnerRoutes } from './http/routes/partners/router.js';
+import { pspRoutes } from './http/routes/psp/router.js';
+import { unmatchedPixRoutes } from './http/routes/psp/unmatched.js';
 import { smokeCheckRoutes } from './http/routes/smoke-checks/router.js';
 import type { Logger } from './logger.js';
 import { creditOfferRoutes } from './http/routes/credit-offers/router.js';
@@ -36,6 +44,7 @@ import { loanCommandRoutes } from './http/routes/loans/commands-router.js';
 import { loanRoutes } from './http/routes/loans/router.js';
 import { signingUrls } from './domain/loans/signing-token.js';
 import { reviewRoutes } from './http/routes/reviews/router.js';
+import { creditDecisionRoutes } from './http/routes/reviews/credit-decision.js';
 import { sandboxClockRoutes } from './http/routes/sandbox-clock/router.js';
 import { webhookDeliveryRoutes } from './http/routes/webhooks/deliveries.js';
 import { webhookEndpointRoutes } from './http/routes/webhooks/router.js';
@@ -65,6 +74,8 @@ export interface App {
   partnerDocument: () => unknown;
   /** The ops API's OpenAPI document (served at /ops/v1/openapi.json). */
   opsDocument: () => unknown;
+  /** The PSP's API's OpenAPI document (served at /psp/v1/openapi.json, to ops). */
+  pspDocument: () => unknown;
 }
 
 /**
@@ -104,6 +115,7 @@ export function createApp(deps: AppDeps): App {
   const guards = {
     partner: [partnerAuth({ credentials, tokens }), rateLimit(requestBuckets)],
     ops: [opsAuth(config.opsToken)],
+    psp: [pspAuth(config.pspWebhookSecret, clock)],
     none: [],
   };
 
@@ -168,18 +180,28 @@ export function createApp(deps: AppDeps): App {
   const opsApi = new ApiRouter('/ops/v1', guards, idempotencyGuard);
   partnerRoutes(opsApi, { db });
   reviewRoutes(opsApi, customerDeps, 'ops');
+  creditDecisionRoutes(opsApi, {
+    ...customerDeps,
+    offers: { validityMs: config.offerValidityMs, renewalDelayMs: config.offerRenewalDelayMs },
+  });
   loanCommandRoutes(opsApi, loanDeps, 'ops');
   ledgerRoutes(opsApi, { db, clock });
   registerLedgerGauge(metrics, () => ledgerImbalance(db));
+  unmatchedPixRoutes(opsApi, { db });
+  registerUnmatchedPixGauge(metrics, () => unmatchedPixCount(db));
   smokeCheckRoutes(opsApi, { db, temporal, logger, taskQueue: config.temporal.taskQueue });
 
-  const documents = lazyDocuments(config.publicBaseUrl, partnerApi, opsApi);
+  const pspApi = new ApiRouter('/psp/v1', guards, idempotencyGuard);
+  pspRoutes(pspApi, { db, temporal, logger, taskQueue: config.temporal.taskQueue });
+
+  const documents = lazyDocuments(config.publicBaseUrl, partnerApi, opsApi, pspApi);
   // Each router tries every request it gets (@koa/router reads the host, matches every route and
   // builds the matched chain), so the partners' comes first: their requests meet no other.
   // No two routers share a path.
   const routers = [
     partnerApi.router,
     opsApi.router,
+    pspApi.router,
     healthRoutes({ database, temporal, metrics }),
     docsRoutes({ ...documents, opsGuard: guards.ops[0]! }),
     hostedRoutes({
@@ -226,10 +248,16 @@ export function createApp(deps: AppDeps): App {
   };
 }
 
-/** Both OpenAPI documents, built on first request from the mounted operations. */
-function lazyDocuments(publicBaseUrl: string, partnerApi: ApiRouter, opsApi: ApiRouter) {
+/** The OpenAPI documents, each built on first request from the mounted operations. */
+function lazyDocuments(
+  publicBaseUrl: string,
+  partnerApi: ApiRouter,
+  opsApi: ApiRouter,
+  pspApi: ApiRouter,
+) {
   let partner: unknown;
   let ops: unknown;
+  let psp: unknown;
   return {
     partnerDocument: () =>
       (partner ??= buildOpenApiDocument(
@@ -259,6 +287,25 @@ function lazyDocuments(publicBaseUrl: string, partnerApi: ApiRouter, opsApi: Api
           },
         },
         opsApi.operations,
+      )),
+    pspDocument: () =>
+      (psp ??= buildOpenApiDocument(
+        {
+          title: 'Embedded credit PSP API',
+          description:
+            'Where the payment service provider that holds the lender’s Pix key tells the service of Pix received (contract §14).',
+          serverUrl: `${publicBaseUrl}`,
+          securitySchemes: {
+            psp: {
+              type: 'apiKey',
+              in: 'header',
+              name: 'Pix-Signature',
+              description:
+                '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">` keyed with PSP_WEBHOOK_SECRET, within 5 minutes of now.',
+            },
+          },
+        },
+        pspApi.operations,
       )),
   };
 }

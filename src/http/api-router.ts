@@ -6,15 +6,17 @@ import type { AppContext, AppState } from './context.js';
 import { formOrJsonBody } from './middleware/form-or-json-body.js';
 import { jsonBody } from './middleware/json-body.js';
 import { multipartBody } from './middleware/multipart-body.js';
+import { signedJsonBody } from './middleware/psp-auth.js';
 import { notFoundCodeOf } from './ids.js';
 import { validated } from './validate.js';
 
-export type Security = 'partner' | 'ops' | 'none';
+export type Security = 'partner' | 'ops' | 'psp' | 'none';
 
 const bodyParsers = {
   json: jsonBody,
   'form-or-json': formOrJsonBody,
   multipart: multipartBody,
+  'signed-json': signedJsonBody,
 };
 
 export interface ResponseSpec {
@@ -44,7 +46,8 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   params?: P;
   query?: Q;
   body?: B;
-  bodyType?: 'json' | 'form-or-json' | 'multipart';
+  /** `signed-json`: JSON read from the bytes the route's guard authenticated (the PSP's). */
+  bodyType?: keyof typeof bodyParsers;
   /** What the OpenAPI document shows as the body, when it differs from what `body` validates. */
   bodyDocumentation?: z.ZodType;
   /** The multipart `encoding` of the document: the media types a part may carry. */

@@ -13,6 +13,8 @@ export interface AppState {
   tenant?: Tenant;
   /** The credential whose token authenticated the request. */
   credential?: { id: string; clientId: string };
+  /** The body's bytes, on routes whose guard authenticates them (the PSP's notifications). */
+  rawBody?: Buffer;
 }
 
 export type AppContext = RouterContext<AppState>;

@@ -54,3 +54,20 @@ export function registerLedgerGauge(
     },
   });
 }
+
+/**
+ * `unmatched_pix`: Pix received whose txid named no charge (contract §14), read when `/metrics` is
+ * scraped. Money on the lender's account that no loan has booked: above 0, ops look at
+ * `GET /ops/v1/unmatched-pix`.
+ */
+export function registerUnmatchedPixGauge(metrics: HttpMetrics, read: () => Promise<number>): void {
+  if (metrics.registry.getSingleMetric('unmatched_pix')) return;
+  new Gauge({
+    name: 'unmatched_pix',
+    help: 'Pix received that match no charge, waiting for ops.',
+    registers: [metrics.registry],
+    async collect() {
+      this.set(await read());
+    },
+  });
+}

@@ -45,6 +45,7 @@ const problemContent = (schema: z.ZodType) => ({ 'application/problem+json': { s
 const standardErrors: Record<Security, number[]> = {
   partner: [401, 429, 500, 503],
   ops: [401, 500, 503],
+  psp: [401, 500, 503],
   none: [500, 503],
 };
 
@@ -82,6 +83,7 @@ function requestContent(spec: DocumentedOperation['spec']) {
         },
       };
     default:
+      // `signed-json` too: JSON on the wire, read as bytes to check their signature.
       return { 'application/json': { schema } };
   }
 }
@@ -91,7 +93,11 @@ export interface DocumentInfo {
   description: string;
   serverUrl: string;
   securitySchemes: Partial<
-    Record<Security, { type: 'http'; scheme: 'bearer' | 'basic'; description: string }>
+    Record<
+      Security,
+      | { type: 'http'; scheme: 'bearer' | 'basic'; description: string }
+      | { type: 'apiKey'; in: 'header'; name: string; description: string }
+    >
   >;
 }
 

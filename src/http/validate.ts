@@ -36,8 +36,11 @@ export function validated<S extends InputSchemas>(
           : location === 'query'
             ? ctx.query
             : ((ctx.request as { body?: unknown }).body ?? {});
-      // Text PostgreSQL would refuse never reaches a schema, a handler or a query.
-      const badText = invalidTextPaths(source, location);
+      const result = schema.safeParse(source);
+      // Text PostgreSQL would refuse never reaches a handler or a query: looked for in what the
+      // schema answers (a member a schema drops, as the PSP's extras are, is never read), or in
+      // what was sent when it answers nothing.
+      const badText = invalidTextPaths(result.success ? result.data : source, location);
       errors.push(
         ...badText.map((path) => ({
           path,
@@ -45,7 +48,6 @@ export function validated<S extends InputSchemas>(
           message: 'Text must not contain NUL characters or unpaired UTF-16 surrogates.',
         })),
       );
-      const result = schema.safeParse(source);
       if (result.success) input[location] = result.data;
       else
         errors.push(

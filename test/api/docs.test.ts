@@ -132,6 +132,7 @@ describe('the partner OpenAPI document', () => {
     });
     const document = (await response.json()) as OpenApiDocument;
     expect(Object.keys(document.paths).sort()).toEqual([
+      '/ops/v1/customers/{customer_id}/credit-decision',
       '/ops/v1/customers/{customer_id}/deny',
       '/ops/v1/customers/{customer_id}/review',
       '/ops/v1/ledger/trial-balance',
@@ -143,7 +144,29 @@ describe('the partner OpenAPI document', () => {
       '/ops/v1/partners',
       '/ops/v1/smoke-checks',
       '/ops/v1/smoke-checks/{id}',
+      '/ops/v1/unmatched-pix',
     ]);
+  });
+
+  it('has a PSP twin behind the ops token: the Pix notification, signed', async () => {
+    expect((await fetch(`${stack.baseUrl}/psp/v1/openapi.json`)).status).toBe(401);
+    const response = await fetch(`${stack.baseUrl}/psp/v1/openapi.json`, {
+      headers: { Authorization: `Bearer ${OPS_TOKEN}` },
+    });
+    const document = (await response.json()) as OpenApiDocument & {
+      components: { securitySchemes: Record<string, unknown> };
+    };
+    expect(Object.keys(document.paths)).toEqual(['/psp/v1/pix']);
+    const notify = document.paths['/psp/v1/pix']!.post!;
+    expect(notify.operationId).toBe('receivePix');
+    expect(Object.keys(notify.responses).sort()).toEqual(
+      ['200', '400', '401', '413', '415', '422', '500', '503'].sort(),
+    );
+    expect(document.components.securitySchemes.psp).toMatchObject({
+      type: 'apiKey',
+      in: 'header',
+      name: 'Pix-Signature',
+    });
   });
 });
 

@@ -73,6 +73,106 @@ describe('ops review of production customers', () => {
       'the credit analysis',
     );
     expect(row.status).toBe('manual_review_required');
+    const offers = async () =>
+      (
+        (await (await production(`/v3/customers/${customer.id}/credit-offers`)).json()) as {
+          data: { status: string; approved_amount: number }[];
+        }
+      ).data;
+    expect(await offers()).toEqual([]);
+
+    // Ops decide: a limit within bounds, once.
+    for (const body of [
+      { decision: 'approve' },
+      { decision: 'approve', approved_limit_amount: 49_999 },
+      { decision: 'approve', approved_limit_amount: 100_000_001 },
+      { decision: 'approve', approved_limit_amount: 2_500_000, reason: 'extra' },
+      { decision: 'reject' },
+      { decision: 'maybe' },
+    ]) {
+      const refused = await ops(`/customers/${customer.id}/credit-decision`, body);
+      expect({ body, status: refused.status }).toEqual({ body, status: 422 });
+    }
+    const approved = await ops(`/customers/${customer.id}/credit-decision`, {
+      decision: 'approve',
+      approved_limit_amount: 2_500_000,
+    });
+    expect(approved.status).toBe(200);
+    // Already active: the offer follows the decision.
+    const [offer] = await eventually(async () => {
+      const current = await offers();
+      return current.length > 0 ? current : undefined;
+    }, 'the offer after the credit decision');
+    expect(offer).toMatchObject({ status: 'available', approved_amount: 2_500_000 });
+    const again = await ops(`/customers/${customer.id}/credit-decision`, {
+      decision: 'reject',
+      reason: 'Second thoughts.',
+    });
+    expect(again.status).toBe(409);
+    expect(await again.json()).toMatchObject({ code: 'invalid_state' });
+  });
+
+  it('a credit decision before the review gives the customer its offer when activated; a rejection none', async () => {
+    const all = ['identity_card_front', 'identity_card_back', 'selfie', 'biometrics'];
+    const approve = { items: all.map((type) => ({ type, decision: 'approve' })) };
+    const offersOf = async (id: string) =>
+      (
+        (await (await production(`/v3/customers/${id}/credit-offers`)).json()) as {
+          data: { approved_amount: number }[];
+        }
+      ).data;
+    const decide = async (id: string, body: Record<string, unknown>) =>
+      eventually(async () => {
+        const response = await ops(`/customers/${id}/credit-decision`, body);
+        return response.status === 409 ? undefined : response.status; // the analysis still runs
+      }, 'the credit decision');
+
+    const early = await submittedCustomer();
+    expect(await decide(early.id, { decision: 'approve', approved_limit_amount: 1_000_000 })).toBe(
+      200,
+    );
+    expect((await ops(`/customers/${early.id}/review`, approve)).status).toBe(200);
+    const [offer] = await eventually(async () => {
+      const current = await offersOf(early.id);
+      return current.length > 0 ? current : undefined;
+    }, 'the offer at activation');
+    expect(offer?.approved_amount).toBe(1_000_000);
+
+    const rejected = await submittedCustomer();
+    expect(await decide(rejected.id, { decision: 'reject', reason: 'Income too low.' })).toBe(200);
+    expect((await ops(`/customers/${rejected.id}/review`, approve)).status).toBe(200);
+    // Its offers workflow ends with nothing to offer.
+    const run = stack.temporal.workflow.getHandle(`credit-offers/${rejected.id}`);
+    expect(await eventually(() => run.result().catch(() => undefined), 'the offers run')).toBe(
+      'not_eligible',
+    );
+    expect(await offersOf(rejected.id)).toEqual([]);
+
+    // The sandbox decides its own credit: nothing waits for ops there.
+    const sandbox = client(
+      stack,
+      await tokenFor(stack, (await createPartner(stack)).credentials.sandbox),
+    );
+    const sandboxCustomer = await registerCustomer(sandbox);
+    const refused = await eventually(async () => {
+      const response = await ops(`/customers/${sandboxCustomer.id}/credit-decision`, {
+        decision: 'approve',
+        approved_limit_amount: 1_000_000,
+      });
+      const problem = (await response.json()) as { code: string; detail: string };
+      return problem.detail.includes('not run yet')
+        ? undefined
+        : { status: response.status, ...problem };
+    }, 'the sandbox analysis');
+    expect(refused).toMatchObject({ status: 409, code: 'invalid_state' });
+    expect(
+      (
+        await ops(`/customers/cust_${'0'.repeat(32)}/credit-decision`, {
+          decision: 'reject',
+          reason: 'x',
+        })
+      ).status,
+    ).toBe(404);
   });
 
   it('refuses decisions on items not submitted or not owed (409) and on no item type at all (422)', async () => {

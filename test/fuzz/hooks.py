@@ -5,14 +5,20 @@ JSON Schema cannot spell out.
 - `format: e164`: phone numbers that libphonenumber takes as valid (Brazilian mobiles);
 - `format: pix-key`: each kind of pix key (cpf, cnpj, e-mail, phone, random key);
 - a fresh Idempotency-Key per request (see `before_call`);
-- distinct signer cpfs in a schema-valid loan request (see `_distinct_signers`).
+- distinct signer cpfs in a schema-valid loan request (see `_distinct_signers`);
+- the PSP's `Pix-Signature` over the exact bytes sent to `POST /psp/v1/pix` (see `PspSignature`).
 
 Without them most schema-valid values would fail a rule the schema cannot state, and the fuzzer
 would report those refusals instead of looking further.
 """
 
+import hashlib
+import hmac
 import itertools
+import json
+import os
 import re
+import time
 
 from hypothesis import strategies as st
 
@@ -90,8 +96,39 @@ def _headers_are_the_invalid_part(case) -> bool:
     return location is None or location.name == "HEADER"
 
 
+PSP_PATH = "/psp/v1/pix"
+
+
+def _psp_body(case) -> bytes:
+    """The bytes `POST /psp/v1/pix` sends: serialized here once, so the signature covers them."""
+    body = case.body
+    if isinstance(body, bytes):
+        return body
+    if type(body).__name__ == "NotSet":
+        return b""
+    return json.dumps(body).encode("utf-8")
+
+
+@schemathesis.auth(refresh_interval=None, retry_on=[]).apply_to(path=PSP_PATH)
+class PspSignature:
+    """The PSP's HMAC (contract §14): `t=<now>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, keyed with
+    the secret run.ts passes as FUZZ_PSP_SECRET. An auth provider, not a plain header, so the
+    fuzzer's own probes (the request without it, with a wrong one) know it for the credential."""
+
+    def get(self, case, context):
+        return os.environ["FUZZ_PSP_SECRET"]
+
+    def set(self, case, secret, context):
+        t = str(int(time.time()))
+        digest = hmac.new(secret.encode(), f"{t}.".encode() + _psp_body(case), hashlib.sha256)
+        case.headers = {**(case.headers or {}), "Pix-Signature": f"t={t},v1={digest.hexdigest()}"}
+
+
 @schemathesis.hook
 def before_call(context, case, kwargs):
+    if case.operation.path == PSP_PATH:
+        # The body as signed; a body the caller passes is sent as it is, not serialized again.
+        kwargs["data"] = _psp_body(case)
     if _headers_are_the_invalid_part(case):
         return
     _fresh_idempotency_key(case)

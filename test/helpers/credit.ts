@@ -5,7 +5,7 @@ import { files, registerCustomer, upload, type CustomerBody } from './customers.
 import type { Client } from './partners.js';
 import { eventually } from './eventually.js';
 import type { TestStack } from './stack.js';
-import { completeBiometricsCapture, type CodeSource } from './hosted.js';
+import { completeBiometricsCapture, SigningBrowser, type CodeSource } from './hosted.js';
 
 export type OfferBody = z.infer<typeof creditOfferSchema>;
 
@@ -20,16 +20,48 @@ export async function activeCustomer(
   api: Client,
   overrides: Record<string, unknown> = {},
   codes?: CodeSource,
+  /** A production customer: ops review it with this token (a sandbox token reviews its own). */
+  opsToken?: string,
 ): Promise<CustomerBody> {
   const { customer, documents } = await submittedCustomer(stack, api, overrides, codes);
-  const review = await api(`/v3/sandbox/customers/${customer.id}/review`, {
-    method: 'POST',
-    body: { items: [...documents, 'biometrics'].map((type) => ({ type, decision: 'approve' })) },
-  });
+  const body = {
+    items: [...documents, 'biometrics'].map((type) => ({ type, decision: 'approve' })),
+  };
+  if (opsToken) await approveCredit(stack, customer.id, opsToken);
+  const review = opsToken
+    ? await fetch(`${stack.baseUrl}/ops/v1/customers/${customer.id}/review`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${opsToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+    : await api(`/v3/sandbox/customers/${customer.id}/review`, { method: 'POST', body });
   if (review.status !== 200) throw new Error(`review: ${review.status} ${await review.text()}`);
   const reviewed = (await review.json()) as CustomerBody;
   if (reviewed.status !== 'active') throw new Error(`customer is ${reviewed.status} after review`);
   return reviewed;
+}
+
+/**
+ * Ops approve a production customer's credit (R$ 30,000.00), once its analysis has run and waits
+ * for them.
+ */
+export async function approveCredit(
+  stack: Pick<TestStack, 'baseUrl'>,
+  customerId: string,
+  opsToken: string,
+  approvedLimitAmount = 3_000_000,
+): Promise<void> {
+  await eventually(async () => {
+    const decided = await fetch(`${stack.baseUrl}/ops/v1/customers/${customerId}/credit-decision`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${opsToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ decision: 'approve', approved_limit_amount: approvedLimitAmount }),
+    });
+    if (decided.status === 200) return true;
+    const problem = await decided.text();
+    if (decided.status === 409 && problem.includes('not run yet')) return undefined;
+    throw new Error(`credit decision: ${decided.status} ${problem}`);
+  }, `the credit analysis of ${customerId}`);
 }
 
 /**
@@ -77,16 +109,29 @@ export function offerOf(api: Client, customerId: string, status = 'available'): 
 export type LoanBody = z.infer<typeof loanSchema>;
 
 /**
- * A sandbox loan taken to `active` over HTTP: an active customer, a loan of its offer (the
- * minimum over 3 installments, or the whole offer over its most installments with `size:
- * 'largest'`), the sandbox signature, and ops confirming the disbursement with `opsToken`.
+ * A loan taken to `active` over HTTP: an active customer, a loan of its offer (the minimum over 3
+ * installments, or the whole offer over its most installments with `size: 'largest'`), the
+ * signature, and ops confirming the disbursement with `opsToken`. A sandbox loan by default,
+ * signed by the sandbox helper; with `production`, `api` holds a production token, ops review the
+ * customer and the signer signs on the hosted page with the code e-mailed to them.
  */
 export async function activeLoan(
   stack: Pick<TestStack, 'baseUrl'>,
   api: Client,
-  options: { opsToken: string; size?: 'smallest' | 'largest'; codes?: CodeSource },
+  options: {
+    opsToken: string;
+    size?: 'smallest' | 'largest';
+    codes?: CodeSource;
+    production?: boolean;
+  },
 ): Promise<LoanBody> {
-  const customer = await activeCustomer(stack, api, {}, options.codes);
+  const customer = await activeCustomer(
+    stack,
+    api,
+    {},
+    options.codes,
+    options.production ? options.opsToken : undefined,
+  );
   const offer = await offerOf(api, customer.id);
   const json = async <T>(response: Promise<Response>, status: number): Promise<T> => {
     const answer = await response;
@@ -115,13 +160,20 @@ export async function activeLoan(
     }),
     201,
   );
-  await json(
-    api(`/v3/sandbox/loans/${loan.id}/signatures`, {
-      method: 'POST',
-      body: { cpf: loan.signers[0]!.cpf },
-    }),
-    200,
-  );
+  if (options.production) {
+    const browser = new SigningBrowser(stack.baseUrl, loan.signing_url);
+    await browser.identify(loan.signers[0]!.cpf, { email: customer.email });
+    const signed = await browser.sign();
+    if (signed.status !== 200) throw new Error(`signing page: ${signed.status}`);
+  } else {
+    await json(
+      api(`/v3/sandbox/loans/${loan.id}/signatures`, {
+        method: 'POST',
+        body: { cpf: loan.signers[0]!.cpf },
+      }),
+      200,
+    );
+  }
   const active = await json<LoanBody>(
     fetch(`${stack.baseUrl}/ops/v1/loans/${loan.id}/disbursement`, {
       method: 'POST',

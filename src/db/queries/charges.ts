@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { ChargeStatus } from '../../domain/loans/charges.js';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
@@ -115,6 +115,42 @@ export async function markPixRecorded(
     .update(receivedPix)
     .set({ status: 'recorded', transactionId, recordedAt: sql`now()` })
     .where(eq(receivedPix.endToEndId, endToEndId));
+}
+
+/**
+ * Pix whose txid named no charge, oldest first, `limit` of them after the one `after` names (an
+ * end-to-end id); `undefined` when `after` is not an unmatched Pix.
+ */
+export async function unmatchedPix(
+  db: DbOrTx,
+  limit: number,
+  after?: string,
+): Promise<ReceivedPix[] | undefined> {
+  const unmatched = eq(receivedPix.status, 'unmatched');
+  let beyond;
+  if (after !== undefined) {
+    const [cursor] = await db
+      .select({ endToEndId: receivedPix.endToEndId })
+      .from(receivedPix)
+      .where(and(unmatched, eq(receivedPix.endToEndId, after)));
+    if (!cursor) return undefined;
+    beyond = sql`(${receivedPix.receivedAt}, ${receivedPix.endToEndId}) > (select r.received_at, r.end_to_end_id from ${receivedPix} r where r.end_to_end_id = ${after})`;
+  }
+  return db
+    .select()
+    .from(receivedPix)
+    .where(and(unmatched, beyond))
+    .orderBy(asc(receivedPix.receivedAt), asc(receivedPix.endToEndId))
+    .limit(limit);
+}
+
+/** How many Pix wait unmatched (the gauge ops alert on). */
+export async function unmatchedPixCount(db: DbOrTx): Promise<number> {
+  const [row] = await db
+    .select({ count: sql<number>`count(*)::int` })
+    .from(receivedPix)
+    .where(eq(receivedPix.status, 'unmatched'));
+  return row?.count ?? 0;
 }
 
 /** Adds `amount` to what the loan owes back to its borrower (a negative amount: a refund sent). */

@@ -56,11 +56,12 @@ ${Object.entries(errorCatalogue)
 
 /**
  * Public documentation: the partner OpenAPI document, its reference page and the error list, all
- * without a token. The ops document sits behind the ops token, beside the ops API.
+ * without a token. The ops and PSP documents sit behind the ops token, beside their APIs.
  */
 export function docsRoutes(deps: {
   partnerDocument: () => unknown;
   opsDocument: () => unknown;
+  pspDocument: () => unknown;
   opsGuard: Middleware<AppState>;
 }): Router<AppState> {
   const router = new Router<AppState>();
@@ -76,6 +77,9 @@ export function docsRoutes(deps: {
   });
   router.get('/ops/v1/openapi.json', deps.opsGuard, (ctx) => {
     ctx.body = deps.opsDocument();
+  });
+  router.get('/psp/v1/openapi.json', deps.opsGuard, (ctx) => {
+    ctx.body = deps.pspDocument();
   });
   router.get('/docs', html(referenceHtml));
   router.get('/docs/errors', html(errorsHtml));

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+
+/**
+ * `valor`: reais with two decimals, from R$ 0.01 to R$ 9,999,999.99. Banco Central's schema
+ * allows ten digits of reais; the ledger's integer centavos hold up to R$ 21,474,836.47, so seven
+ * digits are taken — limits here end at R$ 1,000,000.00 — and a Pix above is refused with a 422
+ * the PSP's operators see, the one Pix not taken without a person looking at it.
+ */
+const valor = z
+  .string()
+  .regex(/^(?:[1-9]\d{0,6}\.\d{2}|0\.(?:0[1-9]|[1-9]\d))$/)
+  .meta({ description: 'Reais with two decimals, as the Pix API writes them: `"110.00"`.' });
+
+/** `"110.00"` → 11000: the digits without the point (never a binary float). */
+export function reaisToCentavos(valor: string): number {
+  return Number.parseInt(valor.replace('.', ''), 10);
+}
+
+/**
+ * One Pix received, in the shape of Banco Central's Pix API (`GET /pix/{e2eid}`, the `pix` webhook).
+ * Members the PSP adds (`chave`, `infoPagador`, `componentesValor`, `devolucoes`, …) are accepted
+ * and dropped unread (`z.object`, not strict): a notification is never refused for saying more.
+ */
+const receivedPix = z
+  .object({
+    endToEndId: z
+      .string()
+      .regex(/^[a-zA-Z0-9]{32}$/)
+      .meta({ description: 'The payment system’s id of the Pix: `E`, the payer’s ISPB, …' }),
+    txid: z
+      .string()
+      .regex(/^[a-zA-Z0-9]{1,35}$/)
+      .optional()
+      .meta({ description: 'The charge’s txid, from its BR Code; absent for a Pix to the key.' }),
+    valor,
+    horario: z.iso
+      .datetime({ offset: true })
+      .meta({ description: 'When the Pix was paid (RFC 3339).' }),
+  })
+  .meta({ id: 'ReceivedPix' });
+
+export const pixNotificationBody = z
+  .object({
+    pix: z.array(receivedPix).min(1).max(1000),
+  })
+  .meta({ id: 'PixNotification' });
+
+export const pixNotificationReceipt = z
+  .object({
+    stored: z.int().min(0).meta({ description: 'Pix of this notification stored by it.' }),
+    already_stored: z.int().min(0).meta({
+      description: 'Pix of it stored before (a repeated notification): nothing changed for them.',
+    }),
+  })
+  .meta({ id: 'PixNotificationReceipt' });

@@ -1,0 +1,249 @@
+import { randomBytes } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import { DEVELOPMENT_PSP_WEBHOOK_SECRET } from '../../src/config.js';
+import { reconcileLedger } from '../../src/db/queries/ledger.js';
+import { receivedPix } from '../../src/db/schema/index.js';
+import { signPspBody } from '../../src/domain/pix/psp-signature.js';
+import type { chargeSchema } from '../../src/http/routes/charges/schema.js';
+import type { loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
+import { activeLoan, type LoanBody } from '../helpers/credit.js';
+import { eventually } from '../helpers/eventually.js';
+import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
+import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
+
+type ChargeBody = z.infer<typeof chargeSchema>;
+type Transaction = z.infer<typeof loanTransactionSchema>;
+
+let stack: TestStack;
+let production: Client;
+let sandbox: Client;
+
+beforeAll(async () => {
+  stack = await startStack({
+    env: { SANDBOX_REVIEW_DELAY: '1h', SANDBOX_DISBURSEMENT_DELAY: '60d' },
+  });
+  const partner = await createPartner(stack);
+  production = client(stack, await tokenFor(stack, partner.credentials.production));
+  sandbox = client(stack, await tokenFor(stack, partner.credentials.sandbox));
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const json = async <T>(response: Promise<Response> | Response, status = 200): Promise<T> => {
+  const answer = await response;
+  if (answer.status !== status)
+    throw new Error(`${answer.url}: ${answer.status} ${await answer.text()}`);
+  return (await answer.json()) as T;
+};
+
+/** An end-to-end id as a payer's PSP makes them: `E`, an ISPB, a UTC minute, 11 characters. */
+const endToEndId = () =>
+  `E12345678${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 12)}${randomBytes(8).toString('hex').slice(0, 11)}`;
+
+/** `centavos` as the Pix API writes an amount: reais with two decimals. */
+const valor = (centavos: number) =>
+  `${Math.trunc(centavos / 100)}.${String(centavos % 100).padStart(2, '0')}`;
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/** The PSP's notification: `body` as sent, signed (by default) the way the contract says. */
+const notify = (
+  body: string,
+  signature: string | null = signPspBody(DEVELOPMENT_PSP_WEBHOOK_SECRET, body, nowSeconds()),
+  contentType = 'application/json',
+) =>
+  fetch(`${stack.baseUrl}/psp/v1/pix`, {
+    method: 'POST',
+    headers: { 'content-type': contentType, ...(signature ? { 'pix-signature': signature } : {}) },
+    body,
+  });
+
+const ops = <T>(path: string) =>
+  json<T>(fetch(`${stack.baseUrl}${path}`, { headers: { authorization: `Bearer ${OPS_TOKEN}` } }));
+
+const storedPix = async (id: string) =>
+  stack.database.db.select().from(receivedPix).where(eq(receivedPix.endToEndId, id));
+
+describe('the PSP’s notification of Pix received (contract §14)', () => {
+  it('is refused unauthenticated, 401 before anything is read or stored', async () => {
+    const id = endToEndId();
+    const body = JSON.stringify({
+      pix: [{ endToEndId: id, valor: '10.00', horario: new Date().toISOString() }],
+    });
+    const signedAt = (seconds: number, secret = DEVELOPMENT_PSP_WEBHOOK_SECRET, signed = body) =>
+      signPspBody(secret, signed, seconds);
+    const refusals = [
+      null,
+      'sha256=deadbeef',
+      `t=${nowSeconds()}`,
+      signedAt(nowSeconds() - 301), // outside the 5-minute window, either way
+      signedAt(nowSeconds() + 301),
+      signedAt(nowSeconds(), 'another-secret-of-enough-length'),
+      signedAt(nowSeconds(), DEVELOPMENT_PSP_WEBHOOK_SECRET, body.replace('10.00', '99.00')),
+    ];
+    for (const signature of refusals) {
+      const response = await notify(body, signature);
+      expect(response.status, String(signature)).toBe(401);
+      expect(await response.json()).toMatchObject({ code: 'unauthorized' });
+    }
+    // Unauthenticated garbage is a 401 too: the body is not parsed before the signature holds.
+    expect((await notify('{not json', null)).status).toBe(401);
+    expect(await storedPix(id)).toEqual([]);
+
+    // Within the window, late or early, the same body is taken.
+    expect((await notify(body, signedAt(nowSeconds() - 240))).status).toBe(200);
+    expect(await storedPix(id)).toHaveLength(1);
+  });
+
+  it('takes a signed body on its own terms: JSON only, each Pix valid, members it adds ignored', async () => {
+    const horario = new Date().toISOString();
+    const pix = (overrides: Record<string, unknown>) =>
+      JSON.stringify({
+        pix: [{ endToEndId: endToEndId(), valor: '1.00', horario, ...overrides }],
+      });
+    const invalid = async (body: string, path: string) => {
+      const response = await notify(body);
+      expect(response.status, body).toBe(422);
+      const problem = (await response.json()) as { errors: { path: string }[] };
+      expect(problem.errors.map((e) => e.path)).toContain(path);
+    };
+    await invalid(pix({ valor: '0.00' }), 'body.pix.0.valor');
+    await invalid(pix({ valor: '10' }), 'body.pix.0.valor');
+    await invalid(pix({ valor: 10 }), 'body.pix.0.valor');
+    await invalid(pix({ valor: '10000000.00' }), 'body.pix.0.valor');
+    await invalid(pix({ valor: '01.00' }), 'body.pix.0.valor');
+    await invalid(pix({ endToEndId: 'E123' }), 'body.pix.0.endToEndId');
+    await invalid(pix({ txid: 'not a txid' }), 'body.pix.0.txid');
+    await invalid(pix({ horario: 'yesterday' }), 'body.pix.0.horario');
+    await invalid(JSON.stringify({ pix: [] }), 'body.pix');
+    expect((await notify('{not json')).status).toBe(400);
+    expect((await notify(pix({}), undefined, 'text/plain')).status).toBe(415);
+
+    // The Pix API's other members (payer's message, value parts, refunds) are no reason to refuse.
+    const id = endToEndId();
+    const fuller = pix({
+      endToEndId: id,
+      chave: 'lender@example.com',
+      infoPagador: 'parcela 1',
+      componentesValor: { original: { valor: '1.00' } },
+      devolucoes: [],
+    });
+    expect(await json(notify(fuller))).toEqual({ stored: 1, already_stored: 0 });
+    expect(await json(notify(fuller))).toEqual({ stored: 0, already_stored: 1 });
+  });
+
+  it('books a charge’s Pix once, however often and however concurrently it is notified', async () => {
+    const loan = await activeLoan(stack, production, { opsToken: OPS_TOKEN, production: true });
+    const charge = await json<ChargeBody>(
+      production(`/v3/loans/${loan.id}/charges`, { method: 'POST', body: { scope: 'next' } }),
+      201,
+    );
+    const id = endToEndId();
+    const body = JSON.stringify({
+      pix: [
+        { endToEndId: id, txid: charge.txid, valor: valor(charge.amount), horario: new Date() },
+      ],
+    });
+    // The PSP retries what it thinks went unanswered: the same notification, 20 times at once.
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        json<{ stored: number; already_stored: number }>(notify(body)),
+      ),
+    );
+    expect(answers.reduce((sum, answer) => sum + answer.stored, 0)).toBe(1);
+    expect(answers.reduce((sum, answer) => sum + answer.already_stored, 0)).toBe(19);
+
+    const paid = await eventually(async () => {
+      const current = await json<ChargeBody>(production(`/v3/charges/${charge.id}`));
+      return current.status === 'paid' ? current : undefined;
+    }, 'the charge paid');
+    expect(paid.payment_reference).toBe(id);
+    const payments = (
+      await json<{ data: Transaction[] }>(production(`/v3/loans/${loan.id}/transactions`))
+    ).data.filter((t) => t.type === 'payment');
+    expect(payments).toEqual([
+      expect.objectContaining({ amount: charge.amount, reference: id, refund_amount: null }),
+    ]);
+    const after = await json<LoanBody>(production(`/v3/loans/${loan.id}`));
+    expect(after.schedule[0]!.status).toBe('paid');
+
+    // A second notification after the booking changes nothing either.
+    expect(await json(notify(body))).toEqual({ stored: 0, already_stored: 1 });
+    const events = (
+      await json<{
+        data: { type: string; data: { id: string; loan_id?: string; reference?: string } }[];
+      }>(production('/v3/events?order=asc&limit=100'))
+    ).data.filter(
+      (e) => e.data.id === loan.id || e.data.id === charge.id || e.data.loan_id === loan.id,
+    );
+    expect(events.filter((e) => e.type === 'loan.payment_received')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'charge.paid')).toHaveLength(1);
+    expect(await reconcileLedger(stack.database.db)).toEqual([]);
+  });
+
+  it('keeps a Pix that names no charge of production for ops: listed, counted, never booked', async () => {
+    // A sandbox charge's txid is no production charge: the PSP's Pix are production's.
+    const sandboxLoan = await activeLoan(stack, sandbox, { opsToken: OPS_TOKEN });
+    const sandboxCharge = await json<ChargeBody>(
+      sandbox(`/v3/loans/${sandboxLoan.id}/charges`, { method: 'POST', body: { scope: 'next' } }),
+      201,
+    );
+    const horario = '2026-11-25T10:00:00.000-03:00';
+    const ids = [endToEndId(), endToEndId(), endToEndId()];
+    const body = JSON.stringify({
+      pix: [
+        { endToEndId: ids[0], txid: 'UNKNOWNTXID0000000000000000', valor: '12.34', horario },
+        { endToEndId: ids[1], valor: '0.01', horario }, // to the key, without a txid
+        {
+          endToEndId: ids[2],
+          txid: sandboxCharge.txid,
+          valor: valor(sandboxCharge.amount),
+          horario,
+        },
+      ],
+    });
+    expect(await json(notify(body))).toEqual({ stored: 3, already_stored: 0 });
+
+    const listed: { end_to_end_id: string }[] = [];
+    let page = await ops<{ data: { end_to_end_id: string }[]; has_more: boolean }>(
+      '/ops/v1/unmatched-pix?limit=1',
+    );
+    listed.push(...page.data);
+    while (page.has_more) {
+      page = await ops(
+        `/ops/v1/unmatched-pix?limit=2&starting_after=${listed.at(-1)!.end_to_end_id}`,
+      );
+      listed.push(...page.data);
+    }
+    const ours = listed.filter((pix) => ids.includes(pix.end_to_end_id));
+    expect(ours).toHaveLength(3);
+    expect(ours).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          end_to_end_id: ids[0],
+          txid: 'UNKNOWNTXID0000000000000000',
+          amount: 1_234,
+          paid_at: '2026-11-25T13:00:00.000Z',
+        }),
+        expect.objectContaining({ end_to_end_id: ids[1], txid: null, amount: 1 }),
+        expect.objectContaining({ end_to_end_id: ids[2], txid: sandboxCharge.txid }),
+      ]),
+    );
+    const unknownCursor = await fetch(
+      `${stack.baseUrl}/ops/v1/unmatched-pix?starting_after=${endToEndId()}`,
+      { headers: { authorization: `Bearer ${OPS_TOKEN}` } },
+    );
+    expect(unknownCursor.status).toBe(400);
+
+    const metrics = await (await fetch(`${stack.baseUrl}/metrics`)).text();
+    const gauge = Number(/^unmatched_pix (\d+)$/m.exec(metrics)?.[1]);
+    expect(gauge).toBeGreaterThanOrEqual(3);
+    // The sandbox charge is untouched by a production Pix.
+    expect((await json<ChargeBody>(sandbox(`/v3/charges/${sandboxCharge.id}`))).status).toBe(
+      'active',
+    );
+  });
+});
