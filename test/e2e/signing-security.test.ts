@@ -7,7 +7,7 @@ import { hashSigningToken } from '../../src/domain/loans/signing-token.js';
 import { maskEmail, maskTaxId } from '../../src/domain/masking.js';
 import type { loanSchema } from '../../src/http/routes/loans/schema.js';
 import { activeCustomer, offerOf } from '../helpers/credit.js';
-import { fakeCpf, type CustomerBody } from '../helpers/customers.js';
+import { fakeCnpj, fakeCpf, type CustomerBody } from '../helpers/customers.js';
 import { SigningBrowser } from '../helpers/hosted.js';
 import { codeIn, waitForMessage } from '../helpers/mailbox.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
@@ -39,8 +39,10 @@ interface SignedLoan {
 }
 
 /** A sandbox loan awaiting two signatures: the customer's and a guarantor's. */
-async function loanWithGuarantor(): Promise<SignedLoan> {
-  const customer = await activeCustomer(stack, api);
+async function loanWithGuarantor(
+  customerFields: Record<string, unknown> = {},
+): Promise<SignedLoan> {
+  const customer = await activeCustomer(stack, api, customerFields);
   const offer = await offerOf(api, customer.id);
   const simulation = (await (
     await api(`/v3/credit-offers/${offer.id}/simulations`, {
@@ -150,6 +152,20 @@ describe('the signing link alone signs nothing (issue 26, finding 1)', () => {
     expect(page).toContain(loan.contract_sha256);
     expect(page).toContain(`Assinar como ${guarantor.name}`);
     expect(page).not.toContain(customer.cpf);
+    // How the borrower will pay (issue 23): the first due date, the Pix charge of each row, and
+    // — the customer has no cnpj — the withdrawal right.
+    const firstDue = loan.first_due_date.split('-').reverse().join('/');
+    expect(page).toContain(`<th>Primeiro vencimento</th><td class="n">${firstDue}</td>`);
+    expect(page).toContain('<h2>Como pagar</h2>');
+    expect(page).toContain(
+      `Cada parcela é paga por Pix. Antes de cada vencimento (o primeiro em <span class="nowrap">${firstDue}</span>)`,
+    );
+    expect(page).toContain('QR code ou “Pix copia e cola”');
+    expect(page).toContain('A cobrança vale até o fim desse dia');
+    expect(page).toContain('O pagamento é reconhecido sozinho');
+    expect(page).toContain('Direito de arrependimento');
+    expect(page).toContain('até o fim do 7º dia depois da liberação');
+    expect(page).toContain('art. 49');
     const pdf = await browser.fetch('/contract');
     expect(pdf.headers.get('content-type')).toBe('application/pdf');
     expect(pdf.headers.get('content-disposition')).toMatch(/^attachment; filename="ccb-ln_/);
@@ -196,6 +212,20 @@ describe('the signing link alone signs nothing (issue 26, finding 1)', () => {
     });
     expect(verification?.verifiedIp).toMatch(/^(::ffff:)?127\.0\.0\.1$/);
     expect(await loanOf(loan.id)).toMatchObject({ signatures_received: 1 });
+  });
+
+  it('tells a company customer how to pay, and of no withdrawal right (CDC art. 49 is a consumer’s)', async () => {
+    const { loan, customer } = await loanWithGuarantor({ cnpj: fakeCnpj() });
+    expect(customer.cnpj).not.toBeNull();
+    const browser = new SigningBrowser(stack.baseUrl, loan.signing_url);
+    await browser.identify(customer.cpf, { sandbox: true });
+    const page = await (await browser.fetch()).text();
+    expect(page).toContain('<h2>Como pagar</h2>');
+    expect(page).toContain(
+      `(o primeiro em <span class="nowrap">${loan.first_due_date.split('-').reverse().join('/')}</span>)`,
+    );
+    expect(page).not.toContain('Direito de arrependimento');
+    expect(page).not.toContain('art. 49');
   });
 
   it('codes last ten minutes and come three an hour per signer', async () => {

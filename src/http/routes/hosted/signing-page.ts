@@ -88,14 +88,34 @@ ${notice ? noticeHtml(notice.kind, notice.text) : ''}
 }
 
 /**
- * What a signer sees once their code proved who they are: the terms, the whole contract (the PDF
- * whose hash is shown), who has signed, and — while the loan takes signatures and this signer has
- * not signed — the form that signs as them. No script, no external asset.
+ * How the borrower will pay (contract §14), in plain words: each row by a Pix charge the partner
+ * issues for what it owes that day (a charge for rows lasts until the end of the day it is made),
+ * recognised by itself; charges for late rows, the payoff or a stated amount; and, for a customer
+ * without a cnpj, the withdrawal right (CDC art. 49: until the end of the 7th day after the
+ * release, returning the amount released less what was paid, no interest, no fee).
+ */
+function howToPay(loan: LoanView, borrower: { hasCnpj: boolean }): string {
+  const figures = loan.figures;
+  const withdrawal = borrower.hasCnpj
+    ? ''
+    : `<p><strong>Direito de arrependimento.</strong> Você pode desistir deste empréstimo até o fim do 7º dia depois da liberação do dinheiro (Código de Defesa do Consumidor, art. 49), devolvendo só o valor liberado (${escape(formatBrl(figures.requested_amount))}), sem juros nem tarifas, menos o que já tiver pago. Para isso, peça à empresa: ela gera uma cobrança Pix desse valor, válida até o fim do prazo; paga, o empréstimo é cancelado.</p>`;
+  return `<h2>Como pagar</h2>
+<p>Cada parcela é paga por Pix. Antes de cada vencimento (o primeiro em <span class="nowrap">${escape(brDate(figures.first_due_date))}</span>), a empresa disponibiliza uma cobrança Pix — QR code ou “Pix copia e cola” — com o valor devido no dia em que ela é gerada. A cobrança vale até o fim desse dia; depois, peça uma nova.</p>
+<p>O pagamento é reconhecido sozinho: não é preciso enviar comprovante. Pago antes do vencimento, o valor tem desconto dos juros ainda não corridos. A empresa também pode gerar cobranças para parcelas em atraso (com multa e juros de atraso), para quitar todo o saldo ou para o valor que você quiser antecipar.</p>
+${withdrawal}`;
+}
+
+/**
+ * What a signer sees once their code proved who they are: the terms, how the loan is paid, the
+ * whole contract (the PDF whose hash is shown), who has signed, and — while the loan takes
+ * signatures and this signer has not signed — the form that signs as them. No script, no external
+ * asset. `borrower.hasCnpj`: the customer has a cnpj (no withdrawal right to tell of).
  */
 export function signingPage(
   loan: LoanView,
   token: string,
   signer: LoanSigner,
+  borrower: { hasCnpj: boolean },
   notice?: Notice,
 ): string {
   const figures = loan.figures;
@@ -126,6 +146,7 @@ export function signingPage(
 ${notice ? noticeHtml(notice.kind, notice.text) : ''}
 <p>Empréstimo <code>${loan.id}</code> — ${statusText[loan.status]}.</p>
 <table>${rows.map(([k, v]) => `<tr><th>${k}</th><td class="n">${v}</td></tr>`).join('')}</table>
+${howToPay(loan, borrower)}
 <p><a href="${linkPath(token)}/contract">Baixar o contrato completo (PDF)</a></p>
 <p class="muted">Código de integridade do contrato (SHA-256): <code>${loan.contractSha256}</code></p>
 <h2>Assinaturas (${signedCount(loan)} de ${loan.signers.length})</h2>

@@ -8,6 +8,7 @@ import {
   signingLinkOpen,
 } from '../../../commands/signing.js';
 import { CodeNotSentError } from '../../../commands/verification.js';
+import { findCustomer } from '../../../db/queries/customers.js';
 import type { LoanView } from '../../../db/queries/loans.js';
 import {
   isCodeShaped,
@@ -53,6 +54,18 @@ export function signingRoutes(router: Router<AppState>, deps: HostedDeps): void 
     if (!signingLinkOpen(loan, signing.clock())) return void html(ctx, 410, endedPage(loan));
     return loan;
   };
+  /** Whether the borrower has a cnpj: the page tells only a consumer of the withdrawal right. */
+  const borrowerOf = async (loan: LoanView) => ({
+    hasCnpj: Boolean(
+      (
+        await findCustomer(
+          signing.db,
+          { partnerId: loan.partnerId, environment: loan.environment },
+          loan.customerId,
+        )
+      )?.cnpj,
+    ),
+  });
   const sessionOf = (ctx: AppContext, loan: LoanView) =>
     signerOfSession(signing, loan, ctx.cookies.get(SESSION_COOKIE));
   const noSession = (ctx: AppContext, loan: LoanView, token: string) =>
@@ -73,7 +86,9 @@ export function signingRoutes(router: Router<AppState>, deps: HostedDeps): void 
     html(
       ctx,
       200,
-      verified ? signingPage(loan, token, verified.signer) : identifyPage(loan, token),
+      verified
+        ? signingPage(loan, token, verified.signer, await borrowerOf(loan))
+        : identifyPage(loan, token),
     );
   });
 
@@ -174,13 +189,18 @@ export function signingRoutes(router: Router<AppState>, deps: HostedDeps): void 
     if (!loan) return;
     const verified = await sessionOf(ctx, loan);
     if (!verified) return noSession(ctx, loan, token);
+    const borrower = await borrowerOf(loan);
     const refuse = (status: number, text: string) =>
-      html(ctx, status, signingPage(loan, token, verified.signer, { kind: 'error', text }));
+      html(
+        ctx,
+        status,
+        signingPage(loan, token, verified.signer, borrower, { kind: 'error', text }),
+      );
     if (verified.signer.signedAt)
       return html(
         ctx,
         200,
-        signingPage(loan, token, verified.signer, {
+        signingPage(loan, token, verified.signer, borrower, {
           kind: 'ok',
           text: 'Você já tinha assinado este contrato; nada mudou.',
         }),
@@ -193,7 +213,7 @@ export function signingRoutes(router: Router<AppState>, deps: HostedDeps): void 
       html(
         ctx,
         200,
-        signingPage(signed, token, signer, {
+        signingPage(signed, token, signer, borrower, {
           kind: 'ok',
           text: 'Assinatura registrada. Obrigado!',
         }),
