@@ -22,14 +22,8 @@ import {
   type LoanView,
 } from '../src/db/queries/loans.js';
 import { businessDate } from '../src/domain/business-date.js';
-import {
-  overpaymentEntries,
-  paymentEntries,
-  withdrawalEntries,
-  type LedgerAccount,
-} from '../src/domain/ledger/postings.js';
-import { allocatePayment, payoffAmount } from '../src/domain/loans/allocation.js';
-import { chargeEventTypes, withdrawalDue } from '../src/domain/loans/charges.js';
+import { chargeEventTypes } from '../src/domain/loans/charges.js';
+import { planPixBooking } from '../src/domain/loans/pix-booking.js';
 import { endedStatuses, ledgerStep, loanEventTypes } from '../src/domain/loans/loans.js';
 import type { Tenant } from '../src/domain/tenant.js';
 import { presentCharge } from '../src/presenters/charges.js';
@@ -131,51 +125,46 @@ export function createPixActivities(deps: ActivityDeps) {
       occurredAt: paidAt,
     };
     const events: NewEvent[] = [];
-    /** The loan's account balances, read when a withdrawal needs them. */
-    let balances: Partial<Record<LedgerAccount, number>> | undefined;
-    const loanBalances = async () => balancesByAccount(await loanAccountBalances(tx, before.id));
-    let refund: number;
+    const plan = planPixBooking({
+      amount: pix.amount,
+      date,
+      paidAt: paidAt.toISOString(),
+      chargeScope: charge?.scope,
+      loan: {
+        status: before.status,
+        figures: before.figures,
+        repayment: repaymentOf(before),
+        terms: repaymentTerms(before),
+      },
+      // Read only when the Pix may withdraw the loan.
+      ...(charge?.scope === 'withdrawal' && before.status === 'active'
+        ? { balances: balancesByAccount(await loanAccountBalances(tx, before.id)) }
+        : {}),
+    });
+    const { refund } = plan;
     let ended = false;
     let written;
 
-    if (before.status !== 'active') {
-      refund = pix.amount;
+    if (plan.type === 'overpayment') {
       written = await insertLoanTransaction(tx, tenant, before.id, {
         ...base,
         type: 'overpayment',
         refundAmount: refund,
       });
-      if (!written) throw new Error(`Pix ${pix.endToEndId} written concurrently`);
-      await postEntries(tx, tenant, written, overpaymentEntries(refund));
-    } else if (
-      charge?.scope === 'withdrawal' &&
-      pix.amount >= withdrawalDue(before.figures, (balances ??= await loanBalances()))
-    ) {
-      refund = pix.amount - withdrawalDue(before.figures, balances);
+    } else if (plan.type === 'withdrawal') {
       written = await insertLoanTransaction(tx, tenant, before.id, {
         ...base,
         type: 'withdrawal',
-        principalAmount: balances.loan_principal ?? 0,
+        principalAmount: plan.principal,
         refundAmount: refund,
       });
-      if (!written) throw new Error(`Pix ${pix.endToEndId} written concurrently`);
-      await postEntries(tx, tenant, written, withdrawalEntries(pix.amount, refund, balances));
       await changeLoanRow(tx, before.id, { status: 'cancelled', cancellationReason: 'withdrawal' });
       ended = true;
     } else {
-      const repayment = repaymentOf(before);
-      const terms = repaymentTerms(before);
-      const payoff = payoffAmount(repayment, date, terms);
-      const applied = Math.min(pix.amount, payoff);
-      refund = pix.amount - applied;
-      const allocation = allocatePayment(
-        repayment,
-        { amount: applied, date, paidAt: paidAt.toISOString(), applyTo: 'next' },
-        terms,
-      );
+      const { allocation } = plan;
       written = await insertLoanTransaction(tx, tenant, before.id, {
         ...base,
-        type: allocation.finished && applied === payoff ? 'payoff' : 'payment',
+        type: plan.type,
         principalAmount: allocation.principal,
         interestAmount: allocation.interest,
         lateFeeAmount: allocation.lateFee,
@@ -184,13 +173,6 @@ export function createPixActivities(deps: ActivityDeps) {
         refundAmount: refund > 0 ? refund : null,
         allocation: allocation.rows,
       });
-      if (!written) throw new Error(`Pix ${pix.endToEndId} written concurrently`);
-      await postEntries(
-        tx,
-        tenant,
-        written,
-        paymentEntries({ amount: pix.amount, ...allocation, refund }),
-      );
       const progress = progressOf(allocation.after);
       await changeLoanRow(tx, before.id, {
         repayment: allocation.after,
@@ -218,6 +200,8 @@ export function createPixActivities(deps: ActivityDeps) {
         }),
       );
     }
+    if (!written) throw new Error(`Pix ${pix.endToEndId} written concurrently`);
+    await postEntries(tx, tenant, written, plan.entries);
     if (refund > 0) await addRefundDue(tx, before.id, refund);
     await markPixRecorded(tx, pix.endToEndId, written.id);
 

@@ -19,6 +19,8 @@ import {
   startRepayment,
   type RepaymentTerms,
 } from '../../src/domain/loans/allocation.js';
+import { withdrawalDue } from '../../src/domain/loans/charges.js';
+import { planPixBooking } from '../../src/domain/loans/pix-booking.js';
 import { decreeIof as iof } from '../helpers/iof.js';
 
 /** Each account's balance (debits − credits) over the entries. */
@@ -219,6 +221,132 @@ describe('the ledger over random loans', () => {
         expect(earned).toBeGreaterThanOrEqual(0);
       }),
       { numRuns: 60 },
+    );
+  });
+});
+
+describe('the ledger over random Pix (contract §14)', () => {
+  const loans = fc.record({
+    requestedAmount: fc.integer({ min: 50_000, max: 5_000_000 }),
+    installments: fc.integer({ min: 2, max: 24 }),
+    monthlyRate: fc.constantFrom('0.0099', '0.0199', '0.0249', '0.0499'),
+    releaseDay: fc.integer({ min: 0, max: 1_500 }),
+    firstDueOffset: fc.integer({ min: 7, max: 45 }),
+  });
+  // Each step: days on, then a Pix (a share of what the loan owes, above it past 1), a Pix on a
+  // withdrawal charge, or part of what is due back sent to the borrower.
+  const steps = fc.array(
+    fc.record({
+      days: fc.integer({ min: 0, max: 40 }),
+      kind: fc.constantFrom('pix' as const, 'withdrawal' as const, 'refund' as const),
+      share: fc.double({ min: 0.01, max: 1.3, noNaN: true }),
+    }),
+    { maxLength: 10 },
+  );
+
+  it('keeps every invariant after every Pix: above the payoff, after the end, a withdrawal, refunds sent', () => {
+    fc.assert(
+      fc.property(loans, steps, (loan, plan) => {
+        const release = addDays('2026-01-01', loan.releaseDay);
+        const figures = simulateLoan({
+          requestedAmount: loan.requestedAmount,
+          installments: loan.installments,
+          monthlyInterestRate: loan.monthlyRate,
+          releaseDate: release,
+          firstDueDate: addDays(release, loan.firstDueOffset),
+          borrower: 'individual',
+          iof,
+        });
+        const terms: RepaymentTerms = {
+          monthlyRate: loan.monthlyRate,
+          lateCharges: { feeRate: '0.02', monthlyInterestRate: '0.01' },
+        };
+        const ledger: LedgerEntry[] = [...disbursementEntries(figures)];
+        let repayment = startRepayment(figures.schedule, figures.principal_amount);
+        const state: { status: 'active' | 'finished' | 'cancelled' } = { status: 'active' };
+        let date = release;
+        let received = 0;
+        let dueBack = 0;
+        let sentBack = 0;
+        const check = () => {
+          const now = balances(ledger);
+          expect(signedSum(ledger)).toBe(0);
+          expect(now.get('collections_clearing') ?? 0).toBe(received);
+          expect(now.get('refunds_payable') ?? 0).toBe(sentBack - dueBack);
+          if (state.status === 'cancelled') {
+            for (const account of ['loan_principal', 'iof_payable', 'interest_income'] as const)
+              expect(now.get(account) ?? 0).toBe(0);
+          } else {
+            expect(now.get('loan_principal') ?? 0).toBe(repayment.principal_outstanding);
+            expect(now.get('iof_payable')).toBe(-figures.iof_amount);
+          }
+        };
+        const pix = (amount: number, chargeScope: 'next' | 'withdrawal') => {
+          const booking = planPixBooking({
+            amount,
+            date,
+            paidAt: `${date}T15:00:00.000Z`,
+            chargeScope,
+            loan: { status: state.status, figures, repayment, terms },
+            balances: Object.fromEntries(balances(ledger)),
+          });
+          expect(signedSum(booking.entries)).toBe(0);
+          expect(booking.refund).toBeGreaterThanOrEqual(0);
+          ledger.push(...booking.entries);
+          received += amount;
+          dueBack += booking.refund;
+          if (booking.type === 'withdrawal') state.status = 'cancelled';
+          if (booking.type === 'payment' || booking.type === 'payoff') {
+            repayment = booking.allocation.after;
+            if (booking.allocation.finished) state.status = 'finished';
+          }
+          check();
+        };
+        check();
+        for (const step of plan) {
+          date = addDays(date, step.days);
+          if (step.kind === 'refund') {
+            const amount = Math.floor((dueBack - sentBack) * Math.min(step.share, 1));
+            if (amount > 0) {
+              ledger.push(...refundEntries(amount));
+              sentBack += amount;
+              check();
+            }
+            continue;
+          }
+          const owed =
+            state.status !== 'active'
+              ? 1_000
+              : step.kind === 'withdrawal'
+                ? withdrawalDue(figures, Object.fromEntries(balances(ledger)))
+                : payoffAmount(repayment, date, terms);
+          pix(
+            Math.max(1, Math.floor(owed * step.share)),
+            step.kind === 'pix' ? 'next' : 'withdrawal',
+          );
+        }
+        // What is left is paid, and what is due back is sent: every account but the clearing
+        // accounts and income closes.
+        if (state.status === 'active') pix(payoffAmount(repayment, date, terms), 'next');
+        if (dueBack > sentBack) ledger.push(...refundEntries(dueBack - sentBack));
+        const final = balances(ledger);
+        for (const account of ['loan_principal', 'iof_payable', 'refunds_payable'] as const)
+          if (account !== 'iof_payable' || state.status === 'cancelled')
+            expect(final.get(account) ?? 0).toBe(0);
+        const earned =
+          -(final.get('interest_income') ?? 0) -
+          (final.get('late_fee_income') ?? 0) -
+          (final.get('late_interest_income') ?? 0);
+        expect(earned).toBeGreaterThanOrEqual(0);
+        // Cash kept (in less sent back) is the money lent out plus what the lender earned, and
+        // the IOF it owes the Treasury unless the loan was withdrawn.
+        const kept = received - dueBack;
+        const lentOut = -(final.get('disbursement_clearing') ?? 0) - dueBack;
+        expect(kept).toBe(
+          lentOut + earned + (state.status === 'cancelled' ? 0 : figures.iof_amount),
+        );
+      }),
+      { numRuns: 80 },
     );
   });
 });
