@@ -23,6 +23,10 @@ export function presentLoan(
   const rows = repaymentOf(loan).rows;
   // Late charges grow only while the loan is repaying; before it (or once ended) a row owes its face.
   const asOf = loan.status === 'active' ? today : null;
+  // A loan cancelled (before its release, or withdrawn after it) or never released owes nothing.
+  const owesNothing = loan.status === 'cancelled' || loan.status === 'error';
+  const dueOf = (row: (typeof rows)[number], on: string) =>
+    isPaid(row) || owesNothing ? 0 : rowAmountDue(row, on, loan.lateChargeRates);
   const schedule = rows.map((row, index) => {
     const status = isPaid(row)
       ? ('paid' as const)
@@ -32,7 +36,7 @@ export function presentLoan(
     return {
       ...presentScheduleRow(figures.schedule[index]!),
       status,
-      amount_due: isPaid(row) ? 0 : rowAmountDue(row, asOf ?? row.due_date, loan.lateChargeRates),
+      amount_due: dueOf(row, asOf ?? row.due_date),
       paid_amount: row.paid_amount,
       paid_at: row.paid_at,
     };
@@ -68,10 +72,7 @@ export function presentLoan(
     })),
     disbursement_account: loan.disbursementAccount,
     disbursed_at: loan.disbursedAt?.toISOString() ?? null,
-    outstanding_amount: unpaid.reduce(
-      (sum, row) => sum + rowAmountDue(row, row.due_date, loan.lateChargeRates),
-      0,
-    ),
+    outstanding_amount: unpaid.reduce((sum, row) => sum + dueOf(row, row.due_date), 0),
     overdue_amount: overdue.reduce((sum, row) => sum + row.amount_due, 0),
     days_overdue: overdue[0] && asOf ? Math.max(0, daysBetween(overdue[0].due_date, asOf)) : 0,
     paid_installments: rows.length - unpaid.length,

@@ -6,6 +6,8 @@ import { SANDBOX_PIX_KEY } from '../../src/config.js';
 import type { chargeSchema } from '../../src/http/routes/charges/schema.js';
 import type { loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
 import { activeLoan as activeLoanOf, type LoanBody } from '../helpers/credit.js';
+import { fakeCnpj } from '../helpers/customers.js';
+import { eventually } from '../helpers/eventually.js';
 import { recordHistory } from '../helpers/histories.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
@@ -52,12 +54,20 @@ const pay = (chargeId: string, body: Record<string, unknown> = {}) =>
   api(`/v3/sandbox/charges/${chargeId}/pay`, { method: 'POST', body });
 const transactions = async (loanId: string) =>
   (await json<{ data: Transaction[] }>(api(`/v3/loans/${loanId}/transactions?limit=100`))).data;
-const eventsOf = async (id: string) =>
-  (
-    await json<{ data: { type: string; data: { id: string; loan_id?: string } }[] }>(
-      api('/v3/events?order=asc&limit=100'),
-    )
-  ).data.filter((e) => e.data.id === id || e.data.loan_id === id);
+/** This partner's events about a loan or a charge `id`, oldest first, every page read. */
+const eventsOf = async (id: string) => {
+  type Event = { id: string; type: string; data: { id: string; loan_id?: string } };
+  const events: Event[] = [];
+  for (let after: string | undefined; ;) {
+    const page = await json<{ data: Event[]; has_more: boolean }>(
+      api(`/v3/events?order=asc&limit=100${after ? `&starting_after=${after}` : ''}`),
+    );
+    events.push(...page.data);
+    if (!page.has_more) break;
+    after = page.data.at(-1)!.id;
+  }
+  return events.filter((e) => e.data.id === id || e.data.loan_id === id);
+};
 
 describe('Pix charges (contract §14)', () => {
   it('a charge per installment, paid by Pix, records the payment by itself, once', async () => {
@@ -154,7 +164,15 @@ describe('Pix charges (contract §14)', () => {
     expect(withdrawal).toMatchObject({ scope: 'withdrawal', amount: loan.requested_amount });
     await json<ChargeBody>(pay(withdrawal.id));
     const after = await json<LoanBody>(api(`/v3/loans/${loan.id}`));
-    expect(after).toMatchObject({ status: 'cancelled', cancellation_reason: 'withdrawal' });
+    expect(after).toMatchObject({
+      status: 'cancelled',
+      cancellation_reason: 'withdrawal',
+      outstanding_amount: 0,
+      overdue_amount: 0,
+      next_due_date: null,
+    });
+    // Nothing is owed any more: no row shows an amount due.
+    expect(after.schedule.map((row) => row.amount_due)).toEqual(after.schedule.map(() => 0));
     const undone = (await transactions(loan.id)).at(-1)!;
     expect(undone.type).toBe('withdrawal');
     expect(undone.entries).toContainEqual({
@@ -174,4 +192,87 @@ describe('Pix charges (contract §14)', () => {
     expect((await api(`/v3/loans/${loan.id}/withdrawal`, { method: 'POST' })).status).toBe(409);
     await recordHistory(stack.temporal.workflow.getHandle(`loan/${loan.id}`), 'loan.withdrawal');
   });
+
+  it('no withdrawal for a company customer, nor after the 7th day: the last day’s charge expires with the window', async () => {
+    const company = await activeLoanOf(stack, api, {
+      opsToken: OPS_TOKEN,
+      customer: { cnpj: fakeCnpj() },
+    });
+    const refused = await api(`/v3/loans/${company.id}/withdrawal`, { method: 'POST' });
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({ code: 'invalid_state' });
+
+    const listed = await json<{ data: ChargeBody[] }>(api(`/v3/loans/${company.id}/charges`));
+    expect(listed.data).toEqual([]);
+
+    // The window ends with the 7th day after the release's (São Paulo): on the 7th the right
+    // holds, its charge lasting to the day's end; on the 8th it is gone.
+    const late = await activeLoan();
+    await advanceClock(late.customer_id, addDaysUtc(late.release_date, 7, 12));
+    const lastDay = await json<ChargeBody>(
+      api(`/v3/loans/${late.id}/withdrawal`, { method: 'POST' }),
+      201,
+    );
+    expect(lastDay.expires_at).toBe(addDaysUtc(late.release_date, 8, 3).toISOString());
+    await advanceClock(late.customer_id, addDaysUtc(late.release_date, 8, 12));
+    expect((await json<ChargeBody>(api(`/v3/charges/${lastDay.id}`))).status).toBe('expired');
+    const tooLate = await api(`/v3/loans/${late.id}/withdrawal`, { method: 'POST' });
+    expect(tooLate.status).toBe(409);
+    expect(await tooLate.json()).toMatchObject({ code: 'invalid_state' });
+    expect((await json<LoanBody>(api(`/v3/loans/${late.id}`))).status).toBe('active');
+  });
+
+  it('a charge expires by its durable timer, and by the sandbox clock moving past it', async () => {
+    const loan = await activeLoan();
+    const soon = new Date(Date.now() + 3_000).toISOString();
+    const brief = await json<ChargeBody>(
+      charge(loan.id, { scope: 'amount', amount: 10_000, expires_at: soon }),
+      201,
+    );
+    expect(brief.expires_at).toBe(soon);
+    const expired = await eventually(async () => {
+      const current = await json<ChargeBody>(api(`/v3/charges/${brief.id}`));
+      return current.status === 'expired' ? current : undefined;
+    }, 'the charge to expire');
+    expect(expired.paid_at).toBeNull();
+    expect((await pay(brief.id)).status).toBe(409);
+    expect((await eventsOf(brief.id)).map((e) => e.type)).toEqual([
+      'charge.created',
+      'charge.expired',
+    ]);
+
+    // A `next` charge lasts until the end of the customer's day: a day on, it has expired.
+    const today = await json<ChargeBody>(charge(loan.id, { scope: 'next' }), 201);
+    await advanceClock(loan.customer_id, new Date(Date.parse(today.expires_at) + 3_600_000));
+    expect((await json<ChargeBody>(api(`/v3/charges/${today.id}`))).status).toBe('expired');
+    expect((await eventsOf(today.id)).map((e) => e.type)).toEqual([
+      'charge.created',
+      'charge.expired',
+    ]);
+    // The loan still takes a new charge for what its rows owe now.
+    expect((await charge(loan.id, { scope: 'next' })).status).toBe(201);
+  });
 });
+
+/** `date` (yyyy-mm-dd) + `days`, at `hour` UTC. */
+const addDaysUtc = (date: string, days: number, hour: number) =>
+  new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000 + hour * 3_600_000);
+
+/** Moves the customer's sandbox clock to `to` and waits until everything it moves has caught up. */
+async function advanceClock(customerId: string, to: Date): Promise<void> {
+  const moved = await api(`/v3/sandbox/customers/${customerId}/clock`, {
+    method: 'POST',
+    body: { advance_to: to.toISOString() },
+  });
+  expect(moved.status).toBe(202);
+  await eventually(
+    async () => {
+      const clock = await json<{ status: string }>(
+        api(`/v3/sandbox/customers/${customerId}/clock`),
+      );
+      return clock.status === 'ready' ? clock : undefined;
+    },
+    `the clock of ${customerId}`,
+    60_000,
+  );
+}

@@ -184,6 +184,53 @@ describe('the PSP’s notification of Pix received (contract §14)', () => {
     expect(await reconcileLedger(stack.database.db)).toEqual([]);
   });
 
+  it('books a Pix that arrives after the loan ended, its workflow closed: all of it due back', async () => {
+    const loan = await activeLoan(stack, production, { opsToken: OPS_TOKEN, production: true });
+    const payoff = await json<ChargeBody>(
+      production(`/v3/loans/${loan.id}/charges`, { method: 'POST', body: { scope: 'payoff' } }),
+      201,
+    );
+    const pixOf = (id: string) =>
+      JSON.stringify({
+        pix: [
+          {
+            endToEndId: id,
+            txid: payoff.txid,
+            valor: valor(payoff.amount),
+            horario: new Date().toISOString(),
+          },
+        ],
+      });
+    await json(notify(pixOf(endToEndId())));
+    await eventually(async () => {
+      const current = await json<LoanBody>(production(`/v3/loans/${loan.id}`));
+      return current.status === 'finished' ? current : undefined;
+    }, 'the loan paid off');
+    // The loan's workflow ends with the loan: nothing is left for it to wait for.
+    const workflow = stack.temporal.workflow.getHandle(`loan/${loan.id}`);
+    await workflow.result();
+
+    // The payer's bank sends the same charge's amount again: money that arrives is kept.
+    const late = endToEndId();
+    expect(await json(notify(pixOf(late)))).toEqual({ stored: 1, already_stored: 0 });
+    const booked = await eventually(async () => {
+      const all = (
+        await json<{ data: Transaction[] }>(production(`/v3/loans/${loan.id}/transactions`))
+      ).data;
+      return all.find((t) => t.reference === late);
+    }, 'the late Pix booked');
+    expect(booked).toMatchObject({ type: 'overpayment', amount: payoff.amount });
+    expect(booked.entries).toContainEqual({
+      account: 'refunds_payable',
+      direction: 'credit',
+      amount: payoff.amount,
+    });
+    const after = await json<LoanBody>(production(`/v3/loans/${loan.id}`));
+    expect(after).toMatchObject({ status: 'finished', refund_due_amount: payoff.amount });
+    expect((await storedPix(late))[0]).toMatchObject({ status: 'recorded' });
+    expect(await reconcileLedger(stack.database.db)).toEqual([]);
+  });
+
   it('keeps a Pix that names no charge of production for ops: listed, counted, never booked', async () => {
     // A sandbox charge's txid is no production charge: the PSP's Pix are production's.
     const sandboxLoan = await activeLoan(stack, sandbox, { opsToken: OPS_TOKEN });

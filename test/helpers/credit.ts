@@ -123,12 +123,14 @@ export async function activeLoan(
     size?: 'smallest' | 'largest';
     codes?: CodeSource;
     production?: boolean;
+    /** Registration fields of the customer (a `cnpj`, say). */
+    customer?: Record<string, unknown>;
   },
 ): Promise<LoanBody> {
   const customer = await activeCustomer(
     stack,
     api,
-    {},
+    options.customer ?? {},
     options.codes,
     options.production ? options.opsToken : undefined,
   );

@@ -273,7 +273,9 @@ export const loanSchema = z
     ),
     disbursement_account: disbursementAccountSchema,
     disbursed_at: z.iso.datetime().nullable(),
-    outstanding_amount: centavos('What is left of the unpaid installments, at face value.'),
+    outstanding_amount: centavos(
+      'What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`.',
+    ),
     overdue_amount: centavos('Sum of the overdue installments’ `amount_due` today.'),
     days_overdue: z.int().min(0).meta({
       description: 'Days since the due date of the oldest overdue installment (0 when none is).',
@@ -287,7 +289,7 @@ export const loanSchema = z
       scheduleRowSchema.extend({
         status: z.enum(installmentStatuses),
         amount_due: centavos(
-          'What the row owes today: what is left of its installment, plus late charges once late; 0 once paid.',
+          'What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`.',
         ),
         paid_amount: centavos(
           'What the row has received: installment parts (at their value when paid) and late charges.',
