@@ -153,6 +153,47 @@ describe('Pix charges (contract §14)', () => {
       expect.arrayContaining(['loan.finished', 'loan.refund_due']),
     );
     expect(await reconcileLedger(stack.database.db)).toEqual([]);
+
+    // Ops send it back, in parts, each named: never more than is due back.
+    const refund = (body: Record<string, unknown>) =>
+      fetch(`${stack.baseUrl}/ops/v1/loans/${loan.id}/refunds`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${OPS_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const tooMuch = await refund({ amount: 1_235, reference: 'D-too-much' });
+    expect(tooMuch.status).toBe(422);
+    expect(((await tooMuch.json()) as Problem).errors).toEqual([
+      expect.objectContaining({ path: 'body.amount', code: 'above_refund_due' }),
+    ]);
+    const part = await json<LoanBody>(refund({ amount: 1_000, reference: 'D-1' }));
+    expect(part.refund_due_amount).toBe(234);
+    // The same refund again records nothing; another under its reference is a conflict.
+    expect(
+      (await json<LoanBody>(refund({ amount: 1_000, reference: 'D-1' }))).refund_due_amount,
+    ).toBe(234);
+    expect((await refund({ amount: 200, reference: 'D-1' })).status).toBe(409);
+    expect((await refund({ amount: 234, reference: settled.reference })).status).toBe(409);
+    expect(
+      (await json<LoanBody>(refund({ amount: 234, reference: 'D-2' }))).refund_due_amount,
+    ).toBe(0);
+    const refunds = (await transactions(loan.id)).filter((t) => t.type === 'refund');
+    expect(refunds.map((t) => [t.amount, t.reference])).toEqual([
+      [1_000, 'D-1'],
+      [234, 'D-2'],
+    ]);
+    expect(refunds[0]!.entries).toEqual([
+      { account: 'refunds_payable', direction: 'debit', amount: 1_000 },
+      { account: 'disbursement_clearing', direction: 'credit', amount: 1_000 },
+    ]);
+    expect((await eventsOf(loan.id)).filter((e) => e.type === 'loan.refund_sent')).toHaveLength(2);
+    const ledger = await json<{ accounts: { account: string; balance: number }[] }>(
+      fetch(`${stack.baseUrl}/ops/v1/loans/${loan.id}/ledger`, {
+        headers: { authorization: `Bearer ${OPS_TOKEN}` },
+      }),
+    );
+    expect(ledger.accounts.find((a) => a.account === 'refunds_payable')?.balance).toBe(0);
+    expect(await reconcileLedger(stack.database.db)).toEqual([]);
   });
 
   it('a withdrawal within 7 days returns what was released: the loan is cancelled, its IOF reversed', async () => {

@@ -141,6 +141,7 @@ describe('the partner OpenAPI document', () => {
       '/ops/v1/loans/{loan_id}/ledger',
       '/ops/v1/loans/{loan_id}/payments',
       '/ops/v1/loans/{loan_id}/payoff',
+      '/ops/v1/loans/{loan_id}/refunds',
       '/ops/v1/partners',
       '/ops/v1/smoke-checks',
       '/ops/v1/smoke-checks/{id}',

@@ -57,6 +57,7 @@ export const loanEventTypes = {
   cancelled: 'loan.cancelled',
   error: 'loan.error',
   refundDue: 'loan.refund_due',
+  refundSent: 'loan.refund_sent',
 } as const;
 
 /** What ended a loan in `error`. */

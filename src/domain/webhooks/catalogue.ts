@@ -19,6 +19,7 @@ export const eventCatalogue = [
   'loan.cancelled',
   'loan.error',
   'loan.refund_due',
+  'loan.refund_sent',
   'charge.created',
   'charge.paid',
   'charge.expired',

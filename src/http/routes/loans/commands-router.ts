@@ -6,6 +6,7 @@ import {
   signLoan,
 } from '../../../commands/loan-commands.js';
 import { loanNotFound, type LoanDeps } from '../../../commands/loan-deps.js';
+import { recordRefund } from '../../../commands/refunds.js';
 import { findLoan, findLoanForOps, type LoanView } from '../../../db/queries/loans.js';
 import type { ApiRouter } from '../../api-router.js';
 import { sandboxTenantOf, type AppContext } from '../../context.js';
@@ -14,6 +15,7 @@ import {
   loanParams,
   paymentBody,
   payoffBody,
+  refundBody,
   sandboxPaymentBody,
   sandboxPayoffBody,
   signLoanBody,
@@ -138,6 +140,28 @@ export function loanCommandRoutes(
       ctx.body = present(loan);
     },
   );
+
+  if (audience === 'ops')
+    api.add(
+      {
+        method: 'post',
+        path: '/loans/{loan_id}/refunds',
+        operationId: 'recordLoanRefund',
+        summary: 'Record a refund sent',
+        description:
+          'Money due back to the borrower (`refund_due_amount`: what a Pix brought above the payoff, after the loan ended, or above a withdrawal) was sent: `amount` at most what is due back (422 naming it), `reference` its identity on the loan (the same refund again answers 200 and records nothing; anything else under it is 409 `payment_reference_conflict`). Writes a `refund` transaction (`refunds_payable` debited), lowers `refund_due_amount` and emits `loan.refund_sent`.',
+        tag: tagName,
+        security,
+        idempotent: true,
+        params: loanParams,
+        body: refundBody,
+        responses: loanResponse('The loan after the refund.'),
+        errors: [404, 409],
+      },
+      async (ctx, { params, body }) => {
+        ctx.body = present(await recordRefund(deps, params.loan_id, body, present));
+      },
+    );
 
   if (audience !== 'sandbox') return;
   api.add(

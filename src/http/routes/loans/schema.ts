@@ -166,6 +166,19 @@ export const sandboxPaymentBody = z
   })
   .meta({ id: 'SandboxPaymentRequest' });
 
+export const refundBody = z
+  .strictObject({
+    amount: z.int().min(1).max(100_000_000_000).meta({
+      description: 'Centavos sent back, at most the loan’s `refund_due_amount`.',
+    }),
+    reference: paymentReference.meta({
+      description:
+        'The refund’s identity, unique per loan among its transactions (the returned Pix’s id, say).',
+      example: 'D00000000202611251200abcdef012345',
+    }),
+  })
+  .meta({ id: 'RefundRequest' });
+
 export const payoffBody = z
   .strictObject({ reference: paymentReference, paid_at: paidAt.optional() })
   .meta({ id: 'PayoffRequest' });
