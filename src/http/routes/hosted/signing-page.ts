@@ -100,7 +100,7 @@ function howToPay(loan: LoanView, borrower: { hasCnpj: boolean }): string {
     ? ''
     : `<p><strong>Direito de arrependimento.</strong> Você pode desistir deste empréstimo até o fim do 7º dia depois da liberação do dinheiro (Código de Defesa do Consumidor, art. 49), devolvendo só o valor liberado (${escape(formatBrl(figures.requested_amount))}), sem juros nem tarifas, menos o que já tiver pago. Para isso, peça à empresa: ela gera uma cobrança Pix desse valor, válida até o fim do prazo; paga, o empréstimo é cancelado.</p>`;
   return `<h2>Como pagar</h2>
-<p>Cada parcela é paga por Pix. Antes de cada vencimento (o primeiro em <span class="nowrap">${escape(brDate(figures.first_due_date))}</span>), a empresa disponibiliza uma cobrança Pix — QR code ou “Pix copia e cola” — com o valor devido no dia em que ela é gerada. A cobrança vale até o fim desse dia; depois, peça uma nova.</p>
+<p>Cada parcela é paga por Pix. Antes de cada vencimento (o primeiro em ${escape(brDate(figures.first_due_date))}), a empresa disponibiliza uma cobrança Pix — QR code ou “Pix copia e cola” — com o valor devido no dia em que ela é gerada. A cobrança vale até o fim desse dia; depois, peça uma nova.</p>
 <p>O pagamento é reconhecido sozinho: não é preciso enviar comprovante. Pago antes do vencimento, o valor tem desconto dos juros ainda não corridos. A empresa também pode gerar cobranças para parcelas em atraso (com multa e juros de atraso), para quitar todo o saldo ou para o valor que você quiser antecipar.</p>
 ${withdrawal}`;
 }
