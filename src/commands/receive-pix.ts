@@ -99,12 +99,13 @@ const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345
 
 /**
  * An end-to-end id in the payment system's format (`E`, the payer's ISPB, `yyyyMMddHHmm` in UTC,
- * 11 characters): the sandbox's Pix come from ISPB 00000000, which no participant has.
+ * 11 characters): the sandbox's Pix come from `SANDBOX0`, which no participant's ISPB (eight digits)
+ * can be — 00000000 is Banco do Brasil's.
  */
 export function sandboxEndToEndId(at: Date): string {
   const stamp = at.toISOString().replace(/[-:T]/g, '').slice(0, 12);
   const tail = Array.from({ length: 11 }, () => ALPHANUMERIC[randomInt(ALPHANUMERIC.length)]).join(
     '',
   );
-  return `E00000000${stamp}${tail}`;
+  return `ESANDBOX0${stamp}${tail}`;
 }

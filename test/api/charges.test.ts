@@ -97,7 +97,7 @@ describe('Pix charges (contract §14)', () => {
 
     const paid = await json<ChargeBody>(pay(second.id));
     expect(paid).toMatchObject({ status: 'paid' });
-    expect(paid.payment_reference).toMatch(/^E00000000\d{12}[A-Za-z0-9]{11}$/);
+    expect(paid.payment_reference).toMatch(/^ESANDBOX0\d{12}[A-Za-z0-9]{11}$/);
     const after = await json<LoanBody>(api(`/v3/loans/${loan.id}`));
     expect(after.schedule[0]!.status).toBe('paid');
     expect(after.paid_installments).toBe(1);

@@ -130,7 +130,7 @@ const paymentReference = z
   .meta({
     description:
       'The payment’s identity, unique per loan (for a Pix, its end-to-end id): sent again with the same amount and `paid_at`, it answers the loan and records nothing; with anything else, 409 `payment_reference_conflict`.',
-    example: 'E00000000202611251200abcdef012345',
+    example: 'E12345678202611251200abcdef01234',
   });
 
 const applyTo = z.enum(['next', 'last']).meta({
@@ -174,7 +174,7 @@ export const refundBody = z
     reference: paymentReference.meta({
       description:
         'The refund’s identity, unique per loan among its transactions (the returned Pix’s id, say).',
-      example: 'D00000000202611251200abcdef012345',
+      example: 'D12345678202611251200abcdef01234',
     }),
   })
   .meta({ id: 'RefundRequest' });
