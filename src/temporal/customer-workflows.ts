@@ -69,7 +69,8 @@ export async function changeCustomer<Args extends unknown[]>(
 
 const invalidState = (detail: string) => new ProblemError('invalid_state', detail);
 
-function toProblem(error: unknown, customer: Customer): unknown {
+/** A customer workflow's failure as the partner reads it (exported for its tests). */
+export function toProblem(error: unknown, customer: Pick<Customer, 'status'>): unknown {
   return updateProblem(error, {
     workflow: 'The customer’s workflow',
     // Only a closed workflow refuses: the customer is denied, which is final.

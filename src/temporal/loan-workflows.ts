@@ -94,7 +94,8 @@ export async function changeLoan<Ret, Args extends unknown[]>(
   }
 }
 
-function toProblem(error: unknown, loan: LoanView): unknown {
+/** A loan workflow's failure as the partner reads it (exported for its tests). */
+export function toProblem(error: unknown, loan: Pick<LoanView, 'status'>): unknown {
   return updateProblem(error, {
     workflow: 'The loan’s workflow',
     // Only a closed workflow refuses to be used: the loan has ended.

@@ -27,10 +27,24 @@ export function updateProblem(error: unknown, refusals: UpdateRefusals): unknown
     return problems.serviceUnavailable(
       `${refusals.workflow} did not take the command in time; retry shortly.`,
     );
-  if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
-    const { type, message } = error.cause;
-    const refusal = type ? refusals.byType[type] : undefined;
-    if (refusal) return refusal(message);
+  if (error instanceof WorkflowUpdateFailedError) {
+    const refused = refusalIn(error.cause, refusals.byType);
+    if (refused) return refused;
   }
   return error;
+}
+
+/**
+ * The first refusal down the cause chain: a workflow's own `ApplicationFailure`, or an activity's
+ * wrapped in the `ActivityFailure` (or a child workflow's failure) that carried it to the Update.
+ */
+function refusalIn(cause: unknown, byType: UpdateRefusals['byType']): ProblemError | undefined {
+  for (let current = cause, depth = 0; current instanceof Error && depth < 8; depth++) {
+    if (current instanceof ApplicationFailure && current.type) {
+      const refusal = byType[current.type];
+      if (refusal) return refusal(current.message);
+    }
+    current = current.cause;
+  }
+  return undefined;
 }

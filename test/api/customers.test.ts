@@ -163,6 +163,40 @@ describe('PATCH /v3/customers/{id}', () => {
     expect(corrected.kyc.find((i) => i.type === 'ccmei')?.status).toBe('pending');
   });
 
+  it('two customers given one identity at once: one takes it, the other is 409, never a 500', async () => {
+    // The API checks the identity first; two PATCHes that race past that check meet the unique
+    // index in their workflows' activities, and the refusal crosses the activity to the API.
+    const cpf = fakeCpf({ notStartingWith9: true });
+    const individual = await registerCustomer(api, { cpf });
+    const company = await registerCustomer(api, { cpf, cnpj: fakeCnpj() });
+    for (let round = 0; round < 5; round++) {
+      const cnpj = fakeCnpj();
+      const answers = await Promise.all(
+        [individual, company].map((customer) =>
+          api(`/v3/customers/${customer.id}`, { method: 'PATCH', body: { cnpj } }),
+        ),
+      );
+      const statuses = answers.map((answer) => answer.status).sort();
+      expect(statuses).toEqual([200, 409]);
+      const refused = answers.find((answer) => answer.status === 409)!;
+      expect(await refused.json()).toMatchObject({ code: 'customer_already_exists' });
+      // The loser keeps its identity: nothing of the refused change was written.
+      const [a, b] = await Promise.all(
+        [individual, company].map(
+          async (customer) =>
+            (await (await api(`/v3/customers/${customer.id}`)).json()) as CustomerBody,
+        ),
+      );
+      expect([a!.cnpj, b!.cnpj].filter((value) => value === cnpj)).toHaveLength(1);
+      // Next round, the winner moves on: both start from distinct identities again.
+      const winner = a!.cnpj === cnpj ? individual : company;
+      expect(
+        (await api(`/v3/customers/${winner.id}`, { method: 'PATCH', body: { cnpj: fakeCnpj() } }))
+          .status,
+      ).toBe(200);
+    }
+  });
+
   it('refuses changes to a denied customer with 409 invalid_state', async () => {
     const customer = await registerCustomer(api);
     const denied = await api(`/v3/sandbox/customers/${customer.id}/deny`, {
