@@ -6,14 +6,14 @@ import {
   updateCreditOffer,
   type CreditOffer,
 } from '../src/db/queries/credit-offers.js';
-import { customers } from '../src/db/schema/index.js';
+import { customers, loans } from '../src/db/schema/index.js';
 import type { DbOrTx } from '../src/db/client.js';
 import {
   creditOfferEventTypes,
   sandboxOfferTerms,
   type CreditOfferStatus,
 } from '../src/domain/credit/offers.js';
-import type { OfferState } from '../workflows/credit-offers/messages.js';
+import type { OfferState, StoredOffer } from '../workflows/credit-offers/messages.js';
 import { presentCreditOffer } from '../src/presenters/credit-offers.js';
 import { writeWithEvents } from './write-with-events.js';
 import type { ActivityDeps } from './index.js';
@@ -108,7 +108,7 @@ export function createCreditOfferActivities(deps: ActivityDeps) {
       status: CreditOfferStatus;
       loanId: string | null;
       eventId: string;
-    }): Promise<OfferState> {
+    }): Promise<StoredOffer> {
       const moved = await writeWithEvent(input.tenant, input.eventId, (tx) =>
         updateCreditOffer(
           tx,
@@ -120,7 +120,20 @@ export function createCreditOfferActivities(deps: ActivityDeps) {
       );
       const offer = moved ?? (await findCreditOffer(deps.db, input.tenant, input.offerId));
       if (!offer) throw new Error(`credit offer ${input.offerId} not found`);
-      return { status: offer.status, loanId: offer.loanId };
+      if (offer.status !== 'accepted' || !offer.loanId)
+        return { status: offer.status, loanId: offer.loanId };
+      // Accepted: whether its loan has ended, in case the loan's message never arrived.
+      const [loan] = await deps.db
+        .select({ status: loans.status })
+        .from(loans)
+        .where(eq(loans.id, offer.loanId));
+      const loanEnded =
+        loan?.status === 'finished'
+          ? ('finished' as const)
+          : loan?.status === 'cancelled' || loan?.status === 'error'
+            ? ('released' as const)
+            : null;
+      return { status: offer.status, loanId: offer.loanId, loanEnded };
     },
 
     /** The offer's loan was repaid: the offer stays `accepted` but no longer counts as live. */

@@ -40,6 +40,8 @@ type Move = { kind: 'issue' | 'move' | 'spent'; at: number; offerId: string; sta
 function recordingActivities(options: { eligible?: boolean }) {
   const writes: Move[] = [];
   const stored = new Map<string, OfferState & { validUntil: number }>();
+  /** Loans whose end is in the records: released (cancelled, error) or repaid. */
+  const loansEnded = new Map<string, 'released' | 'finished'>();
   const activities: Pick<Activities, 'issueOffer' | 'recordOfferMove' | 'recordOfferSpent'> = {
     async issueOffer(input) {
       const at = activityInfo().scheduledTimestampMs;
@@ -52,11 +54,19 @@ function recordingActivities(options: { eligible?: boolean }) {
     async recordOfferMove(input) {
       const at = activityInfo().scheduledTimestampMs;
       const row = stored.get(input.offerId)!;
-      if (row.status !== input.from.status || row.loanId !== input.from.loanId)
-        return { status: row.status, loanId: row.loanId };
+      // As the real one: an accepted offer comes back with whether its loan has ended.
+      const answer = () =>
+        row.status === 'accepted' && row.loanId
+          ? {
+              status: row.status,
+              loanId: row.loanId,
+              loanEnded: loansEnded.get(row.loanId) ?? null,
+            }
+          : { status: row.status, loanId: row.loanId };
+      if (row.status !== input.from.status || row.loanId !== input.from.loanId) return answer();
       writes.push({ kind: 'move', at, offerId: input.offerId, status: input.status });
       Object.assign(row, { status: input.status, loanId: input.loanId });
-      return { status: row.status, loanId: row.loanId };
+      return answer();
     },
     async recordOfferSpent(input) {
       writes.push({
@@ -74,11 +84,11 @@ function recordingActivities(options: { eligible?: boolean }) {
     writes.push({ kind: 'move', at: now, offerId, status: 'accepted' });
     return true;
   };
-  return { activities, writes, acceptInDatabase };
+  return { activities, writes, acceptInDatabase, loansEnded };
 }
 
 async function withCreditOffers(
-  options: { eligible?: boolean },
+  options: { eligible?: boolean; historyLimit?: number },
   body: (ctx: {
     handle: WorkflowHandle<typeof creditOffersWorkflow>;
     writes: Move[];
@@ -88,9 +98,11 @@ async function withCreditOffers(
     acceptInDatabase: (offerId: string, loanId: string, now: number) => boolean;
     /** A loan takes the offer (the API's transaction, then the loan workflow's signal). */
     accept: (offerId: string, loanId?: string) => Promise<boolean>;
+    /** Loans ended in the records (the loan's workflow wrote it; its signal may be lost). */
+    loansEnded: Map<string, 'released' | 'finished'>;
   }) => Promise<void>,
 ) {
-  const { activities, writes, acceptInDatabase } = recordingActivities(options);
+  const { activities, writes, acceptInDatabase, loansEnded } = recordingActivities(options);
   const taskQueue = `credit-${randomUUID()}`;
   const worker = await Worker.create({
     connection: env.nativeConnection,
@@ -105,6 +117,7 @@ async function withCreditOffers(
     environment: 'sandbox',
     offerValidityMs: VALIDITY,
     renewalDelayMs: RENEWAL,
+    ...(options.historyLimit ? { historyLimit: options.historyLimit } : {}),
   };
   await worker.runUntil(async () => {
     const handle = await env.client.workflow.start(creditOffersWorkflow, {
@@ -117,6 +130,7 @@ async function withCreditOffers(
         handle,
         writes,
         acceptInDatabase,
+        loansEnded,
         async offer(status) {
           for (let i = 0; i < 200; i++) {
             const current = await handle.query(currentOfferQuery);
@@ -194,6 +208,80 @@ describe('credit-offers workflow', () => {
       });
       await offer('expired');
       expect(statuses(writes)).toEqual(['issue:available', 'move:accepted', 'move:expired']);
+    });
+  });
+
+  it('a loan’s acceptance that never arrives: its release still makes the offer available again', async () => {
+    await withCreditOffers({}, async ({ handle, offer, acceptInDatabase, writes }) => {
+      const current = await offer('available');
+      // The loan's transaction accepted it; the loan's signal was lost on the way.
+      expect(acceptInDatabase(current.id, 'ln_unheard', await env.currentTimeMs())).toBe(true);
+      await env.sleep(DAY);
+      await handle.signal(releaseOfferSignal, {
+        offerId: current.id,
+        loanId: 'ln_unheard',
+        reason: 'loan_cancelled',
+      });
+      await env.sleep(1_000);
+      expect(await offer('available')).toMatchObject({ id: current.id, loanId: null });
+      expect(statuses(writes)).toEqual(['issue:available', 'move:accepted', 'move:available']);
+    });
+  });
+
+  it('a loan whose acceptance and end both never arrive: the records end it at the offer’s expiry', async () => {
+    await withCreditOffers({}, async ({ offer, acceptInDatabase, loansEnded, writes }) => {
+      const current = await offer('available');
+      expect(acceptInDatabase(current.id, 'ln_silent', await env.currentTimeMs())).toBe(true);
+      loansEnded.set('ln_silent', 'released'); // cancelled, and its release lost too
+      await env.sleep(VALIDITY + DAY);
+      // Expired from the records at valid_until, and the next offer follows the renewal delay.
+      await env.sleep(RENEWAL + DAY);
+      const next = await offer('available');
+      expect(next.id).not.toBe(current.id);
+      expect(statuses(writes)).toEqual([
+        'issue:available',
+        'move:accepted',
+        'move:expired',
+        'issue:available',
+      ]);
+    });
+  });
+
+  it('continues as new inside a long wait: an accepted offer’s history stays bounded', async () => {
+    await withCreditOffers({ historyLimit: 40 }, async ({ handle, offer, accept, writes }) => {
+      const current = await offer('available');
+      expect(await accept(current.id, 'ln_long')).toBe(true);
+      await offer('accepted');
+      const firstRun = (await handle.describe()).runId;
+      // A loan's years, squeezed: messages the offer has no use for keep arriving.
+      for (let i = 0; i < 30; i++)
+        await handle.signal(offerAcceptedSignal, { offerId: current.id, loanId: 'ln_long' });
+      await env.sleep(1_000);
+      const later = await handle.describe();
+      expect(later.runId).not.toBe(firstRun);
+      expect(later.status.name).toBe('RUNNING');
+      // Every run of the chain stayed near the limit.
+      let runId: string | null | undefined = later.runId;
+      const sizes: number[] = [];
+      while (runId) {
+        const history = await env.client.workflow
+          .getHandle(handle.workflowId, runId)
+          .fetchHistory();
+        sizes.push(history.events?.length ?? 0);
+        runId =
+          history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+      }
+      expect(sizes.length).toBeGreaterThan(1);
+      expect(Math.max(...sizes)).toBeLessThan(80);
+      // The carried offer is still accepted by its loan, and the loan's release reaches it.
+      expect(await offer('accepted')).toMatchObject({ id: current.id, loanId: 'ln_long' });
+      await handle.signal(releaseOfferSignal, {
+        offerId: current.id,
+        loanId: 'ln_long',
+        reason: 'loan_cancelled',
+      });
+      await offer('available');
+      expect(statuses(writes)).toEqual(['issue:available', 'move:accepted', 'move:available']);
     });
   });
 

@@ -14,6 +14,7 @@ import {
 import {
   cancelUpdate,
   claimDisbursementUpdate,
+  createChargeUpdate,
   disbursementUpdate,
   loanProgressQuery,
   paymentUpdate,
@@ -660,6 +661,51 @@ describe('loan workflow', () => {
       },
     );
   }, 180_000);
+
+  it('continues as new inside its wait for a due date: charges alone never grow one history past the limit', async () => {
+    let charges = 0;
+    const chargeActivities: Partial<Activities> = {
+      async createCharge() {
+        charges += 1;
+        const expiresAt = new Date((await env.currentTimeMs()) + 400 * DAY).toISOString();
+        return { status: 'active' as const, chargeId: `chg_${charges}`, expiresAt };
+      },
+      async expireCharge() {
+        return Promise.resolve(true);
+      },
+    };
+    await withLoan(
+      { signerCpfs: [CUSTOMER_CPF], historyLimit: 80 },
+      async ({ handle, sign, pay }) => {
+        await sign(CUSTOMER_CPF);
+        await env.sleep(31 * SECOND);
+        const firstRun = (await handle.describe()).runId;
+        // A partner asking for a new charge, again and again, and never a payment.
+        for (let i = 0; i < 40; i++)
+          await handle.executeUpdate(createChargeUpdate, {
+            args: [{ chargeId: `chg_${i}`, scope: 'next', hasCnpj: false }],
+          });
+        const later = await handle.describe();
+        expect(later.runId).not.toBe(firstRun);
+        const sizes: number[] = [];
+        let runId: string | null | undefined = later.runId;
+        while (runId) {
+          const history = await env.client.workflow
+            .getHandle(handle.workflowId, runId)
+            .fetchHistory();
+          sizes.push(history.events?.length ?? 0);
+          runId =
+            history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+        }
+        expect(sizes.length).toBeGreaterThan(2);
+        expect(Math.max(...sizes)).toBeLessThan(120);
+        // The loan goes on in its latest run: paid in full, it finishes.
+        for (const amount of [35_000, 35_000, 35_003]) await pay(amount);
+        expect(await handle.result()).toBe('finished');
+      },
+      chargeActivities,
+    );
+  });
 
   it('tells the offer’s workflow: accepted at the start, available again after a cancellation', async () => {
     const stored = new Map<string, OfferState>();

@@ -22,6 +22,8 @@ export interface CreditOffersInput {
   issueAt?: number;
   /** The customer's sandbox clock (absent: real time). */
   clock?: ClockState;
+  /** Events before a run continues as new (tests lower it; see workflows/history.ts). */
+  historyLimit?: number;
 }
 
 /** What the workflow keeps of its current offer. */
@@ -65,4 +67,14 @@ export const currentOfferQuery = defineQuery<LiveOffer | null>('currentOffer');
 export interface OfferState {
   status: CreditOfferStatus;
   loanId: string | null;
+}
+
+/**
+ * Where an offer stands in the records: its state and, once a loan has accepted it, whether that
+ * loan has ended — released the offer (`cancelled`, `error`) or repaid it (`finished`). The loan
+ * tells the offer's workflow each of these by signal; the records say it too, so a message lost on
+ * the way is found at the next move.
+ */
+export interface StoredOffer extends OfferState {
+  loanEnded?: 'released' | 'finished' | null;
 }

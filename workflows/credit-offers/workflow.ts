@@ -2,6 +2,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -11,6 +12,7 @@ import type { Activities } from '../../activities/index.js';
 import type { CreditOfferStatus } from '../../src/domain/credit/offers.js';
 import { formatBrl } from '../../src/domain/money.js';
 import { customerClock } from '../clock.js';
+import { historyFull } from '../history.js';
 import { hexId } from '../ids.js';
 import { databaseWrite } from '../presets.js';
 import { stepQueue } from '../step-queue.js';
@@ -53,6 +55,12 @@ export async function creditOffersWorkflow(input: CreditOffersInput): Promise<Cr
     return outcome;
   };
 
+  // Runs started before this release wait out a loan's life in one history, and act only on the
+  // loan's messages; newer ones bound every wait and also read the loan's end off the records.
+  const bounded = patched('offer-waits-bounded');
+  const fromRecords = patched('offer-moves-from-records');
+  const mustContinue = () => bounded && historyFull(input.historyLimit);
+
   // Moves run one at a time, so the timer and a release never both act on one offer.
   const serialized = stepQueue();
 
@@ -63,7 +71,7 @@ export async function creditOffersWorkflow(input: CreditOffersInput): Promise<Cr
    */
   const move = async (live: LiveOffer, status: CreditOfferStatus, loanId = live.loanId) => {
     // Runs recorded before moves were conditional got no answer (`undefined`): the move was made.
-    const state = (await recordOfferMove({
+    const stored = (await recordOfferMove({
       tenant,
       offerId: live.id,
       from: { status: live.status, loanId: live.loanId },
@@ -71,8 +79,24 @@ export async function creditOffersWorkflow(input: CreditOffersInput): Promise<Cr
       loanId,
       eventId: hexId('evt'),
     })) ?? { status, loanId };
-    offer = { ...live, ...state };
+    offer = { ...live, status: stored.status, loanId: stored.loanId };
+    // Accepted by a loan that has already ended: its message to this workflow was lost.
+    if (fromRecords && stored.status === 'accepted') {
+      if (stored.loanEnded === 'released') released = true;
+      if (stored.loanEnded === 'finished') loanFinished = true;
+    }
     showDetails();
+  };
+
+  /**
+   * A loan's end names an offer this run still holds as `available`: the loan's acceptance never
+   * reached it (the loan's transaction wrote it in the records all the same). The offer is taken
+   * as accepted by that loan, and the records decide the move.
+   */
+  const acceptedUnheard = (offerId: string, loanId: string) => {
+    if (!fromRecords || offer?.id !== offerId || offer.status !== 'available') return false;
+    offer = { ...offer, status: 'accepted', loanId };
+    return true;
   };
 
   setHandler(offerAcceptedSignal, ({ offerId, loanId }) => {
@@ -82,11 +106,13 @@ export async function creditOffersWorkflow(input: CreditOffersInput): Promise<Cr
     }
   });
   setHandler(releaseOfferSignal, ({ offerId, loanId }) => {
-    if (offer?.id === offerId && offer.loanId === loanId && offer.status === 'accepted')
+    if (acceptedUnheard(offerId, loanId)) released = true;
+    else if (offer?.id === offerId && offer.loanId === loanId && offer.status === 'accepted')
       released = true;
   });
   setHandler(loanFinishedSignal, ({ offerId, loanId }) => {
-    if (offer?.id === offerId && offer.loanId === loanId && offer.status === 'accepted')
+    if (acceptedUnheard(offerId, loanId)) loanFinished = true;
+    else if (offer?.id === offerId && offer.loanId === loanId && offer.status === 'accepted')
       loanFinished = true;
   });
   setHandler(customerDeniedSignal, () => {
@@ -135,7 +161,7 @@ export async function creditOffersWorkflow(input: CreditOffersInput): Promise<Cr
     // Continue as new only with nothing pending: a signal's flag does not cross into the next run.
     const pending = () => denied || released || loanFinished;
     if (
-      workflowInfo().continueAsNewSuggested &&
+      (bounded ? historyFull(input.historyLimit) : workflowInfo().continueAsNewSuggested) &&
       (current.status === 'available' || current.status === 'accepted') &&
       !pending()
     ) {
@@ -148,7 +174,10 @@ export async function creditOffersWorkflow(input: CreditOffersInput): Promise<Cr
         });
     }
     if (current.status === 'available') {
-      await clock.until(current.validUntil, () => denied || offer?.status !== 'available');
+      await clock.until(
+        current.validUntil,
+        () => denied || offer?.status !== 'available' || mustContinue(),
+      );
       await serialized(async () => {
         if (offer?.status !== 'available') return; // accepted meanwhile
         if (denied) await move(offer, 'cancelled');
@@ -158,7 +187,8 @@ export async function creditOffersWorkflow(input: CreditOffersInput): Promise<Cr
         }
       });
     } else if (current.status === 'accepted') {
-      await clock.until(null, () => released || loanFinished);
+      await clock.until(null, () => released || loanFinished || mustContinue());
+      if (!released && !loanFinished) continue; // a full history: continue as new first
       if (loanFinished) {
         await serialized(() => recordOfferSpent({ tenant, offerId: current.id }));
         break;

@@ -6,7 +6,6 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
-  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.js';
 import { customerEvents } from '../../src/domain/customers/events.js';
@@ -37,9 +36,7 @@ import {
   type SubmittedDocument,
 } from './messages.js';
 import { customerClock } from '../clock.js';
-
-/** Events after which a run continues as new, unless Temporal suggests it sooner. */
-const HISTORY_LIMIT = 5_000;
+import { historyFull } from '../history.js';
 
 const {
   runCreditAnalysis,
@@ -197,8 +194,7 @@ export async function customerOnboardingWorkflow(input: OnboardingInput): Promis
   while (!final()) {
     // An active customer's workflow lives for years: start a fresh history before it grows large,
     // carrying only the state (items, review clocks, the open biometrics session).
-    const { continueAsNewSuggested, historyLength } = workflowInfo();
-    if (continueAsNewSuggested || historyLength > (input.historyLimit ?? HISTORY_LIMIT)) {
+    if (historyFull(input.historyLimit)) {
       await condition(allHandlersFinished);
       return continueAsNew<typeof customerOnboardingWorkflow>({
         ...input,

@@ -35,6 +35,8 @@ export interface LoanInput {
   clock?: ClockState;
   /** What a run carries across continue-as-new; a first run starts awaiting signatures. */
   carried?: LoanProgress;
+  /** Events before a repaying run continues as new (tests lower it; see workflows/history.ts). */
+  historyLimit?: number;
 }
 
 /** The loan's state as the workflow keeps it: small, whatever the schedule's length. */

@@ -29,6 +29,7 @@ import {
   offerAcceptedSignal,
   releaseOfferSignal,
 } from '../credit-offers/messages.js';
+import { historyFull } from '../history.js';
 import { hexId, pixEventIds } from '../ids.js';
 import { databaseWrite } from '../presets.js';
 import { stepQueue } from '../step-queue.js';
@@ -473,8 +474,11 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
   if (progress.status === 'active') {
     // Installment boundaries: continue as new after a year of payments (or sooner if the server
     // suggests it), with nothing in flight, carrying the progress only.
+    // (Runs that reached repayment before this release heed the server's suggestion alone.)
+    const bounded = patched('loan-history-limit');
     const runIsFull = () =>
-      paymentsThisRun >= PAYMENTS_PER_RUN || workflowInfo().continueAsNewSuggested;
+      paymentsThisRun >= PAYMENTS_PER_RUN ||
+      (bounded ? historyFull(input.historyLimit) : workflowInfo().continueAsNewSuggested);
     const stop = () => progress.status !== 'active' || runIsFull();
     if (patched('overdue-timers'))
       await watchDueDates(

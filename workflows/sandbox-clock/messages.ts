@@ -57,6 +57,10 @@ export interface ClockAdvanceInput {
   offsetMs: number;
   /** The clock row's generation this advance wrote: only the latest one marks the clock ready. */
   generation: number;
+  /** The round a continued run starts from (1 for the advance's first run). */
+  round?: number;
+  /** Events before a run continues as new (tests lower it; see workflows/history.ts). */
+  historyLimit?: number;
 }
 
 export type ClockAdvanceOutcome = 'ready' | 'superseded';

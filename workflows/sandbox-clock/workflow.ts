@@ -1,5 +1,8 @@
 import {
+  allHandlersFinished,
   condition,
+  continueAsNew,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -7,6 +10,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.js';
+import { historyFull } from '../history.js';
 import { databaseWrite } from '../presets.js';
 import {
   clockSettledSignal,
@@ -41,8 +45,16 @@ export async function sandboxClockWorkflow(input: ClockAdvanceInput): Promise<Cl
   });
   const aheadBy = `${(input.offsetMs / 86_400_000).toFixed(2)} days`;
   const { workflowId } = workflowInfo();
+  // Runs started before this release looped in one history for as long as a waiter stayed silent.
+  const bounded = patched('clock-rounds-continue-as-new');
 
-  for (let round = 1; ; round++) {
+  for (let round = input.round ?? 1; ; round++) {
+    // A waiter that never answers (or a start stuck in the outbox) keeps the advance going round
+    // after round: each history stays bounded, the next run asking from the same round on.
+    if (bounded && historyFull(input.historyLimit)) {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof sandboxClockWorkflow>({ ...input, round });
+    }
     const { told, starting } = await tellWaitingWorkflows({
       customerId: input.customerId,
       offsetMs: input.offsetMs,
