@@ -114,8 +114,16 @@ describe('Pix charges (contract §14)', () => {
     expect(
       (await eventsOf(loan.id)).filter((e) => e.type === 'loan.payment_received'),
     ).toHaveLength(1);
-    await recordHistory(stack.temporal.workflow.getHandle(`pix/${paid.payment_reference}`), 'pix');
-    await recordHistory(stack.temporal.workflow.getHandle(`loan/${loan.id}`), 'loan.charges');
+    await recordHistory(
+      stack.temporal.workflow.getHandle(`pix/${paid.payment_reference}`),
+      'pix',
+      'booked-through-loan-workflow',
+    );
+    await recordHistory(
+      stack.temporal.workflow.getHandle(`loan/${loan.id}`),
+      'loan',
+      'charges-created-replaced-paid-by-pix',
+    );
   });
 
   it('refuses what the loan does not allow, naming the field, and writes nothing', async () => {
@@ -231,7 +239,7 @@ describe('Pix charges (contract §14)', () => {
     expect(await reconcileLedger(stack.database.db)).toEqual([]);
     // Over: no more charges, no second withdrawal.
     expect((await api(`/v3/loans/${loan.id}/withdrawal`, { method: 'POST' })).status).toBe(409);
-    await recordHistory(stack.temporal.workflow.getHandle(`loan/${loan.id}`), 'loan.withdrawal');
+    await recordHistory(stack.temporal.workflow.getHandle(`loan/${loan.id}`), 'loan', 'withdrawal');
   });
 
   it('no withdrawal for a company customer, nor after the 7th day: the last day’s charge expires with the window', async () => {

@@ -469,6 +469,7 @@ describe('offer expiry and renewal over HTTP', () => {
     await recordHistory(
       short.temporal.workflow.getHandle(`credit-offers/${customer.id}`, firstRun),
       'credit-offers',
+      'expiry-then-renewal',
     );
   });
 });

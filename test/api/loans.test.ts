@@ -635,7 +635,11 @@ describe('the release date and the disbursement claim (contract §13)', () => {
     const confirmed = (await (await ops(`/loans/${loan.id}/disbursement`)).json()) as LoanBody;
     expect(confirmed).toMatchObject({ status: 'active', disbursement_status: 'confirmed' });
     expect((await ops(`/loans/${loan.id}/disbursement/claim`)).status).toBe(409);
-    await recordHistory(stack.temporal.workflow.getHandle(`loan/${loan.id}`), 'loan.claimed');
+    await recordHistory(
+      stack.temporal.workflow.getHandle(`loan/${loan.id}`),
+      'loan',
+      'claimed-disbursement-confirmed',
+    );
   });
 
   it('a cancel and a claim sent together: one wins, the other is 409, and the loan agrees', async () => {
@@ -675,7 +679,8 @@ describe('the release date and the disbursement claim (contract §13)', () => {
     expect(offer.status).toBe('available');
     await recordHistory(
       stack.temporal.workflow.getHandle(`loan/${loan.id}`),
-      'loan.release-window',
+      'loan',
+      'release-window-passed',
     );
   });
 });

@@ -180,6 +180,7 @@ describe('a sandbox customer, from registration to active', () => {
     await recordHistory(
       stack.temporal.workflow.getHandle(`customer-onboarding/${registered.id}`),
       'customer-onboarding',
+      'sandbox-review-to-active',
     );
 
     // Ops read the current state in the workflow's details in the Temporal UI.

@@ -403,7 +403,7 @@ describe('a loan from contract to last installment, over HTTP on the real stack'
     // The repaid offer is spent; a new one follows after OFFER_RENEWAL_DELAY.
     const next = await offerOf(api, customer.id, 'available');
     expect(next.id).not.toBe(offer.id);
-    await recordHistory(handle, 'loan.any-amount');
+    await recordHistory(handle, 'loan', 'two-signers-any-amount-payments-to-finished');
   });
 
   it('cancelled before disbursement: loan.cancelled, the offer available again; commands refused from the record, no fresh run started', async () => {

@@ -425,9 +425,14 @@ describe('the sandbox clock (contract §12)', () => {
     await recordHistory(
       stack.temporal.workflow.getHandle(`sandbox-clock/${customer.id}/2`),
       'sandbox-clock',
+      'ready',
     );
     // A loan's history through its due-date timers (overdue rows, a late payment, a payoff).
-    await recordHistory(stack.temporal.workflow.getHandle(`loan/${loan.id}`), 'loan.business-days');
+    await recordHistory(
+      stack.temporal.workflow.getHandle(`loan/${loan.id}`),
+      'loan',
+      'overdue-after-holiday-paid-late-to-finished',
+    );
   });
 });
 

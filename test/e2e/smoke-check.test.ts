@@ -59,7 +59,7 @@ describe('a smoke check through the real API, worker, PostgreSQL and Temporal', 
     // The row is written by the workflow's last activity; the workflow closes a moment later.
     const handle = stack.temporal.workflow.getHandle(check.workflow_id);
     await handle.result();
-    await recordHistory(handle, 'smoke-check');
+    await recordHistory(handle, 'smoke-check', 'completed');
     const description = await handle.describe();
     expect(description.status.name).toBe('COMPLETED');
     expect(description.type).toBe('smokeCheckWorkflow');

@@ -102,7 +102,7 @@ describe('webhook delivery to a local HTTPS receiver', () => {
         .map((pair) => `${pair.key.name}=${String(pair.value)}`),
     ).toEqual(expect.arrayContaining([`EndpointId=${endpoint.id}`, `EventId=${payload.id}`]));
     await handle.result();
-    await recordHistory(handle, 'webhook-delivery');
+    await recordHistory(handle, 'webhook-delivery', 'delivered-first-attempt');
     const metadata = await handle.query<{ currentDetails?: string }>(
       '__temporal_workflow_metadata',
     );
