@@ -158,11 +158,8 @@ try {
   ]);
   await waitForReady(`${apiUrl}/readyz`);
 
-  // test/helpers/mailbox.ts reads Mailpit's address the way Vitest hands it to a test (`inject`,
-  // which reads Vitest's worker state); outside Vitest the bench provides that one value itself.
-  (globalThis as Record<string, unknown>).__vitest_worker__ = {
-    providedContext: { mailpitApiUrl: mail.apiUrl },
-  };
+  // test/helpers/mailbox.ts reads the codes sent from this Mailpit.
+  process.env.MAILPIT_API_URL = mail.apiUrl;
 
   const partner = await createPartner(database.db, { name: 'Bench' });
   const at = { baseUrl: apiUrl } as TestStack;

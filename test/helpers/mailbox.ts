@@ -47,7 +47,8 @@ export async function waitForMessage(
   to: string,
   options: WaitOptions = {},
 ): Promise<ReceivedMessage> {
-  const api = inject('mailpitApiUrl');
+  // Vitest hands the run's Mailpit to a test; a script outside Vitest (a bench) names it.
+  const api = process.env.MAILPIT_API_URL ?? inject('mailpitApiUrl');
   const deadline = Date.now() + (options.timeoutMs ?? 15_000);
   const wanted = to.toLowerCase();
   for (;;) {
