@@ -300,6 +300,11 @@ describe('Pix charges (contract §14)', () => {
     ]);
     // The loan still takes a new charge for what its rows owe now.
     expect((await charge(loan.id, { scope: 'next' })).status).toBe(201);
+    await recordHistory(
+      stack.temporal.workflow.getHandle(`loan/${loan.id}`),
+      'loan',
+      'charges-expired-by-timer-and-by-clock',
+    );
   });
 });
 

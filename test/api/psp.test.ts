@@ -10,6 +10,7 @@ import type { chargeSchema } from '../../src/http/routes/charges/schema.js';
 import type { loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
 import { activeLoan, type LoanBody } from '../helpers/credit.js';
 import { eventually } from '../helpers/eventually.js';
+import { recordHistory } from '../helpers/histories.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 
@@ -201,7 +202,8 @@ describe('the PSP’s notification of Pix received (contract §14)', () => {
           },
         ],
       });
-    await json(notify(pixOf(endToEndId())));
+    const first = endToEndId();
+    await json(notify(pixOf(first)));
     await eventually(async () => {
       const current = await json<LoanBody>(production(`/v3/loans/${loan.id}`));
       return current.status === 'finished' ? current : undefined;
@@ -229,6 +231,18 @@ describe('the PSP’s notification of Pix received (contract §14)', () => {
     expect(after).toMatchObject({ status: 'finished', refund_due_amount: payoff.amount });
     expect((await storedPix(late))[0]).toMatchObject({ status: 'recorded' });
     expect(await reconcileLedger(stack.database.db)).toEqual([]);
+    // The loan settled by a payoff charge's Pix, and the late Pix booked without its workflow.
+    await recordHistory(workflow, 'loan', 'payoff-charge-paid-by-pix-to-finished');
+    await recordHistory(
+      stack.temporal.workflow.getHandle(`pix/${first}`),
+      'pix',
+      'booked-through-loan-workflow-finishing-it',
+    );
+    await recordHistory(
+      stack.temporal.workflow.getHandle(`pix/${late}`),
+      'pix',
+      'booked-directly-after-loan-workflow-closed',
+    );
   });
 
   it('keeps a Pix that names no charge of production for ops: listed, counted, never booked', async () => {

@@ -16,6 +16,7 @@ import {
   type OfferState,
 } from '../../workflows/credit-offers/messages.js';
 import { creditOffersWorkflow } from '../../workflows/index.js';
+import { recordHistory } from '../helpers/histories.js';
 
 const DAY = 86_400_000;
 const VALIDITY = 30 * DAY;
@@ -100,6 +101,8 @@ async function withCreditOffers(
     accept: (offerId: string, loanId?: string) => Promise<boolean>;
     /** Loans ended in the records (the loan's workflow wrote it; its signal may be lost). */
     loansEnded: Map<string, 'released' | 'finished'>;
+    /** Saves the chain's latest run (or its first) for the replay test. */
+    record: (caseName: string, run?: 'first' | 'latest') => Promise<void>;
   }) => Promise<void>,
 ) {
   const { activities, writes, acceptInDatabase, loansEnded } = recordingActivities(options);
@@ -131,6 +134,14 @@ async function withCreditOffers(
         writes,
         acceptInDatabase,
         loansEnded,
+        async record(caseName, run = 'latest') {
+          const runId = run === 'first' ? handle.firstExecutionRunId : undefined;
+          await recordHistory(
+            env.client.workflow.getHandle(handle.workflowId, runId),
+            'credit-offers',
+            caseName,
+          );
+        },
         async offer(status) {
           for (let i = 0; i < 200; i++) {
             const current = await handle.query(currentOfferQuery);
@@ -179,7 +190,7 @@ describe('credit-offers workflow', () => {
   });
 
   it('takes an acceptance written by a loan: no expiry while accepted, a second one refused', async () => {
-    await withCreditOffers({}, async ({ offer, accept, writes }) => {
+    await withCreditOffers({}, async ({ offer, accept, writes, record }) => {
       const current = await offer('available');
       const outcomes = [await accept(current.id), await accept(current.id)];
       expect(outcomes).toEqual([true, false]);
@@ -187,11 +198,12 @@ describe('credit-offers workflow', () => {
       await env.sleep(VALIDITY + DAY);
       expect(statuses(writes)).toEqual(['issue:available', 'move:accepted']);
       expect(await accept('co_unknown')).toBe(false);
+      await record('accepted-not-expired');
     });
   });
 
   it('adopts an acceptance it has not heard of when its timer fires (the signal is late)', async () => {
-    await withCreditOffers({}, async ({ handle, offer, acceptInDatabase, writes }) => {
+    await withCreditOffers({}, async ({ handle, offer, acceptInDatabase, writes, record }) => {
       const current = await offer('available');
       // A loan's transaction committed; its workflow has not signalled yet.
       expect(acceptInDatabase(current.id, 'ln_late', await env.currentTimeMs())).toBe(true);
@@ -208,11 +220,12 @@ describe('credit-offers workflow', () => {
       });
       await offer('expired');
       expect(statuses(writes)).toEqual(['issue:available', 'move:accepted', 'move:expired']);
+      await record('acceptance-unheard-adopted-at-expiry-then-released', 'first');
     });
   });
 
   it('a loan’s acceptance that never arrives: its release still makes the offer available again', async () => {
-    await withCreditOffers({}, async ({ handle, offer, acceptInDatabase, writes }) => {
+    await withCreditOffers({}, async ({ handle, offer, acceptInDatabase, writes, record }) => {
       const current = await offer('available');
       // The loan's transaction accepted it; the loan's signal was lost on the way.
       expect(acceptInDatabase(current.id, 'ln_unheard', await env.currentTimeMs())).toBe(true);
@@ -225,11 +238,12 @@ describe('credit-offers workflow', () => {
       await env.sleep(1_000);
       expect(await offer('available')).toMatchObject({ id: current.id, loanId: null });
       expect(statuses(writes)).toEqual(['issue:available', 'move:accepted', 'move:available']);
+      await record('acceptance-lost-release-makes-available');
     });
   });
 
   it('a loan whose acceptance and end both never arrive: the records end it at the offer’s expiry', async () => {
-    await withCreditOffers({}, async ({ offer, acceptInDatabase, loansEnded, writes }) => {
+    await withCreditOffers({}, async ({ offer, acceptInDatabase, loansEnded, writes, record }) => {
       const current = await offer('available');
       expect(acceptInDatabase(current.id, 'ln_silent', await env.currentTimeMs())).toBe(true);
       loansEnded.set('ln_silent', 'released'); // cancelled, and its release lost too
@@ -244,49 +258,92 @@ describe('credit-offers workflow', () => {
         'move:expired',
         'issue:available',
       ]);
+      await record('acceptance-and-release-lost-expired-from-records', 'first');
+    });
+  });
+
+  it('a loan repaid whose acceptance and end both never arrive: the records spend the offer at its expiry', async () => {
+    await withCreditOffers({}, async ({ offer, acceptInDatabase, loansEnded, writes, record }) => {
+      const current = await offer('available');
+      expect(acceptInDatabase(current.id, 'ln_repaid', await env.currentTimeMs())).toBe(true);
+      loansEnded.set('ln_repaid', 'finished'); // repaid, and its loanFinished lost too
+      await env.sleep(VALIDITY + RENEWAL + DAY);
+      const next = await offer('available');
+      expect(next.id).not.toBe(current.id);
+      expect(statuses(writes)).toEqual([
+        'issue:available',
+        'move:accepted',
+        'spent:',
+        'issue:available',
+      ]);
+      await record('acceptance-and-repayment-lost-spent-from-records', 'first');
+    });
+  });
+
+  it('a loan’s acceptance that never arrives: its repayment still spends the offer, and a new one follows', async () => {
+    await withCreditOffers({}, async ({ handle, offer, acceptInDatabase, writes, record }) => {
+      const current = await offer('available');
+      expect(acceptInDatabase(current.id, 'ln_unheard', await env.currentTimeMs())).toBe(true);
+      await env.sleep(DAY);
+      await handle.signal(loanFinishedSignal, { offerId: current.id, loanId: 'ln_unheard' });
+      await env.sleep(RENEWAL + DAY);
+      const next = await offer('available');
+      expect(next.id).not.toBe(current.id);
+      expect(statuses(writes)).toEqual([
+        'issue:available',
+        'move:accepted',
+        'spent:',
+        'issue:available',
+      ]);
+      await record('acceptance-lost-repayment-spends-offer', 'first');
     });
   });
 
   it('continues as new inside a long wait: an accepted offer’s history stays bounded', async () => {
-    await withCreditOffers({ historyLimit: 40 }, async ({ handle, offer, accept, writes }) => {
-      const current = await offer('available');
-      expect(await accept(current.id, 'ln_long')).toBe(true);
-      await offer('accepted');
-      const firstRun = (await handle.describe()).runId;
-      // A loan's years, squeezed: messages the offer has no use for keep arriving.
-      for (let i = 0; i < 30; i++)
-        await handle.signal(offerAcceptedSignal, { offerId: current.id, loanId: 'ln_long' });
-      await env.sleep(1_000);
-      const later = await handle.describe();
-      expect(later.runId).not.toBe(firstRun);
-      expect(later.status.name).toBe('RUNNING');
-      // Every run of the chain stayed near the limit.
-      let runId: string | null | undefined = later.runId;
-      const sizes: number[] = [];
-      while (runId) {
-        const history = await env.client.workflow
-          .getHandle(handle.workflowId, runId)
-          .fetchHistory();
-        sizes.push(history.events?.length ?? 0);
-        runId =
-          history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
-      }
-      expect(sizes.length).toBeGreaterThan(1);
-      expect(Math.max(...sizes)).toBeLessThan(80);
-      // The carried offer is still accepted by its loan, and the loan's release reaches it.
-      expect(await offer('accepted')).toMatchObject({ id: current.id, loanId: 'ln_long' });
-      await handle.signal(releaseOfferSignal, {
-        offerId: current.id,
-        loanId: 'ln_long',
-        reason: 'loan_cancelled',
-      });
-      await offer('available');
-      expect(statuses(writes)).toEqual(['issue:available', 'move:accepted', 'move:available']);
-    });
+    await withCreditOffers(
+      { historyLimit: 40 },
+      async ({ handle, offer, accept, writes, record }) => {
+        const current = await offer('available');
+        expect(await accept(current.id, 'ln_long')).toBe(true);
+        await offer('accepted');
+        const firstRun = (await handle.describe()).runId;
+        // A loan's years, squeezed: messages the offer has no use for keep arriving.
+        for (let i = 0; i < 30; i++)
+          await handle.signal(offerAcceptedSignal, { offerId: current.id, loanId: 'ln_long' });
+        await env.sleep(1_000);
+        const later = await handle.describe();
+        expect(later.runId).not.toBe(firstRun);
+        expect(later.status.name).toBe('RUNNING');
+        // Every run of the chain stayed near the limit.
+        let runId: string | null | undefined = later.runId;
+        const sizes: number[] = [];
+        while (runId) {
+          const history = await env.client.workflow
+            .getHandle(handle.workflowId, runId)
+            .fetchHistory();
+          sizes.push(history.events?.length ?? 0);
+          runId =
+            history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+        }
+        expect(sizes.length).toBeGreaterThan(1);
+        expect(Math.max(...sizes)).toBeLessThan(80);
+        // The carried offer is still accepted by its loan, and the loan's release reaches it.
+        expect(await offer('accepted')).toMatchObject({ id: current.id, loanId: 'ln_long' });
+        await handle.signal(releaseOfferSignal, {
+          offerId: current.id,
+          loanId: 'ln_long',
+          reason: 'loan_cancelled',
+        });
+        await offer('available');
+        expect(statuses(writes)).toEqual(['issue:available', 'move:accepted', 'move:available']);
+        await record('accepted-wait-first-run-continued-as-new', 'first');
+        await record('accepted-wait-continued-run-released');
+      },
+    );
   });
 
   it('does not expire an accepted offer; a release while valid makes it available again', async () => {
-    await withCreditOffers({}, async ({ handle, offer, accept, writes }) => {
+    await withCreditOffers({}, async ({ handle, offer, accept, writes, record }) => {
       const current = await offer('available');
       const loanId = 'ln_1';
       await accept(current.id, loanId);
@@ -310,11 +367,12 @@ describe('credit-offers workflow', () => {
       expect(expired.status).toBe('expired');
       expect(expired.at - current.validUntil).toBeLessThan(1_000);
       expect(expired.at).toBeGreaterThanOrEqual(current.validUntil);
+      await record('accepted-released-available-then-expired');
     });
   });
 
   it('a release after valid_until expires the offer, and a new one follows', async () => {
-    await withCreditOffers({}, async ({ handle, offer, accept, writes }) => {
+    await withCreditOffers({}, async ({ handle, offer, accept, writes, record }) => {
       const current = await offer('available');
       await accept(current.id, 'ln_1');
       await env.sleep(VALIDITY + DAY); // accepted offers are not expired by the timer
@@ -334,11 +392,12 @@ describe('credit-offers workflow', () => {
         'move:expired',
         'issue:available',
       ]);
+      await record('accepted-released-after-validity-expired-renewal', 'first');
     });
   });
 
   it('renews after the offer’s loan is repaid', async () => {
-    await withCreditOffers({}, async ({ handle, offer, accept, writes }) => {
+    await withCreditOffers({}, async ({ handle, offer, accept, writes, record }) => {
       const current = await offer('available');
       await accept(current.id, 'ln_1');
       await handle.signal(loanFinishedSignal, { offerId: current.id, loanId: 'ln_1' });
@@ -351,20 +410,22 @@ describe('credit-offers workflow', () => {
         'spent:',
         'issue:available',
       ]);
+      await record('accepted-loan-finished-renewal', 'first');
     });
   });
 
   it('cancels an available offer when the customer is denied, and ends', async () => {
-    await withCreditOffers({}, async ({ handle, offer, writes }) => {
+    await withCreditOffers({}, async ({ handle, offer, writes, record }) => {
       await offer('available');
       await handle.signal(customerDeniedSignal);
       expect(await handle.result()).toBe('customer_denied');
       expect(statuses(writes)).toEqual(['issue:available', 'move:cancelled']);
+      await record('available-customer-denied');
     });
   });
 
   it('a denied customer’s accepted offer is cancelled when its loan is released, not renewed', async () => {
-    await withCreditOffers({}, async ({ handle, offer, accept, writes }) => {
+    await withCreditOffers({}, async ({ handle, offer, accept, writes, record }) => {
       const current = await offer('available');
       await accept(current.id, 'ln_1');
       await handle.signal(customerDeniedSignal);
@@ -375,17 +436,19 @@ describe('credit-offers workflow', () => {
       });
       expect(await handle.result()).toBe('customer_denied');
       expect(statuses(writes)).toEqual(['issue:available', 'move:accepted', 'move:cancelled']);
+      await record('accepted-customer-denied-released-cancelled');
     });
   });
 
   it('a denial during the renewal delay ends the workflow without a new offer', async () => {
-    await withCreditOffers({}, async ({ handle, offer, writes }) => {
+    await withCreditOffers({}, async ({ handle, offer, writes, record }) => {
       await offer('available');
       await env.sleep(VALIDITY + 60_000);
       await offer('expired');
       await handle.signal(customerDeniedSignal);
       expect(await handle.result()).toBe('customer_denied');
       expect(statuses(writes)).toEqual(['issue:available', 'move:expired']);
+      await record('expired-customer-denied-during-renewal');
     });
   });
 
@@ -402,9 +465,10 @@ describe('credit-offers workflow', () => {
   });
 
   it('ends without an offer for a customer who is not eligible', async () => {
-    await withCreditOffers({ eligible: false }, async ({ handle, writes }) => {
+    await withCreditOffers({ eligible: false }, async ({ handle, writes, record }) => {
       expect(await handle.result()).toBe('not_eligible');
       expect(writes).toEqual([]);
+      await record('not-eligible');
     });
   });
 });

@@ -18,6 +18,7 @@ import {
   type OnboardingInput,
 } from '../../workflows/customer-onboarding/messages.js';
 import { customerOnboardingWorkflow } from '../../workflows/index.js';
+import { recordHistory } from '../helpers/histories.js';
 
 type Persisted = Parameters<Activities['persistCustomerChange']>[0];
 
@@ -81,6 +82,8 @@ async function withOnboarding(
     captureBiometrics: () => Promise<string>;
     state: () => Promise<KycState>;
     waitFor: (predicate: (state: KycState) => boolean) => Promise<KycState>;
+    /** Saves the chain's latest run (or its first) for the replay test. */
+    record: (caseName: string, run?: 'first' | 'latest') => Promise<void>;
   }) => Promise<void>,
 ) {
   const recorded = recordingActivities({
@@ -116,6 +119,14 @@ async function withOnboarding(
       handle,
       recorded,
       state,
+      async record(caseName, run = 'latest') {
+        const runId = run === 'first' ? handle.firstExecutionRunId : undefined;
+        await recordHistory(
+          env.client.workflow.getHandle(handle.workflowId, runId),
+          'customer-onboarding',
+          caseName,
+        );
+      },
       upload: (type, fileName = `${type}.pdf`) =>
         handle.executeUpdate(submitDocumentUpdate, {
           args: [
@@ -173,7 +184,7 @@ describe('customerOnboardingWorkflow', () => {
   it('continues as new when its history grows, carrying the state, the analysis and the review clocks', async () => {
     await withOnboarding(
       { historyLimit: 25, sandboxReviewDelayMs: 60_000 },
-      async ({ upload, captureBiometrics, state, handle, recorded }) => {
+      async ({ upload, captureBiometrics, state, handle, recorded, record }) => {
         const firstRun = (await handle.describe()).runId;
         for (const type of documents) await upload(type);
         await captureBiometrics();
@@ -189,71 +200,84 @@ describe('customerOnboardingWorkflow', () => {
         const types = recorded.eventTypes();
         expect(types.filter((t) => t === 'customer.active')).toHaveLength(1);
         expect(types.filter((t) => t === 'customer.under_review')).toHaveLength(1);
+        await record('continued-as-new-first-run', 'first');
+        await record('continued-as-new-later-run-sandbox-review-to-active');
       },
     );
   });
 
   it('runs the credit analysis, then moves pending_kyc → under_review → active as items are submitted and approved', async () => {
-    await withOnboarding({}, async ({ upload, captureBiometrics, state, handle, recorded }) => {
-      for (const type of documents) await upload(type);
-      expect((await state()).status).toBe('pending_kyc');
-      await captureBiometrics();
-      expect((await state()).status).toBe('under_review');
-      expect(recorded.eventTypes().slice(-2)).toEqual([
-        'customer.kyc_updated',
-        'customer.under_review',
-      ]);
+    await withOnboarding(
+      {},
+      async ({ upload, captureBiometrics, state, handle, recorded, record }) => {
+        for (const type of documents) await upload(type);
+        expect((await state()).status).toBe('pending_kyc');
+        await captureBiometrics();
+        expect((await state()).status).toBe('under_review');
+        expect(recorded.eventTypes().slice(-2)).toEqual([
+          'customer.kyc_updated',
+          'customer.under_review',
+        ]);
 
-      await handle.executeUpdate(reviewUpdate, {
-        args: [
-          {
-            items: [...documents, 'biometrics'].map((type) => ({
-              type,
-              decision: 'approve' as const,
-            })),
-          },
-        ],
-      });
-      const active = await state();
-      expect(active.status).toBe('active');
-      expect(active.kyc.every((item) => item.status === 'approved')).toBe(true);
-      expect(recorded.eventTypes().slice(-2)).toEqual(['customer.kyc_updated', 'customer.active']);
-      expect(recorded.calls.filter((c) => c.name === 'runCreditAnalysis')).toHaveLength(1);
-      // The approvals reached the documents awaiting review.
-      expect(recorded.persisted.at(-1)!.settle).toEqual({
-        approved: [...documents, 'biometrics'],
-        rejected: [],
-      });
-      // Each event has its own id, and every change wrote its events with it.
-      const ids = recorded.persisted.flatMap((p) => p.events.map((e) => e.id));
-      expect(new Set(ids).size).toBe(ids.length);
-      expect(ids.every((id) => /^evt_[0-9a-f]{32}$/.test(id))).toBe(true);
-    });
+        await handle.executeUpdate(reviewUpdate, {
+          args: [
+            {
+              items: [...documents, 'biometrics'].map((type) => ({
+                type,
+                decision: 'approve' as const,
+              })),
+            },
+          ],
+        });
+        const active = await state();
+        expect(active.status).toBe('active');
+        expect(active.kyc.every((item) => item.status === 'approved')).toBe(true);
+        expect(recorded.eventTypes().slice(-2)).toEqual([
+          'customer.kyc_updated',
+          'customer.active',
+        ]);
+        expect(recorded.calls.filter((c) => c.name === 'runCreditAnalysis')).toHaveLength(1);
+        // The approvals reached the documents awaiting review.
+        expect(recorded.persisted.at(-1)!.settle).toEqual({
+          approved: [...documents, 'biometrics'],
+          rejected: [],
+        });
+        // Each event has its own id, and every change wrote its events with it.
+        const ids = recorded.persisted.flatMap((p) => p.events.map((e) => e.id));
+        expect(new Set(ids).size).toBe(ids.length);
+        expect(ids.every((id) => /^evt_[0-9a-f]{32}$/.test(id))).toBe(true);
+        await record('ops-review-to-active');
+      },
+    );
   });
 
   it('sends a rejected document back for resubmission, and the customer back to pending_kyc', async () => {
-    await withOnboarding({}, async ({ upload, captureBiometrics, state, handle, recorded }) => {
-      for (const type of documents) await upload(type);
-      await captureBiometrics();
-      await handle.executeUpdate(reviewUpdate, {
-        args: [{ items: [{ type: 'selfie', decision: 'reject', message: 'Face not visible.' }] }],
-      });
-      const rejected = await state();
-      expect(rejected.status).toBe('pending_kyc');
-      expect(rejected.kyc.find((i) => i.type === 'selfie')).toMatchObject({
-        status: 'pending_resubmission',
-        message: 'Face not visible.',
-      });
-      expect(recorded.persisted.at(-1)!.settle).toEqual({ approved: [], rejected: ['selfie'] });
+    await withOnboarding(
+      {},
+      async ({ upload, captureBiometrics, state, handle, recorded, record }) => {
+        for (const type of documents) await upload(type);
+        await captureBiometrics();
+        await handle.executeUpdate(reviewUpdate, {
+          args: [{ items: [{ type: 'selfie', decision: 'reject', message: 'Face not visible.' }] }],
+        });
+        const rejected = await state();
+        expect(rejected.status).toBe('pending_kyc');
+        expect(rejected.kyc.find((i) => i.type === 'selfie')).toMatchObject({
+          status: 'pending_resubmission',
+          message: 'Face not visible.',
+        });
+        expect(recorded.persisted.at(-1)!.settle).toEqual({ approved: [], rejected: ['selfie'] });
 
-      await upload('selfie');
-      expect((await state()).status).toBe('under_review');
-      expect(itemStatus(await state(), 'selfie')).toBe('submitted');
-    });
+        await upload('selfie');
+        expect((await state()).status).toBe('under_review');
+        expect(itemStatus(await state(), 'selfie')).toBe('submitted');
+        await record('document-rejected-then-resubmitted');
+      },
+    );
   });
 
   it('asks for a data correction, which a changed field resubmits', async () => {
-    await withOnboarding({}, async ({ upload, captureBiometrics, state, handle }) => {
+    await withOnboarding({}, async ({ upload, captureBiometrics, state, handle, record }) => {
       for (const type of documents) await upload(type);
       await captureBiometrics();
       await handle.executeUpdate(reviewUpdate, {
@@ -272,41 +296,46 @@ describe('customerOnboardingWorkflow', () => {
       });
       expect(itemStatus(await state(), 'email')).toBe('submitted');
       expect((await state()).status).toBe('under_review');
+      await record('data-correction-then-resubmitted');
     });
   });
 
   for (const stage of ['pending_kyc', 'under_review', 'active'] as const) {
     it(`denies from ${stage}, finally`, async () => {
-      await withOnboarding({}, async ({ upload, captureBiometrics, state, handle, recorded }) => {
-        if (stage !== 'pending_kyc') {
-          for (const type of documents) await upload(type);
-          await captureBiometrics();
-        }
-        if (stage === 'active') {
-          await handle.executeUpdate(reviewUpdate, {
-            args: [
-              {
-                items: [...documents, 'biometrics'].map((type) => ({
-                  type,
-                  decision: 'approve' as const,
-                })),
-              },
-            ],
+      await withOnboarding(
+        {},
+        async ({ upload, captureBiometrics, state, handle, recorded, record }) => {
+          if (stage !== 'pending_kyc') {
+            for (const type of documents) await upload(type);
+            await captureBiometrics();
+          }
+          if (stage === 'active') {
+            await handle.executeUpdate(reviewUpdate, {
+              args: [
+                {
+                  items: [...documents, 'biometrics'].map((type) => ({
+                    type,
+                    decision: 'approve' as const,
+                  })),
+                },
+              ],
+            });
+          }
+          expect((await state()).status).toBe(stage);
+          await handle.executeUpdate(denyUpdate, { args: [{ reason: 'Fraud suspected.' }] });
+          const result = await handle.result();
+          expect(result.status).toBe('denied');
+          const denied = recorded.persisted.at(-1)!;
+          expect(denied.deniedReason).toBe('Fraud suspected.');
+          expect(denied.events.map((e) => e.type)).toEqual(['customer.denied']);
+          expect(denied.events[0]!.data).toMatchObject({
+            status: 'denied',
+            reason: 'Fraud suspected.',
+            external_id: 'ext-1',
           });
-        }
-        expect((await state()).status).toBe(stage);
-        await handle.executeUpdate(denyUpdate, { args: [{ reason: 'Fraud suspected.' }] });
-        const result = await handle.result();
-        expect(result.status).toBe('denied');
-        const denied = recorded.persisted.at(-1)!;
-        expect(denied.deniedReason).toBe('Fraud suspected.');
-        expect(denied.events.map((e) => e.type)).toEqual(['customer.denied']);
-        expect(denied.events[0]!.data).toMatchObject({
-          status: 'denied',
-          reason: 'Fraud suspected.',
-          external_id: 'ext-1',
-        });
-      });
+          await record(`denied-from-${stage.replaceAll('_', '-')}`);
+        },
+      );
     });
   }
 
@@ -333,7 +362,7 @@ describe('customerOnboardingWorkflow', () => {
   });
 
   it('expires a biometrics session after 15 minutes on a durable timer; a new one works', async () => {
-    await withOnboarding({}, async ({ handle, recorded, captureBiometrics, state }) => {
+    await withOnboarding({}, async ({ handle, recorded, captureBiometrics, state, record }) => {
       const sessionId = `bio_${randomUUID().replaceAll('-', '')}`;
       const expiresAt = new Date((await env.currentTimeMs()) + 15 * 60_000).toISOString();
       await handle.executeUpdate(openBiometricsUpdate, {
@@ -353,6 +382,7 @@ describe('customerOnboardingWorkflow', () => {
 
       await captureBiometrics();
       expect(itemStatus(await state(), 'biometrics')).toBe('submitted');
+      await record('biometrics-session-expired-then-captured');
     });
   });
 
@@ -395,7 +425,7 @@ describe('customerOnboardingWorkflow', () => {
     it('rejects a file whose name contains "reject"', async () => {
       await withOnboarding(
         { sandboxReviewDelayMs: 10_000, fileNames: { selfie: 'selfie-reject.png' } },
-        async ({ upload, waitFor }) => {
+        async ({ upload, waitFor, record }) => {
           await upload('selfie', 'selfie-reject.png');
           await env.sleep(11_000);
           const reviewed = await waitFor((s) => itemStatus(s, 'selfie') !== 'submitted');
@@ -403,6 +433,7 @@ describe('customerOnboardingWorkflow', () => {
             status: 'pending_resubmission',
           });
           expect(reviewed.status).toBe('pending_kyc');
+          await record('sandbox-review-rejects-document');
         },
       );
     });
@@ -410,10 +441,11 @@ describe('customerOnboardingWorkflow', () => {
     it('denies a customer named with [deny] at review', async () => {
       await withOnboarding(
         { sandboxReviewDelayMs: 10_000, name: 'Test [deny]' },
-        async ({ upload, handle }) => {
+        async ({ upload, handle, record }) => {
           await upload('selfie');
           await env.sleep(11_000);
           expect((await handle.result()).status).toBe('denied');
+          await record('sandbox-review-denies');
         },
       );
     });
@@ -421,7 +453,7 @@ describe('customerOnboardingWorkflow', () => {
     it('asks once for an e-mail correction for [correct-email], then approves the corrected e-mail', async () => {
       await withOnboarding(
         { sandboxReviewDelayMs: 10_000, name: 'Test [correct-email]' },
-        async ({ upload, captureBiometrics, handle, waitFor }) => {
+        async ({ upload, captureBiometrics, handle, waitFor, record }) => {
           for (const type of documents) await upload(type);
           await captureBiometrics();
           await env.sleep(11_000);
@@ -433,6 +465,7 @@ describe('customerOnboardingWorkflow', () => {
           await env.sleep(11_000);
           const active = await waitFor((s) => s.status === 'active');
           expect(itemStatus(active, 'email')).toBe('approved');
+          await record('sandbox-email-correction-to-active');
         },
       );
     });

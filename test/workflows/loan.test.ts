@@ -36,6 +36,7 @@ import {
 } from '../../src/domain/loans/allocation.js';
 import type { PaymentRequest, RepaymentProgress } from '../../src/domain/loans/payments.js';
 import { progressOf } from '../../activities/loans.js';
+import { recordHistory } from '../helpers/histories.js';
 
 const SECOND = 1_000;
 const DAY = 86_400_000;
@@ -275,6 +276,22 @@ async function refusal(update: Promise<unknown>): Promise<string | undefined> {
 
 const kinds = (writes: Write[]) => writes.map((w) => w.kind);
 
+/** The runs of a workflow's chain, oldest first (each run names the run it continued). */
+async function runsOf(handle: WorkflowHandle): Promise<{ runId: string; events: number }[]> {
+  const runs: { runId: string; events: number }[] = [];
+  let runId: string | null | undefined = (await handle.describe()).runId;
+  while (runId) {
+    const history = await env.client.workflow.getHandle(handle.workflowId, runId).fetchHistory();
+    runs.unshift({ runId, events: history.events?.length ?? 0 });
+    runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+  }
+  return runs;
+}
+
+/** Saves a run of the loan's chain for the replay test (the latest unless `runId` names one). */
+const record = (handle: WorkflowHandle, caseName: string, runId?: string) =>
+  recordHistory(env.client.workflow.getHandle(handle.workflowId, runId), 'loan', caseName);
+
 /** A query's answer once it has one (workflows answer as soon as their first task has run). */
 async function eventuallyQuery<T>(ask: () => Promise<T | null | undefined>): Promise<T> {
   for (let i = 0; i < 200; i++) {
@@ -299,6 +316,7 @@ describe('loan workflow', () => {
         paidInstallments: 0,
       });
       expect(writes.map((w) => w.detail.cpf)).toEqual([CUSTOMER_CPF, GUARANTOR_CPF]);
+      await record(handle, 'two-signers-repeated-signature-to-processing');
     });
   });
 
@@ -310,6 +328,7 @@ describe('loan workflow', () => {
       expect(end.detail).toEqual({ status: 'cancelled', cancellationReason: 'signature_deadline' });
       expect(end.at).toBeGreaterThanOrEqual(input.signatureDeadline);
       expect(end.at - input.signatureDeadline).toBeLessThan(SECOND);
+      await record(handle, 'signature-deadline-cancelled');
     });
   });
 
@@ -337,6 +356,7 @@ describe('loan workflow', () => {
           status: 'error',
           error: { code: 'disbursement_failed' },
         });
+        await record(handle, 'sandbox-disbursement-failed');
       },
     );
   });
@@ -356,6 +376,7 @@ describe('loan workflow', () => {
             outcome === 'confirmed' ? 'active' : 'error',
           );
           expect(kinds(writes)).toEqual(['sign', outcome === 'confirmed' ? 'disburse' : 'end']);
+          await record(handle, `production-disbursement-${outcome}`);
         },
       );
     }
@@ -388,6 +409,10 @@ describe('loan workflow', () => {
           });
           expect(kinds(writes)).toEqual(['sign', 'claim', 'disburse']);
         }
+        await record(
+          handle,
+          claimWon ? 'claim-won-race-then-confirmed' : 'cancel-won-race-with-claim',
+        );
       });
   });
 
@@ -413,6 +438,7 @@ describe('loan workflow', () => {
         });
         expect(writes.at(-1)!.at - windowEnds).toBeLessThan(SECOND);
         expect(await handle.result()).toBe('cancelled'); // a claim now finds nothing to claim
+        await record(handle, 'production-release-window-passed');
       },
     );
   });
@@ -425,6 +451,7 @@ describe('loan workflow', () => {
         status: 'cancelled',
         cancellationReason: 'requested',
       });
+      await record(handle, 'cancelled-awaiting-signatures');
     });
     await withLoan({ signerCpfs: [CUSTOMER_CPF] }, async ({ handle, sign, writes }) => {
       // Reporting a disbursement before the signatures is refused.
@@ -440,6 +467,7 @@ describe('loan workflow', () => {
       expect(await handle.result()).toBe('cancelled');
       expect(kinds(writes)).toEqual(['sign', 'end']);
       expect(writes[1]!.detail.cancellationReason).toBe('changed my mind');
+      await record(handle, 'cancelled-processing');
     });
     await withLoan({ signerCpfs: [CUSTOMER_CPF] }, async ({ handle, sign }) => {
       await sign(CUSTOMER_CPF);
@@ -471,6 +499,7 @@ describe('loan workflow', () => {
         [2, 3],
       ]);
       await expect(pay(35_000)).rejects.toThrow(); // the loan is over
+      await record(handle, 'payments-by-reference-repeat-conflict-partial-to-finished');
     });
   });
 
@@ -511,6 +540,7 @@ describe('loan workflow', () => {
           status: 'active',
           paidInstallments: 2,
         });
+        await record(handle, 'overdue-paid-with-late-charges-next-overdue');
       },
     );
   });
@@ -558,6 +588,7 @@ describe('loan workflow', () => {
           paidInstallments: 0,
           overdueThrough: 4,
         });
+        await record(handle, 'overdue-rows-marked-by-timers-and-clock-advance');
       },
     );
   });
@@ -573,6 +604,7 @@ describe('loan workflow', () => {
       expect(writes.map((w) => w.kind)).toEqual(['sign', 'disburse', 'pay', 'pay']);
       expect(writes.at(-1)!.detail).toMatchObject({ amount: 70_003, rows: [2, 3] });
       await expect(pay(35_000)).rejects.toThrow(); // the loan is over
+      await record(handle, 'payoff-early-settlement');
     });
   });
 
@@ -588,7 +620,7 @@ describe('loan workflow', () => {
         signerCpfs: [CUSTOMER_CPF],
         installmentDueDates: [saturday, addDays(saturday, 30), addDays(saturday, 60)],
       },
-      async ({ sign, writes }) => {
+      async ({ handle, sign, writes }) => {
         await sign(CUSTOMER_CPF);
         await env.sleep(31 * SECOND);
         const overdueAt = overdueFrom(saturday);
@@ -598,6 +630,7 @@ describe('loan workflow', () => {
         expect(writes.filter((w) => w.kind === 'overdue').map((w) => w.detail)).toEqual([
           { n: 1, at: new Date(overdueAt).toISOString() },
         ]);
+        await record(handle, 'overdue-after-non-business-due-date');
       },
     );
   });
@@ -625,6 +658,7 @@ describe('loan workflow', () => {
           overdueThrough: 1,
           lastUnpaid: 1,
         });
+        await record(handle, 'apply-to-last-then-first-row-overdue');
       },
     );
   });
@@ -658,6 +692,11 @@ describe('loan workflow', () => {
         }
         expect(sizes.length).toBeGreaterThanOrEqual(360 / PAYMENTS_PER_RUN);
         expect(Math.max(...sizes)).toBeLessThan(400);
+        // The first run, one continued from a run and continued again, and the last one.
+        const runs = await runsOf(handle);
+        await record(handle, 'payments-first-run-continued-as-new', runs[0]!.runId);
+        await record(handle, 'payments-continued-run-continued-as-new', runs[1]!.runId);
+        await record(handle, 'payments-last-continued-run-to-finished', runs.at(-1)!.runId);
       },
     );
   }, 180_000);
@@ -702,6 +741,10 @@ describe('loan workflow', () => {
         // The loan goes on in its latest run: paid in full, it finishes.
         for (const amount of [35_000, 35_000, 35_003]) await pay(amount);
         expect(await handle.result()).toBe('finished');
+        const runs = await runsOf(handle);
+        await record(handle, 'history-limit-first-run-continued-as-new', runs[0]!.runId);
+        await record(handle, 'history-limit-continued-run-continued-as-new', runs[1]!.runId);
+        await record(handle, 'history-limit-last-run-paid-to-finished', runs.at(-1)!.runId);
       },
       chargeActivities,
     );
@@ -758,6 +801,9 @@ describe('loan workflow', () => {
         });
         expect(released).toMatchObject({ id: input.creditOfferId, loanId: null });
         expect(stored.get(input.creditOfferId)).toEqual({ status: 'available', loanId: null });
+        // Both sides, each told by the other workflow rather than by a test's signal.
+        await record(handle, 'cancelled-awaiting-signatures-offer-released');
+        await recordHistory(offers, 'credit-offers', 'accepted-then-released-by-loan-workflow');
       },
       offerActivities,
     );

@@ -3,8 +3,12 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Activities } from '../../activities/index.js';
-import type { ClockAdvanceInput } from '../../workflows/sandbox-clock/messages.js';
+import {
+  clockSettledSignal,
+  type ClockAdvanceInput,
+} from '../../workflows/sandbox-clock/messages.js';
 import { sandboxClockWorkflow } from '../../workflows/index.js';
+import { recordHistory } from '../helpers/histories.js';
 
 let env: TestWorkflowEnvironment;
 beforeAll(async () => {
@@ -74,6 +78,65 @@ describe('sandbox clock workflow', () => {
       }
       expect(sizes.length).toBeGreaterThan(10);
       expect(Math.max(...sizes)).toBeLessThan(60);
+      const run = (runId?: string) => env.client.workflow.getHandle(handle.workflowId, runId);
+      await recordHistory(
+        run(handle.firstExecutionRunId),
+        'sandbox-clock',
+        'silent-waiter-first-run-continued-as-new',
+      );
+      await recordHistory(run(), 'sandbox-clock', 'silent-waiter-last-run-ready');
+    });
+  });
+
+  it('waits for a workflow still starting and asks a busy one again; a later advance supersedes it', async () => {
+    const rounds: { round: number; told: string[]; starting: number }[] = [];
+    const activities: Pick<Activities, 'tellWaitingWorkflows' | 'markClockReady'> = {
+      // Round 1: a loan's workflow answers busy while an offer's start is still in the outbox;
+      // round 2: both answer idle.
+      async tellWaitingWorkflows(input) {
+        const told = input.round === 1 ? ['loan/ln_1'] : ['loan/ln_1', 'credit-offers/cust_1'];
+        const starting = input.round === 1 ? 1 : 0;
+        rounds.push({ round: input.round, told, starting });
+        const advance = env.client.workflow.getHandle(input.advance);
+        for (const workflowId of told)
+          await advance.signal(clockSettledSignal, {
+            workflowId,
+            offsetMs: input.offsetMs,
+            round: input.round,
+            busy: input.round === 1,
+          });
+        return { told, starting };
+      },
+      // A later advance wrote a newer generation: this one does not mark the clock ready.
+      async markClockReady() {
+        return Promise.resolve(false);
+      },
+    };
+    const taskQueue = `clock-${randomUUID()}`;
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: { codePath: inject('workflowBundlePath') },
+      activities,
+    });
+    const customerId = `cust_${randomUUID().replaceAll('-', '')}`;
+    await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(sandboxClockWorkflow, {
+        workflowId: `sandbox-clock/${customerId}/1`,
+        taskQueue,
+        args: [
+          {
+            customerId,
+            partnerId: 'ptn_test',
+            environment: 'sandbox',
+            offsetMs: 86_400_000,
+            generation: 1,
+          } satisfies ClockAdvanceInput,
+        ],
+      });
+      expect(await handle.result()).toBe('superseded');
+      expect(rounds.map((r) => r.round)).toEqual([1, 2]);
+      await recordHistory(handle, 'sandbox-clock', 'start-waited-busy-answer-then-superseded');
     });
   });
 });

@@ -5,6 +5,7 @@ import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Activities } from '../../activities/index.js';
 import { smokeCheckWorkflow } from '../../workflows/index.js';
+import { recordHistory } from '../helpers/histories.js';
 
 const THIRTY_DAYS_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -38,13 +39,15 @@ describe('smokeCheckWorkflow (time-skipping)', () => {
     });
 
     const startedAt = await env.currentTimeMs();
-    await worker.runUntil(
-      env.client.workflow.execute(smokeCheckWorkflow, {
+    await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(smokeCheckWorkflow, {
         workflowId: `smoke-check/smk_${randomUUID().replaceAll('-', '')}`,
         taskQueue,
         args: [{ smokeCheckId: 'smk_0123456789abcdef0123456789abcdef', delayMs: THIRTY_DAYS_MS }],
-      }),
-    );
+      });
+      await handle.result();
+      await recordHistory(handle, 'smoke-check', 'completed-after-30-day-timer');
+    });
 
     expect(completions).toHaveLength(1);
     expect(completions[0]?.smokeCheckId).toBe('smk_0123456789abcdef0123456789abcdef');

@@ -7,6 +7,7 @@ import type { Activities } from '../../activities/index.js';
 import type { AttemptResult } from '../../activities/webhooks.js';
 import { RETRY_DELAYS_MS } from '../../src/domain/webhooks/schedule.js';
 import { webhookDeliveryWorkflow } from '../../workflows/index.js';
+import { recordHistory } from '../helpers/histories.js';
 
 let env: TestWorkflowEnvironment;
 beforeAll(async () => {
@@ -18,8 +19,11 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-/** A receiver scripted attempt by attempt; records when each attempt was scheduled (server time). */
-async function deliver(answers: (AttemptResult['outcome'] | 'lost')[]) {
+/**
+ * A receiver scripted attempt by attempt; records when each attempt was scheduled (server time).
+ * The delivery's history is saved for the replay test as `caseName`.
+ */
+async function deliver(answers: (AttemptResult['outcome'] | 'lost')[], caseName: string) {
   const attempts: { number: number; at: number }[] = [];
   /** When the workflow said each next attempt is due (what partners read as `next_attempt_at`). */
   const scheduled: number[] = [];
@@ -51,8 +55,8 @@ async function deliver(answers: (AttemptResult['outcome'] | 'lost')[]) {
     workflowBundle: { codePath: inject('workflowBundlePath') },
     activities,
   });
-  const result = await worker.runUntil(
-    env.client.workflow.execute(webhookDeliveryWorkflow, {
+  const result = await worker.runUntil(async () => {
+    const handle = await env.client.workflow.start(webhookDeliveryWorkflow, {
       workflowId: `webhook-delivery/whd_${randomUUID().replaceAll('-', '')}`,
       taskQueue,
       args: [
@@ -64,14 +68,20 @@ async function deliver(answers: (AttemptResult['outcome'] | 'lost')[]) {
           environment: 'sandbox',
         },
       ],
-    }),
-  );
+    });
+    const outcome = await handle.result();
+    await recordHistory(handle, 'webhook-delivery', caseName);
+    return outcome;
+  });
   return { result, attempts, scheduled, finished };
 }
 
 describe('webhookDeliveryWorkflow (time-skipping)', () => {
   it('makes 10 attempts on the schedule, each gap within its jitter window, then fails', async () => {
-    const { result, attempts, scheduled, finished } = await deliver([]);
+    const { result, attempts, scheduled, finished } = await deliver(
+      [],
+      'failed-after-every-attempt',
+    );
     expect(result).toBe('failed');
     // Each next attempt was announced for when it then happened (to the timer's step).
     expect(scheduled).toHaveLength(9);
@@ -90,39 +100,41 @@ describe('webhookDeliveryWorkflow (time-skipping)', () => {
   });
 
   it('stops at the first success', async () => {
-    const { result, attempts, finished } = await deliver([
-      { kind: 'retry' },
-      { kind: 'retry' },
-      { kind: 'succeeded' },
-    ]);
+    const { result, attempts, finished } = await deliver(
+      [{ kind: 'retry' }, { kind: 'retry' }, { kind: 'succeeded' }],
+      'retried-then-delivered',
+    );
     expect(result).toBe('succeeded');
     expect(attempts).toHaveLength(3);
     expect(finished).toEqual(['succeeded']);
   });
 
   it('stops at 410 and reports the endpoint gone', async () => {
-    const { result, finished, attempts } = await deliver([{ kind: 'gone' }]);
+    const { result, finished, attempts } = await deliver([{ kind: 'gone' }], 'endpoint-gone');
     expect(result).toBe('gone');
     expect(finished).toEqual(['gone']);
     expect(attempts).toHaveLength(1);
   });
 
   it('waits at least Retry-After before the next attempt', async () => {
-    const { attempts } = await deliver([
-      { kind: 'retry', retryAfterMs: 120_000 },
-      { kind: 'succeeded' },
-    ]);
+    const { attempts } = await deliver(
+      [{ kind: 'retry', retryAfterMs: 120_000 }, { kind: 'succeeded' }],
+      'retry-after-then-delivered',
+    );
     expect(attempts[1]!.at - attempts[0]!.at).toBeGreaterThanOrEqual(120_000);
   });
 
   it('counts an attempt lost with its worker as failed, and retries it on the schedule', async () => {
-    const { result, attempts } = await deliver(['lost', { kind: 'succeeded' }]);
+    const { result, attempts } = await deliver(
+      ['lost', { kind: 'succeeded' }],
+      'attempt-lost-then-delivered',
+    );
     expect(result).toBe('succeeded');
     expect(attempts[1]!.at - attempts[0]!.at).toBeGreaterThanOrEqual(5_000);
   });
 
   it('ends quietly when the delivery was cancelled', async () => {
-    const { result, finished } = await deliver([{ kind: 'cancelled' }]);
+    const { result, finished } = await deliver([{ kind: 'cancelled' }], 'delivery-cancelled');
     expect(result).toBe('cancelled');
     expect(finished).toEqual([]);
   });
