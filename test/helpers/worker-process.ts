@@ -11,12 +11,15 @@ import type { TestStack } from './stack.js';
  * A worker of the stack in a process of its own, as production runs it, so a test can SIGKILL it
  * mid-activity; resolved once it polls (it bundles the workflow sources first, which can take
  * longer than a request waits for a workflow). `ca` is a PEM the worker trusts for webhook
- * deliveries (a test receiver's).
+ * deliveries (a test receiver's). `root` runs the worker of another tree (a previous release's,
+ * extracted by the upgrade test) from its own `src/main/worker.ts` and workflow sources; `env` adds
+ * to or overrides the environment it is given.
  */
 export async function spawnWorkerProcess(
   stack: TestStack,
-  options: { ca?: string } = {},
+  options: { ca?: string; root?: string; env?: Record<string, string> } = {},
 ): Promise<ChildProcess> {
+  const root = options.root ?? projectRoot;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_ENV: 'test',
@@ -29,22 +32,29 @@ export async function spawnWorkerProcess(
     ...inject('objectStoreEnv'),
     // Several may run at once: no metrics endpoint to contend for.
     WORKER_METRICS_PORT: '0',
+    ...options.env,
   };
   if (options.ca) {
     const caFile = join(await mkdtemp(join(tmpdir(), 'ca-')), 'ca.pem');
     await writeFile(caFile, options.ca);
     env.WEBHOOK_CA_FILE = caFile;
   }
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(projectRoot, 'src/main/worker.ts')],
-    { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'ignore'] },
-  );
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/main/worker.ts')], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  // The last lines it logged, to say why it did not start.
+  const lastLines: string[] = [];
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the worker process did not start')), 120_000);
-    child.once('exit', (code) => reject(new Error(`the worker process exited (${code})`)));
+    child.once('exit', (code) =>
+      reject(new Error(`the worker process exited (${code})\n${lastLines.join('\n')}`)),
+    );
     // Its log lines are read to the end, so the pipe never fills.
     createInterface({ input: child.stdout }).on('line', (line) => {
+      lastLines.push(line);
+      if (lastLines.length > 5) lastLines.shift();
       if (line.includes('"msg":"worker running"')) {
         clearTimeout(timer);
         resolve();
