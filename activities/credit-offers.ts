@@ -76,7 +76,11 @@ export function createCreditOfferActivities(deps: ActivityDeps) {
         if (!analysis) throw new Error(`credit analysis of ${customer.id} not stored yet`);
         if (analysis.status !== 'approved' || analysis.approved_limit_amount === null)
           return undefined;
-        const terms = sandboxOfferTerms(customer.cpf, analysis.approved_limit_amount);
+        const terms = {
+          ...sandboxOfferTerms(customer.cpf, analysis.approved_limit_amount),
+          // A longest term ops decided overrides the table's.
+          ...(analysis.max_installments ? { maxInstallments: analysis.max_installments } : {}),
+        };
         const now = new Date();
         return insertCreditOffer(tx, {
           id: input.offerId,

@@ -16,7 +16,8 @@ import { creditOffersStart, type OfferTiming } from '../temporal/credit-workflow
 import { dispatchWorkflowStart, enqueueWorkflowStart } from '../temporal/outbox.js';
 
 export type CreditDecision =
-  { decision: 'approve'; approved_limit_amount: number } | { decision: 'reject'; reason: string };
+  | { decision: 'approve'; approved_limit_amount: number; max_installments?: number | undefined }
+  | { decision: 'reject'; reason: string };
 
 export interface DecideCreditDeps {
   db: Db;
@@ -55,6 +56,7 @@ export async function decideCredit(
         ? {
             status: 'approved',
             approved_limit_amount: decision.approved_limit_amount,
+            max_installments: decision.max_installments ?? null,
             decided_at: deps.clock().toISOString(),
             reason: null,
           }

@@ -84,6 +84,8 @@ describe('ops review of production customers', () => {
     // Ops decide: a limit within bounds, once.
     for (const body of [
       { decision: 'approve' },
+      { decision: 'approve', approved_limit_amount: 2_500_000, max_installments: 361 },
+      { decision: 'approve', approved_limit_amount: 2_500_000, max_installments: 2 },
       { decision: 'approve', approved_limit_amount: 49_999 },
       { decision: 'approve', approved_limit_amount: 100_000_001 },
       { decision: 'approve', approved_limit_amount: 2_500_000, reason: 'extra' },
@@ -128,15 +130,51 @@ describe('ops review of production customers', () => {
       }, 'the credit decision');
 
     const early = await submittedCustomer();
-    expect(await decide(early.id, { decision: 'approve', approved_limit_amount: 1_000_000 })).toBe(
-      200,
-    );
+    // A decision may lengthen the term past the table's: up to 360 months.
+    expect(
+      await decide(early.id, {
+        decision: 'approve',
+        approved_limit_amount: 1_000_000,
+        max_installments: 360,
+      }),
+    ).toBe(200);
     expect((await ops(`/customers/${early.id}/review`, approve)).status).toBe(200);
     const [offer] = await eventually(async () => {
       const current = await offersOf(early.id);
       return current.length > 0 ? current : undefined;
     }, 'the offer at activation');
     expect(offer?.approved_amount).toBe(1_000_000);
+    const longest = (await (
+      await production(`/v3/customers/${early.id}/credit-offers`)
+    ).json()) as {
+      data: { id: string; max_installments: number }[];
+    };
+    expect(longest.data[0]?.max_installments).toBe(360);
+    const simulated = await production(`/v3/credit-offers/${longest.data[0]!.id}/simulations`, {
+      method: 'POST',
+      body: { amount: 1_000_000, installments: 360 },
+    });
+    expect(simulated.status).toBe(201);
+    const simulation = (await simulated.json()) as { id: string; schedule: unknown[] };
+    expect(simulation.schedule).toHaveLength(360);
+    // A 30-year loan is taken like any other (its CCB's 360 rows: test/unit/contract-pdf.test.ts).
+    const loan = await production('/v3/loans', {
+      method: 'POST',
+      body: {
+        credit_offer_id: longest.data[0]!.id,
+        simulation_id: simulation.id,
+        disbursement_account: { type: 'pix', pix_key: early.email },
+      },
+    });
+    expect(loan.status).toBe(201);
+    const { id: loanId } = (await loan.json()) as { id: string };
+    const contract = await production(`/v3/loans/${loanId}/contract`);
+    expect(contract.status).toBe(200);
+    expect(contract.headers.get('content-type')).toBe('application/pdf');
+    expect(
+      ((await (await production(`/v3/loans/${loanId}`)).json()) as { schedule: unknown[] })
+        .schedule,
+    ).toHaveLength(360);
 
     const rejected = await submittedCustomer();
     expect(await decide(rejected.id, { decision: 'reject', reason: 'Income too low.' })).toBe(200);

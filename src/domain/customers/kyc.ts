@@ -37,6 +37,8 @@ export interface CreditAnalysis {
   status: 'approved' | 'rejected' | 'manual_review_required';
   /** Pre-approved limit in centavos, when approved. */
   approved_limit_amount: number | null;
+  /** The longest term ops approved (a decision's; the sandbox's comes from its table). */
+  max_installments?: number | null;
   decided_at: string;
   reason: string | null;
 }

@@ -8,6 +8,9 @@ import { customerParams, customerSchema } from '../customers/schema.js';
 
 /** R$ 1,000,000.00: above it a limit is a typo, not a decision. */
 export const MAX_APPROVED_LIMIT = 100_000_000;
+/** Offers start at 3 installments; 360 months (30 years) is the longest term a loan takes. */
+const MIN_INSTALLMENTS = 3;
+const MAX_INSTALLMENTS = 360;
 
 const creditDecisionBody = z
   .discriminatedUnion('decision', [
@@ -16,6 +19,14 @@ const creditDecisionBody = z
       approved_limit_amount: z.int().min(MIN_LOAN_AMOUNT).max(MAX_APPROVED_LIMIT).meta({
         description: 'The pre-approved limit, centavos: R$ 500.00 to R$ 1,000,000.00.',
       }),
+      max_installments: z
+        .int()
+        .min(MIN_INSTALLMENTS)
+        .max(MAX_INSTALLMENTS)
+        .optional()
+        .meta({
+          description: `The longest term offered, ${MIN_INSTALLMENTS} to ${MAX_INSTALLMENTS} monthly installments; default the sandbox table's (12 to 48, read off the cpf).`,
+        }),
     }),
     z.strictObject({
       decision: z.literal('reject'),
@@ -36,7 +47,7 @@ export function creditDecisionRoutes(api: ApiRouter, deps: DecideCreditDeps): vo
       operationId: 'decideCustomerCredit',
       summary: 'Decide a customer’s credit',
       description:
-        'Production’s credit analysis waits for ops (`manual_review_required`): `approve` with a limit, or `reject` with a reason. An approved customer gets a credit offer as soon as it is `active` (at once if it already is; otherwise when its KYC review activates it). 409 `invalid_state` when the analysis is not waiting (the sandbox decides its own) or the customer is denied.',
+        'Production’s credit analysis waits for ops (`manual_review_required`): `approve` with a limit (and, if it is not the table’s, the longest term), or `reject` with a reason. An approved customer gets a credit offer as soon as it is `active` (at once if it already is; otherwise when its KYC review activates it). 409 `invalid_state` when the analysis is not waiting (the sandbox decides its own) or the customer is denied.',
       tag: 'Customer review',
       security: 'ops',
       idempotent: true,
