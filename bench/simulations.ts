@@ -8,6 +8,10 @@
  *    `POST /v3/credit-offers/{id}/simulations` beside `GET /v3/customers/{id}` (an indexed read
  *    behind the same auth, rate limit, validation and logging) in the same run, with autocannon.
  *    The ratio of the two is the figure to watch; absolute rates move with the machine.
+ * 3. What simulations of 360 installments (a production customer ops approved for 30 years) do to
+ *    the reads beside them: the read alone at BENCH_READ_CONNECTIONS (default 10), then the same
+ *    read while BENCH_LONG_CONNECTIONS (default 4) clients simulate 360 installments back to back.
+ *    The reads' p99 beside them must stay ≤ 25 ms (issue 25).
  *
  * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 50) size the HTTP runs;
  * BENCH_SKIP_BUILD=1 reuses `dist/`; BENCH_PROFILE=dir writes a CPU profile of the API process
@@ -18,6 +22,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createPartner } from '../src/commands/create-partner.js';
 import { loadConfig } from '../src/config.js';
 import { heapFlags } from '../src/main/node-flags.js';
+import { startMailpit } from '../src/devstack/mailpit.js';
 import { createDatabase } from '../src/db/client.js';
 import { addDays, businessDate } from '../src/domain/business-date.js';
 import { simulateLoan } from '../src/domain/credit/simulation.js';
@@ -35,6 +40,9 @@ import {
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+/** Phase 3: the reads' clients, and the clients simulating 360 installments beside them. */
+const READ_CONNECTIONS = Number(process.env.BENCH_READ_CONNECTIONS ?? 10);
+const LONG_CONNECTIONS = Number(process.env.BENCH_LONG_CONNECTIONS ?? 4);
 
 // 1. The math alone.
 const { iof } = loadConfig({
@@ -72,12 +80,14 @@ const bench = await startBenchStack({
   postgresPort: 5498,
   temporalPort: 7298,
 });
+// Production customers prove themselves by codes e-mailed to them (phase 3).
+const mail = await startMailpit();
 const port = 3998;
 const baseUrl = `http://127.0.0.1:${port}`;
 
 try {
   // The production build, as `npm run bench:api` runs it.
-  const env = productionEnv(bench, { PORT: String(port) });
+  const env = productionEnv(bench, { PORT: String(port), ...mail.env });
   const profile = cpuProfileFlags();
   bench.spawn('dist/src/main/worker.js', env, [...heapFlags]);
   bench.spawn('dist/src/main/api.js', env, [...heapFlags, ...profile]);
@@ -134,6 +144,49 @@ try {
   console.log(
     `${'simulations / reads'.padEnd(58)} ${(simulate.requests.average / read.requests.average).toFixed(2).padStart(6)}`,
   );
+
+  // 3. What 30-year simulations do to the reads beside them: a production customer ops approved
+  //    for 360 installments, reads at a steady READ_CONNECTIONS alone, then with
+  //    LONG_CONNECTIONS clients simulating 360 installments back to back.
+  process.env.MAILPIT_API_URL = mail.apiUrl;
+  const production = client(stack, await tokenFor(stack, partner.credentials.production));
+  const longCustomer = await activeCustomer(stack, production, {}, undefined, env.OPS_TOKEN, 360);
+  const longOffer = await offerOf(production, longCustomer.id);
+  const productionHeaders = {
+    authorization: `Bearer ${await tokenFor(stack, partner.credentials.production)}`,
+    'content-type': 'application/json',
+  };
+  const readLong = (title: string) =>
+    load(title, {
+      path: `/v3/customers/${longCustomer.id}`,
+      connections: READ_CONNECTIONS,
+      headers: productionHeaders,
+    });
+  const simulateLong = () =>
+    load('POST …/simulations (360 installments), beside the reads', {
+      method: 'POST',
+      path: `/v3/credit-offers/${longOffer.id}/simulations`,
+      body: JSON.stringify({ amount: 500_000, installments: 360 }),
+      connections: LONG_CONNECTIONS,
+      headers: productionHeaders,
+    });
+  log(
+    `reads (${READ_CONNECTIONS} connections) alone, then beside ${LONG_CONNECTIONS} clients simulating 360 installments…`,
+  );
+  await simulateLong(); // warm-up of the long path
+  const alone = await readLong(`GET /v3/customers/{id} alone (${READ_CONNECTIONS} connections)`);
+  const [beside, long] = await Promise.all([
+    readLong(`GET /v3/customers/{id} beside 360-installment simulations`),
+    simulateLong(),
+  ]);
+  console.log('');
+  console.log(row(alone, 200));
+  console.log(row(beside, 200));
+  console.log(row(long, 201));
+  console.log(
+    `${'reads p99 beside / alone'.padEnd(58)} ${(beside.latency.p99 / Math.max(1, alone.latency.p99)).toFixed(2).padStart(6)}   (target: p99 ≤ 25 ms beside)`,
+  );
 } finally {
+  await mail.stop();
   await bench.stop();
 }

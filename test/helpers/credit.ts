@@ -22,12 +22,14 @@ export async function activeCustomer(
   codes?: CodeSource,
   /** A production customer: ops review it with this token (a sandbox token reviews its own). */
   opsToken?: string,
+  /** The longest term ops approve for a production customer (default the table's). */
+  maxInstallments?: number,
 ): Promise<CustomerBody> {
   const { customer, documents } = await submittedCustomer(stack, api, overrides, codes);
   const body = {
     items: [...documents, 'biometrics'].map((type) => ({ type, decision: 'approve' })),
   };
-  if (opsToken) await approveCredit(stack, customer.id, opsToken);
+  if (opsToken) await approveCredit(stack, customer.id, opsToken, undefined, maxInstallments);
   const review = opsToken
     ? await fetch(`${stack.baseUrl}/ops/v1/customers/${customer.id}/review`, {
         method: 'POST',
@@ -50,12 +52,17 @@ export async function approveCredit(
   customerId: string,
   opsToken: string,
   approvedLimitAmount = 3_000_000,
+  maxInstallments?: number,
 ): Promise<void> {
   await eventually(async () => {
     const decided = await fetch(`${stack.baseUrl}/ops/v1/customers/${customerId}/credit-decision`, {
       method: 'POST',
       headers: { authorization: `Bearer ${opsToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ decision: 'approve', approved_limit_amount: approvedLimitAmount }),
+      body: JSON.stringify({
+        decision: 'approve',
+        approved_limit_amount: approvedLimitAmount,
+        ...(maxInstallments ? { max_installments: maxInstallments } : {}),
+      }),
     });
     if (decided.status === 200) return true;
     const problem = await decided.text();
