@@ -80,8 +80,9 @@ const bench = await startBenchStack({
   postgresPort: 5498,
   temporalPort: 7298,
 });
-// Production customers prove themselves by codes e-mailed to them (phase 3).
+// Customers prove themselves by codes e-mailed to them; test/helpers/mailbox.ts reads them here.
 const mail = await startMailpit();
+process.env.MAILPIT_API_URL = mail.apiUrl;
 const port = 3998;
 const baseUrl = `http://127.0.0.1:${port}`;
 
@@ -148,7 +149,6 @@ try {
   // 3. What 30-year simulations do to the reads beside them: a production customer ops approved
   //    for 360 installments, reads at a steady READ_CONNECTIONS alone, then with
   //    LONG_CONNECTIONS clients simulating 360 installments back to back.
-  process.env.MAILPIT_API_URL = mail.apiUrl;
   const production = client(stack, await tokenFor(stack, partner.credentials.production));
   const longCustomer = await activeCustomer(stack, production, {}, undefined, env.OPS_TOKEN, 360);
   const longOffer = await offerOf(production, longCustomer.id);
