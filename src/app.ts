@@ -35,6 +35,7 @@ import { unmatchedPixRoutes } from './http/routes/psp/unmatched.js';
 import { smokeCheckRoutes } from './http/routes/smoke-checks/router.js';
 import type { Logger } from './logger.js';
 import { creditOfferRoutes } from './http/routes/credit-offers/router.js';
+import { createSimulationPool } from './domain/credit/simulation-pool.js';
 import { customerRoutes } from './http/routes/customers/router.js';
 import { eventRoutes } from './http/routes/events/router.js';
 import { hostedRoutes } from './http/routes/hosted/router.js';
@@ -68,7 +69,10 @@ export interface AppDeps {
 
 export interface App {
   koa: Koa<AppState>;
-  /** Stops what the app runs besides requests (the credential listener); the database stays open. */
+  /**
+   * Stops what the app runs besides requests (the credential listener, the simulation threads);
+   * the database stays open.
+   */
   close: () => Promise<void>;
   /** The partner API's OpenAPI document (served at /v3/openapi.json). */
   partnerDocument: () => unknown;
@@ -161,7 +165,8 @@ export function createApp(deps: AppDeps): App {
     clock,
   });
   customerRoutes(partnerApi, customerDeps);
-  creditOfferRoutes(partnerApi, { db, iof: config.iof, clock });
+  const simulations = createSimulationPool({ threads: config.simulationThreads });
+  creditOfferRoutes(partnerApi, { db, iof: config.iof, clock, simulations });
   loanRoutes(partnerApi, loanDeps);
   chargeRoutes(partnerApi, loanDeps);
   eventRoutes(partnerApi, { db });
@@ -242,7 +247,7 @@ export function createApp(deps: AppDeps): App {
     koa,
     close: async () => {
       mailer.close();
-      await credentials.close();
+      await Promise.all([credentials.close(), simulations.close()]);
     },
     ...documents,
   };

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Decimal } from 'decimal.js';
 import ms, { type StringValue } from 'ms';
 import { z } from 'zod';
+import { defaultSimulationThreads } from './domain/credit/simulation-pool.js';
 import type { IofRates } from './domain/credit/simulation.js';
 import type { LateChargeRates } from './domain/loans/repayment.js';
 import { MIN_KEY_BYTES, parseKeyRing, type KeyRing } from './domain/key-ring.js';
@@ -170,6 +171,8 @@ const schema = z.object({
   TOKEN_FAILURE_WINDOW: duration('5m'),
   CREDENTIAL_CACHE_MAX_AGE: duration('5s'),
   REQUEST_TIMEOUT: duration('15s'),
+  // Threads for long simulations' math (src/domain/credit/simulation-pool.ts); 0: on the event loop.
+  SIMULATION_THREADS: z.coerce.number().int().min(0).max(64).default(defaultSimulationThreads()),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(1).default(100),
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   WORKER_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
@@ -241,6 +244,8 @@ export interface Config {
   readonly rateLimit: { readonly perSecond: number; readonly burst: number };
   /** A request's budget: past it, 503 with Retry-After (see request-budget.ts). */
   readonly requestTimeoutMs: number;
+  /** Worker threads for simulations of more than 48 installments (0: on the event loop). */
+  readonly simulationThreads: number;
   /** The longest a credential is served from memory (0: read on every request); see credential-cache.ts. */
   readonly credentialCacheMaxAgeMs: number;
   /** Failed token exchanges allowed per (client_id, address) pair within the window. */
@@ -439,6 +444,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimit: Object.freeze({ perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST }),
     credentialCacheMaxAgeMs: e.CREDENTIAL_CACHE_MAX_AGE,
     requestTimeoutMs: e.REQUEST_TIMEOUT,
+    simulationThreads: e.SIMULATION_THREADS,
     tokenFailures: Object.freeze({
       limit: e.TOKEN_FAILURE_LIMIT,
       windowMs: e.TOKEN_FAILURE_WINDOW,

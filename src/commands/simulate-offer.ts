@@ -5,7 +5,8 @@ import {
 } from '../db/queries/credit-offers.js';
 import type { Db } from '../db/client.js';
 import { addDays, businessDate } from '../domain/business-date.js';
-import { simulateLoan, type IofRates } from '../domain/credit/simulation.js';
+import type { IofRates } from '../domain/credit/simulation.js';
+import type { SimulationPool } from '../domain/credit/simulation-pool.js';
 import { newId } from '../domain/ids.js';
 import type { Tenant } from '../domain/tenant.js';
 import { ProblemError, problems, type FieldError } from '../errors.js';
@@ -15,6 +16,8 @@ export interface SimulationDeps {
   db: Db;
   iof: IofRates;
   clock: () => Date;
+  /** Where the math runs: long simulations off the event loop. */
+  simulations: SimulationPool;
 }
 
 export interface SimulationRequest {
@@ -76,7 +79,7 @@ export async function simulateOffer(
     });
   if (errors.length > 0) throw problems.validation(errors);
 
-  const figures = simulateLoan({
+  const figures = await deps.simulations.simulate({
     requestedAmount: request.amount,
     installments: request.installments,
     monthlyInterestRate: offer.monthlyInterestRate,
