@@ -1,12 +1,13 @@
 /**
  * `npm run provision`: finds or builds everything the dev and test commands run besides npm
  * packages — both Temporal servers, MinIO, Mailpit and, for the browser tests, Chromium — and says
- * where it is.
+ * where it is. `--cluster` adds the real Temporal server on PostgreSQL and its Web UI.
  */
 import { ensureChromium } from '../devstack/browser.js';
 import { resolveMailpit } from '../devstack/mailpit.js';
 import { resolveMinio } from '../devstack/minio.js';
 import { resolveTemporalCli, resolveTestServer } from '../devstack/temporal-binaries.js';
+import { resolveTemporalServer, resolveTemporalUi } from '../devstack/temporal-server.js';
 
 const progress = (line: string) => process.stderr.write(`[provision] ${line}\n`);
 try {
@@ -18,6 +19,13 @@ try {
   console.log(`MinIO:                ${minio.source}`);
   const mailpit = await resolveMailpit(progress);
   console.log(`Mailpit:              ${mailpit.source}`);
+  // `--cluster`: the real Temporal server (with its SQL tool and schemas) and its Web UI, built
+  // only when asked, so `npm test` does not pay for their build.
+  if (process.argv.includes('--cluster')) {
+    const server = await resolveTemporalServer(progress);
+    console.log(`Temporal server:      ${server.source}`);
+    console.log(`Temporal UI server:   ${await resolveTemporalUi(progress)}`);
+  }
   if (process.argv.includes('--browser'))
     console.log(`Chromium:             ${await ensureChromium(progress)}`);
 } catch (error) {
