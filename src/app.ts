@@ -6,6 +6,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import { createSealedBox } from './domain/sealed-box.js';
 import { TokenBuckets } from './domain/token-bucket.js';
+import { SharedTokenBuckets, type TakeShared } from './limits/shared-token-buckets.js';
 import { problems } from './errors.js';
 import { ApiRouter } from './http/api-router.js';
 import type { AppState } from './http/context.js';
@@ -15,6 +16,7 @@ import {
   type HttpMetrics,
 } from './http/metrics.js';
 import { ledgerImbalance } from './db/queries/ledger.js';
+import { takeTokens } from './db/queries/rate-limits.js';
 import { unmatchedPixCount } from './db/queries/charges.js';
 import { idempotency } from './http/middleware/idempotency.js';
 import { opsAuth } from './http/middleware/ops-auth.js';
@@ -104,11 +106,27 @@ export function createApp(deps: AppDeps): App {
     logger,
   });
   const now = () => clock().getTime();
-  const requestBuckets = new TokenBuckets(config.rateLimit.perSecond, config.rateLimit.burst, now);
+  // The limits every API process shares live in PostgreSQL, on its clock; a test's clock, when
+  // given, is the time they go by instead.
+  const sharedNow = deps.clock ? now : undefined;
+  const takeShared: TakeShared = (params) => takeTokens(database.sql, params);
+  const requestBuckets = new SharedTokenBuckets(
+    takeShared,
+    'request',
+    config.rateLimit.perSecond,
+    config.rateLimit.burst,
+    sharedNow,
+  );
   const { limit, windowMs } = config.tokenFailures;
   // `limit` failed exchanges per window for each (client_id, address) pair: a key of the client
   // id alone (public) or the address alone (shared by a NAT) would let anyone lock others out.
-  const tokenFailures = new TokenBuckets(limit / (windowMs / 1000), limit, now);
+  const tokenFailures = new SharedTokenBuckets(
+    takeShared,
+    'token-failure',
+    limit / (windowMs / 1000),
+    limit,
+    sharedNow,
+  );
   const sealedBox = createSealedBox(config.keys.dataEncryption);
   const idempotencyGuard = idempotency({
     db,

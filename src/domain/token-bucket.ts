@@ -13,6 +13,32 @@ export interface BucketDecision {
   retryAfterSeconds: number;
 }
 
+/** A limit whose buckets may live elsewhere (another process's, the database's): one token a call. */
+export interface RateLimiter {
+  /** Bucket size: `RateLimit-Limit`. */
+  readonly burst: number;
+  take(key: string): Promise<BucketDecision>;
+}
+
+/**
+ * What a bucket holding `tokens` (after this request's refill and its own token, if taken) tells
+ * the caller, at `ratePerSecond` up to `burst`.
+ */
+export function bucketDecision(
+  tokens: number,
+  allowed: boolean,
+  ratePerSecond: number,
+  burst: number,
+): BucketDecision {
+  const missingForOne = Math.max(0, 1 - tokens);
+  return {
+    allowed,
+    remaining: Math.max(0, Math.floor(tokens)),
+    resetSeconds: Math.max(0, Math.ceil((burst - tokens) / ratePerSecond)),
+    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil(missingForOne / ratePerSecond)),
+  };
+}
+
 interface Bucket {
   tokens: number;
   updatedAt: number;
@@ -61,13 +87,7 @@ export class TokenBuckets {
     if (allowed && consume) bucket.tokens -= 1;
     // A peek at an unknown key stores nothing: a full bucket carries no information.
     if (existing || consume) this.buckets.set(key, bucket);
-    const missingForOne = Math.max(0, 1 - bucket.tokens);
-    return {
-      allowed,
-      remaining: Math.floor(bucket.tokens),
-      resetSeconds: Math.ceil((this.burst - bucket.tokens) / this.ratePerSecond),
-      retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil(missingForOne / this.ratePerSecond)),
-    };
+    return bucketDecision(bucket.tokens, allowed, this.ratePerSecond, this.burst);
   }
 
   private refill(existing: Bucket, now: number): Bucket {

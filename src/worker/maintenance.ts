@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from '../db/client.js';
 import { deleteExpiredIdempotencyKeys } from '../db/queries/idempotency.js';
+import { deleteFullRateLimitBuckets } from '../db/queries/rate-limits.js';
 import type { Logger } from '../logger.js';
 import type { FileStore } from '../storage/file-store.js';
 import { sweepOrphanedFiles } from '../storage/orphan-sweeper.js';
@@ -9,11 +10,13 @@ import type { WorkerMetrics } from './metrics.js';
 
 const PURGE_EVERY_MS = 10 * 60 * 1000;
 const ORPHAN_SWEEP_EVERY_MS = 60 * 60 * 1000;
+const BUCKET_GRACE_MS = 10 * 60 * 1000;
 
 /**
  * The worker's housekeeping, one task at a time: re-drive workflow starts that did not happen after
- * their commit (every `intervalMs`), drop idempotency records past their 24 hours, and remove
- * stored files no row names after a day (hourly; counted in `file_store_orphans_removed_total`).
+ * their commit (every `intervalMs`), drop idempotency records past their 24 hours and rate-limit
+ * buckets full for 10 minutes, and remove stored files no row names after a day (hourly; counted
+ * in `file_store_orphans_removed_total`).
  */
 export function startMaintenance(deps: {
   db: Db;
@@ -35,6 +38,9 @@ export function startMaintenance(deps: {
         lastPurge = Date.now();
         const purged = await deleteExpiredIdempotencyKeys(deps.db, new Date());
         if (purged > 0) deps.logger.info({ purged }, 'expired idempotency keys purged');
+        // Rate-limit buckets full for 10 minutes read as no bucket at all.
+        const buckets = await deleteFullRateLimitBuckets(deps.db, BUCKET_GRACE_MS);
+        if (buckets > 0) deps.logger.info({ buckets }, 'full rate-limit buckets purged');
       }
       if (deps.files && Date.now() - lastOrphanSweep >= ORPHAN_SWEEP_EVERY_MS) {
         lastOrphanSweep = Date.now();

@@ -48,6 +48,69 @@ async function partnerWithToken(): Promise<{ partner: TestPartner; token: string
   return { partner, token: await tokenFor(stack, partner.credentials.sandbox) };
 }
 
+describe('the partner rate limit, shared by every API process', () => {
+  it('spends one budget across both: remaining counts down whichever answers, then 429 on either', async () => {
+    const { token } = await partnerWithToken();
+    const remaining: number[] = [];
+    for (let i = 0; i < BURST; i++) {
+      const response = await at(i % 2 === 0 ? a : b, token)('/v3/auth/credentials');
+      expect(response.status).toBe(200);
+      expect(response.headers.get('ratelimit-limit')).toBe(String(BURST));
+      remaining.push(Number(response.headers.get('ratelimit-remaining')));
+    }
+    expect(remaining).toEqual(Array.from({ length: BURST }, (_, i) => BURST - 1 - i));
+
+    for (const api of [a, b, a]) {
+      const limited = await at(api, token)('/v3/auth/credentials');
+      expect(limited.status).toBe(429);
+      expect(await limited.json()).toMatchObject({ code: 'rate_limited', status: 429 });
+      expect(limited.headers.get('ratelimit-remaining')).toBe('0');
+      // One token every 100 s, the last spent moments ago.
+      const retryAfter = Number(limited.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThanOrEqual(90);
+      expect(retryAfter).toBeLessThanOrEqual(100);
+      expect(Number(limited.headers.get('ratelimit-reset'))).toBeGreaterThan(2_900);
+    }
+  });
+
+  it('hands out each token once when both are hit at the same time', async () => {
+    const { token } = await partnerWithToken();
+    const sent = 2 * BURST;
+    const responses = await Promise.all(
+      Array.from({ length: sent }, (_, i) =>
+        at(i % 2 === 0 ? a : b, token)('/v3/auth/credentials'),
+      ),
+    );
+    const ok = responses.filter((r) => r.status === 200);
+    expect(ok).toHaveLength(BURST);
+    expect(responses.filter((r) => r.status === 429)).toHaveLength(sent - BURST);
+    // Every whole token left was reported once: 29 down to 0, in whatever order they answered.
+    const remaining = ok.map((r) => Number(r.headers.get('ratelimit-remaining')));
+    expect(remaining.sort((x, y) => x - y)).toEqual(Array.from({ length: BURST }, (_, i) => i));
+  });
+
+  it('counts failed token exchanges of a (client_id, address) pair across both', async () => {
+    const { partner } = await partnerWithToken();
+    const right = partner.credentials.sandbox;
+    const wrong = { ...right, client_secret: 'sk_guess' };
+    const exchange = (api: { baseUrl: string }, credential: IssuedCredential) =>
+      fetch(`${api.baseUrl}/v3/auth/token`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ grant_type: 'client_credentials', ...credential }),
+      });
+    for (let i = 0; i < FAILURES; i++)
+      expect((await exchange(i % 2 === 0 ? a : b, wrong)).status).toBe(401);
+    for (const api of [b, a]) {
+      const limited = await exchange(api, wrong);
+      expect(limited.status).toBe(429);
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+    // The right secret still gets its token, at either.
+    for (const api of [a, b]) expect((await exchange(api, right)).status).toBe(200);
+  });
+});
+
 describe('credentials kept in memory by each API process', () => {
   it('a revocation through one process is refused by the other within a bound', async () => {
     const { token: ownerToken } = await partnerWithToken();

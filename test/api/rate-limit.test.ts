@@ -1,4 +1,7 @@
+import { like } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deleteFullRateLimitBuckets } from '../../src/db/queries/rate-limits.js';
+import { rateLimitBuckets } from '../../src/db/schema/index.js';
 import { client, createPartner, tokenFor } from '../helpers/partners.js';
 import { startStack, TestClock, type TestStack } from '../helpers/stack.js';
 
@@ -49,5 +52,35 @@ describe('per-credential rate limits', () => {
     const refilled = await api('/v3/auth/credentials');
     expect(refilled.status).toBe(200);
     expect(refilled.headers.get('ratelimit-remaining')).toBe('4');
+  });
+});
+
+describe('rate-limit housekeeping', () => {
+  it('drops buckets full for longer than the grace, and keeps the others', async () => {
+    const { db } = stack.database;
+    const ago = (ms: number) => new Date(Date.now() - ms);
+    const row = (key: string, fullAt: Date) => ({
+      key: `housekeeping-test:${key}`,
+      tokens: 0,
+      granted: 0,
+      updatedAt: ago(3_600_000),
+      fullAt,
+    });
+    await db
+      .insert(rateLimitBuckets)
+      .values([
+        row('long-full', ago(11 * 60_000)),
+        row('just-full', ago(60_000)),
+        row('refilling', new Date(Date.now() + 60_000)),
+      ]);
+    expect(await deleteFullRateLimitBuckets(db, 10 * 60_000, 1)).toBeGreaterThanOrEqual(1);
+    const left = await db
+      .select({ key: rateLimitBuckets.key })
+      .from(rateLimitBuckets)
+      .where(like(rateLimitBuckets.key, 'housekeeping-test:%'));
+    expect(left.map((r) => r.key).sort()).toEqual([
+      'housekeeping-test:just-full',
+      'housekeeping-test:refilling',
+    ]);
   });
 });

@@ -9,3 +9,4 @@ export * from './sandbox.js';
 export * from './verification.js';
 export * from './ledger.js';
 export * from './charges.js';
+export * from './rate-limits.js';

@@ -1,19 +1,20 @@
 import type { Middleware } from 'koa';
-import type { TokenBuckets } from '../../domain/token-bucket.js';
+import type { RateLimiter } from '../../domain/token-bucket.js';
 import { problems } from '../../errors.js';
 import type { AppState } from '../context.js';
 
 /**
- * Per-credential rate limit (a token bucket per API process), announced on every response with
- * the `RateLimit-*` headers of the IETF draft, and a 429 with `Retry-After` once spent.
+ * Per-credential rate limit (a token bucket every API process shares, src/limits/), announced on
+ * every response with the `RateLimit-*` headers of the IETF draft, and a 429 with `Retry-After`
+ * once spent.
  */
-export function rateLimit(buckets: TokenBuckets): Middleware<AppState> {
+export function rateLimit(limiter: RateLimiter): Middleware<AppState> {
   return async (ctx, next) => {
     const key = ctx.state.credential?.id;
     if (!key) throw new Error('rateLimit() must follow partner authentication');
-    const decision = buckets.take(key);
+    const decision = await limiter.take(key);
     ctx.set({
-      'RateLimit-Limit': String(buckets.burst),
+      'RateLimit-Limit': String(limiter.burst),
       'RateLimit-Remaining': String(decision.remaining),
       'RateLimit-Reset': String(decision.resetSeconds),
     });

@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { authenticateClient, parseBasicCredentials } from '../../../auth/client-credentials.js';
 import type { CredentialCache } from '../../../auth/credential-cache.js';
 import type { TokenService } from '../../../auth/tokens.js';
@@ -8,7 +9,7 @@ import {
   listCredentials,
   revokeCredential,
 } from '../../../db/queries/credentials.js';
-import type { TokenBuckets } from '../../../domain/token-bucket.js';
+import type { RateLimiter } from '../../../domain/token-bucket.js';
 import { problems } from '../../../errors.js';
 import type { ApiRouter } from '../../api-router.js';
 import { tenantOf } from '../../context.js';
@@ -31,8 +32,11 @@ export interface AuthRouteDeps {
   db: Db;
   tokens: TokenService;
   credentials: CredentialCache;
-  /** Failed token exchanges, counted per (client_id, address) pair; see {@link failureKey}. */
-  tokenFailures: TokenBuckets;
+  /**
+   * Failed token exchanges, counted per (client_id, address) pair (see {@link failureKey}) in
+   * buckets every API process shares: a guesser spreading over processes gets one budget.
+   */
+  tokenFailures: RateLimiter;
   /** Live credentials a partner may hold, both environments together. */
   maxCredentialsPerPartner: number;
   clock: () => Date;
@@ -47,10 +51,14 @@ const notFound = (clientId: string) =>
 /**
  * The bucket a failed exchange spends: the client id with the caller's address, so failures slow
  * down only that client from that address, and nobody can spend another address's tokens. The
- * client id is cut to a length no real one exceeds, so a key's size stays bounded.
+ * client id is cut to a length no real one exceeds, so a key's size stays bounded, and quoted as
+ * JSON, so whatever a caller sends (a NUL, a lone surrogate) makes a key PostgreSQL can store. An
+ * IPv4 address is spelt as such however the socket saw it (`::ffff:10.0.0.1` is `10.0.0.1`), so
+ * processes listening on IPv4 and on both families count one caller once.
  */
 function failureKey(clientId: string, address: string): string {
-  return `${clientId.slice(0, 64)} ${address}`;
+  const caller = ipaddr.isValid(address) ? ipaddr.process(address).toString() : address;
+  return `${JSON.stringify(clientId.slice(0, 64))} ${caller}`;
 }
 
 export function authRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
@@ -86,7 +94,7 @@ export function authRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
         deps.clock(),
       );
       if (!credential) {
-        const decision = deps.tokenFailures.take(failureKey(clientId, ctx.ip));
+        const decision = await deps.tokenFailures.take(failureKey(clientId, ctx.ip));
         if (!decision.allowed) throw problems.rateLimited(decision.retryAfterSeconds);
         throw problems.invalidClient();
       }
