@@ -80,8 +80,8 @@ describe('the PSP’s notification of Pix received (contract §14)', () => {
       null,
       'sha256=deadbeef',
       `t=${nowSeconds()}`,
-      signedAt(nowSeconds() - 301), // outside the 5-minute window, either way
-      signedAt(nowSeconds() + 301),
+      signedAt(nowSeconds() - 310), // outside the 5-minute window, either way (10 s clear of its edge)
+      signedAt(nowSeconds() + 310),
       signedAt(nowSeconds(), 'another-secret-of-enough-length'),
       signedAt(nowSeconds(), DEVELOPMENT_PSP_WEBHOOK_SECRET, body.replace('10.00', '99.00')),
     ];
