@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
@@ -121,6 +122,20 @@ describe('the PSP’s notification of Pix received (contract §14)', () => {
     await invalid(pix({ horario: 'yesterday' }), 'body.pix.0.horario');
     await invalid(JSON.stringify({ pix: [] }), 'body.pix');
     expect((await notify('{not json')).status).toBe(400);
+    // A body shorter than its Content-Length (the sender gave up) is the sender's 400, not a 500.
+    const cutShort = await new Promise<string>((resolve, reject) => {
+      const { port } = new URL(stack.baseUrl);
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.end(
+          'POST /psp/v1/pix HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"pix": []}',
+        );
+      });
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+      socket.on('close', () => resolve(answer));
+      socket.on('error', reject);
+    });
+    expect(cutShort).toMatch(/^HTTP\/1\.1 400 /);
     expect((await notify(pix({}), undefined, 'text/plain')).status).toBe(415);
 
     // The Pix API's other members (payer's message, value parts, refunds) are no reason to refuse.

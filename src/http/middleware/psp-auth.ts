@@ -9,10 +9,17 @@ type StateContext = Context & { state: AppState };
 
 /** The request's body as received, read once (limit 1 MiB: a 413 past it) and kept on the state. */
 async function rawBodyOf(ctx: StateContext): Promise<Buffer> {
-  ctx.state.rawBody ??= await getRawBody(ctx.req, {
-    limit: JSON_BODY_LIMIT,
-    length: ctx.get('Content-Length') || undefined,
-  });
+  try {
+    ctx.state.rawBody ??= await getRawBody(ctx.req, {
+      limit: JSON_BODY_LIMIT,
+      length: ctx.get('Content-Length') || undefined,
+    });
+  } catch (error) {
+    // Too large stays a 413; a body cut short or longer than its Content-Length is the client's 400.
+    const status = (error as { status?: unknown }).status;
+    if (status === 400 && error instanceof Error) throw problems.invalidJson(error.message);
+    throw error;
+  }
   return ctx.state.rawBody;
 }
 
