@@ -10,18 +10,12 @@
  * `.data/cluster/secrets.json` (gitignored, like all of `.data`). CLUSTER_SKIP_BUILD=1 reuses
  * `dist/`.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runMigrations } from '../db/migrate.js';
-import { startEmbeddedPostgres, type RunningPostgres } from '../devstack/embedded-postgres.js';
-import { startMailpit, type MailpitServer } from '../devstack/mailpit.js';
-import { startMinio, type MinioServer } from '../devstack/minio.js';
-import { startTemporalServer } from '../devstack/temporal-server.js';
+import { keptSecrets, startCluster, type RunningCluster } from '../devstack/cluster.js';
+import { TEMPORAL_SERVER_VERSION } from '../devstack/temporal-server.js';
 import { projectRoot } from '../project-root.js';
-import { heapFlags } from './node-flags.js';
 
 const dataDir = join(projectRoot, '.data', 'cluster');
 const env = process.env;
@@ -39,34 +33,10 @@ const ports = {
 };
 const say = (line: string) => console.log(`[cluster] ${line}`);
 
-type Stop = () => Promise<void>;
-const stops: { name: string; stop: Stop }[] = [];
-const children: { name: string; process: ChildProcess }[] = [];
+let cluster: RunningCluster | undefined;
 let stopping = false;
-
-interface Secrets {
-  OPS_TOKEN: string;
-  TOKEN_SIGNING_KEYS: string;
-  DATA_ENCRYPTION_KEYS: string;
-  SIGNING_LINK_KEYS: string;
-  PSP_WEBHOOK_SECRET: string;
-}
-
-/** This cluster's own secrets: made once, kept in `.data/cluster/secrets.json` (mode 600). */
-async function clusterSecrets(): Promise<Secrets> {
-  const file = join(dataDir, 'secrets.json');
-  if (existsSync(file)) return JSON.parse(await readFile(file, 'utf8')) as Secrets;
-  const secret = () => randomBytes(32).toString('base64url');
-  const secrets: Secrets = {
-    OPS_TOKEN: secret(),
-    TOKEN_SIGNING_KEYS: `k1:${secret()}`,
-    DATA_ENCRYPTION_KEYS: `k1:${secret()}`,
-    SIGNING_LINK_KEYS: `k1:${secret()}`,
-    PSP_WEBHOOK_SECRET: secret(),
-  };
-  await writeFile(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
-  return secrets;
-}
+/** Ctrl-C while starting: startCluster stops what it started and rejects. */
+const starting = new AbortController();
 
 async function main(): Promise<void> {
   const started = Date.now();
@@ -79,73 +49,20 @@ async function main(): Promise<void> {
     if (built.status !== 0) throw new Error('npm run build failed');
   }
 
-  say(`starting embedded PostgreSQL on 127.0.0.1:${ports.postgres} (data in .data/cluster)…`);
-  const postgres: RunningPostgres = await startEmbeddedPostgres({
-    dataDir: join(dataDir, 'postgres'),
-    port: ports.postgres,
-    database: 'embedded_credit',
-  });
-  stops.push({ name: 'PostgreSQL', stop: () => postgres.stop() });
-  await runMigrations(postgres.url);
-
-  say(`starting the Temporal server on 127.0.0.1:${ports.temporal}, on that PostgreSQL…`);
-  const url = new URL(postgres.url);
-  const temporal = await startTemporalServer({
-    postgres: {
-      host: url.hostname,
-      port: Number(url.port),
-      user: decodeURIComponent(url.username),
-      password: decodeURIComponent(url.password),
+  const secrets = await keptSecrets(dataDir);
+  cluster = await startCluster({
+    dataDir,
+    ports,
+    secrets,
+    signal: starting.signal,
+    progress: say,
+    onUnexpectedExit: (child, code, signal) => {
+      if (stopping) return;
+      say(`${child.name} exited unexpectedly (${signal ?? `code ${code}`}); stopping everything.`);
+      void shutdown(1);
     },
-    dataDir: join(dataDir, 'temporal'),
-    frontendPort: ports.temporal,
-    uiPort: ports.temporalUi,
-    progress: say,
   });
-  stops.push({ name: 'Temporal server', stop: () => temporal.stop() });
-
-  say(`starting MinIO on 127.0.0.1:${ports.minio}…`);
-  const minio: MinioServer = await startMinio({
-    dataDir: join(dataDir, 'minio'),
-    port: ports.minio,
-    consolePort: ports.minioConsole,
-    progress: say,
-  });
-  stops.push({ name: 'MinIO', stop: () => minio.stop() });
-
-  say(`starting Mailpit on 127.0.0.1:${ports.smtp}…`);
-  const mailpit: MailpitServer = await startMailpit({
-    smtpPort: ports.smtp,
-    uiPort: ports.mailbox,
-    dataFile: join(dataDir, 'mailpit.db'),
-    progress: say,
-  });
-  stops.push({ name: 'Mailpit', stop: () => mailpit.stop() });
-
-  const secrets = await clusterSecrets();
-  const publicBaseUrl = `http://127.0.0.1:${ports.apis[0]}`;
-  // The names docker-compose.yml gives the same settings.
-  const shared: NodeJS.ProcessEnv = {
-    ...env,
-    ...secrets,
-    ...minio.env,
-    NODE_ENV: 'production',
-    DATABASE_URL: postgres.url,
-    TEMPORAL_ADDRESS: temporal.address,
-    TEMPORAL_NAMESPACE: temporal.namespace,
-    PUBLIC_BASE_URL: publicBaseUrl,
-    SMTP_URL: mailpit.smtpUrl,
-    MAIL_FROM: 'Embedded Credit <nao-responda@localhost>',
-    LENDER_PIX_KEY: env.LENDER_PIX_KEY ?? '11222333000181',
-  };
-  for (const [index, port] of ports.workerMetrics.entries())
-    startChild(`worker-${index + 1}`, 'dist/src/main/worker.js', {
-      ...shared,
-      WORKER_METRICS_PORT: String(port),
-    });
-  for (const [index, port] of ports.apis.entries())
-    startChild(`api-${index + 1}`, 'dist/src/main/api.js', { ...shared, PORT: String(port) });
-  await Promise.all(ports.apis.map((port) => waitForReady(`http://127.0.0.1:${port}/readyz`)));
+  const { temporal, minio, postgres } = cluster;
 
   console.log(
     [
@@ -158,7 +75,7 @@ async function main(): Promise<void> {
       ),
       '                   clients spread their requests over both: there is no proxy in front',
       `  Workers          2 processes (metrics on :${ports.workerMetrics.join(', :')})`,
-      `  Temporal         ${temporal.address} (server ${'1.29.1'} on PostgreSQL, namespace ${temporal.namespace})`,
+      `  Temporal         ${temporal.address} (server ${TEMPORAL_SERVER_VERSION} on PostgreSQL, namespace ${temporal.namespace})`,
       `  Temporal UI      ${temporal.uiUrl ?? '(none)'}`,
       `  MinIO console    ${minio.console ?? '(none)'}   (user ${minio.env.AWS_ACCESS_KEY_ID}, password ${minio.env.AWS_SECRET_ACCESS_KEY})`,
       `  Mailbox          http://127.0.0.1:${ports.mailbox}`,
@@ -171,56 +88,15 @@ async function main(): Promise<void> {
   );
 }
 
-function startChild(name: string, entry: string, childEnv: NodeJS.ProcessEnv): void {
-  // Own process group: Ctrl-C reaches the supervisor only, which stops things in order.
-  const child = spawn(process.execPath, [...heapFlags, join(projectRoot, entry)], {
-    cwd: projectRoot,
-    env: childEnv,
-    stdio: ['ignore', 'inherit', 'inherit'],
-    detached: true,
-  });
-  children.push({ name, process: child });
-  child.on('exit', (code, signal) => {
-    if (stopping) return;
-    say(`${name} exited unexpectedly (${signal ?? `code ${code}`}); stopping everything.`);
-    void shutdown(1);
-  });
-}
-
-async function waitForReady(url: string): Promise<void> {
-  const deadline = Date.now() + 180_000;
-  while (Date.now() < deadline) {
-    if (stopping) return;
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`${url} did not answer 200 within 3 minutes`);
-}
-
 async function shutdown(exitCode: number): Promise<void> {
   if (stopping) return;
   stopping = true;
   say('stopping…');
-  // The APIs first (no new work), then the workers (they finish their tasks), then the servers.
-  const order = [...children].sort(
-    (a, b) => Number(b.name.startsWith('api')) - Number(a.name.startsWith('api')),
-  );
-  for (const { process: child } of order)
-    await new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      const force = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      child.once('exit', () => {
-        clearTimeout(force);
-        resolve();
-      });
-      child.kill('SIGTERM');
-    });
-  for (const { name, stop } of stops.reverse())
-    await stop().catch((error: unknown) => say(`${name}: ${String(error)}`));
+  starting.abort();
+  // The APIs first (no new work), then the workers (they finish their tasks), then the servers;
+  // a start still under way stops what it started itself.
+  await started.catch(() => {});
+  await cluster?.stop();
   say('stopped.');
   process.exit(exitCode);
 }
@@ -228,9 +104,12 @@ async function shutdown(exitCode: number): Promise<void> {
 process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));
 
-main().catch(async (error: unknown) => {
+const started = main();
+started.catch(async (error: unknown) => {
+  if (stopping) return;
   console.error(
     `\n[cluster] could not start: ${error instanceof Error ? error.message : String(error)}\n`,
   );
+  // startCluster stopped what it had started before throwing.
   await shutdown(1);
 });
