@@ -914,8 +914,11 @@ async function payers(
       });
       references.set(reference, { result: outcome.result, kind });
       const fate = [...ledger.loans.values()].find((loan) => loan.id === loanId);
-      if (outcome.result === 'ok' && fate)
-        fate.lastStatus = (outcome.body as { status: string }).status;
+      // A payment without a 2xx tells nothing of the loan's state (a payoff retried while its
+      // first try still ran is refused 409 invalid_state once the first has finished the loan).
+      if (fate)
+        fate.lastStatus =
+          outcome.result === 'ok' ? (outcome.body as { status: string }).status : undefined;
       if (outcome.result !== 'ok') break;
     }
   }
