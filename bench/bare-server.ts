@@ -21,4 +21,4 @@ app.use(async (ctx) => {
     limit 1`;
   if (row) ctx.body = row;
 });
-app.listen(Number(process.env.PORT));
+app.listen(Number(process.env.PORT), '127.0.0.1');

@@ -93,6 +93,8 @@ const schema = z.object({
   // Unset means production: the development defaults are for commands that ask for them.
   NODE_ENV: z.enum(['development', 'test', 'production']).default('production'),
   PORT: port(3000),
+  // The API's address: loopback unless the deployment says otherwise (a container says 0.0.0.0).
+  HOST: z.string().min(1).default('127.0.0.1'),
   PUBLIC_BASE_URL: z.url().optional(),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgres:// URL'),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
@@ -189,6 +191,8 @@ const schema = z.object({
 export interface Config {
   readonly nodeEnv: 'development' | 'test' | 'production';
   readonly port: number;
+  /** The API's listening address (HOST). */
+  readonly host: string;
   readonly publicBaseUrl: string;
   readonly databaseUrl: string;
   readonly databasePoolSize: number;
@@ -376,6 +380,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return Object.freeze({
     nodeEnv: e.NODE_ENV,
     port: e.PORT,
+    host: e.HOST,
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.DATABASE_POOL_SIZE,

@@ -19,9 +19,12 @@ await runMain('api', async (logger) => {
     logger,
     metrics: createHttpMetrics({ processMetrics: true }),
   });
-  const server = app.listen(config.port);
+  const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve) => server.once('listening', resolve));
-  logger.info({ port: config.port, publicBaseUrl: config.publicBaseUrl }, 'api listening');
+  logger.info(
+    { host: config.host, port: config.port, publicBaseUrl: config.publicBaseUrl },
+    'api listening',
+  );
   return async () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
