@@ -19,6 +19,10 @@ export function createDatabase(url: string, options: { max?: number } = {}): Dat
     max: options.max ?? 10,
     // A server restarting must not hold a request past its budget (the default is 30 s).
     connect_timeout: 5,
+    // No array types are read or sent, and the driver's fetch of them on each new connection
+    // drops its promise: a server restarting under it killed the process with an unhandled
+    // rejection and failed the first query after the reconnect (porsager/postgres#1192, #1223).
+    fetch_types: false,
     onnotice: () => {},
     connection: { application_name: 'embedded-credit' },
   });
