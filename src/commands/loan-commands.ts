@@ -179,7 +179,16 @@ async function pay(
     amount: amount ?? nextAmountDue(repaymentOf(loan), businessDate(paidAt), repaymentTerms(loan)),
   };
   if (payment.amount !== 'payoff') checkAmount(loan, payment.amount, businessDate(paidAt));
-  await changeLoan(deps, loan, paymentUpdate, [payment], paymentUpdateId(loan, payment));
+  try {
+    await changeLoan(deps, loan, paymentUpdate, [payment], paymentUpdateId(loan, payment));
+  } catch (error) {
+    // A retry that raced its first try (after a lost answer or a 503): the first recorded the
+    // payment after the check above and finished the loan, so the workflow refuses the retry's
+    // update as a loan no longer active. The reference says it is the same payment: answer it.
+    if (!(error instanceof ProblemError && error.code === 'invalid_state')) throw error;
+    const raced = await findPaymentByReference(deps.db, loan.id, reference);
+    if (!raced || !isSamePayment(raced, { ...request, amount: payment.amount })) throw error;
+  }
   return reload(deps, loan);
 }
 
