@@ -47,7 +47,7 @@
  *     running for every active customer, each loan's running while it is not ended and completed
  *     once it is, the outbox empty, no workflow failed, terminated or timed out; no process died
  *     that the bench did not kill.
- * With BENCH_RETRY_HELD=1 the bench then waits for the held keys' locks to lapse (5 min) and
+ * With BENCH_RETRY_HELD=1 the bench then waits for the held keys' locks to lapse (IDEMPOTENCY_LOCK_MS, 30 s) and
  * sends each held request again with its key, as a partner retrying would, and says whether
  * anything was done twice.
  *
@@ -260,9 +260,9 @@ class Load {
       }
       if (status === 409 && attempt.problem === 'idempotency_key_in_use' && (lost || had503)) {
         // After a lost answer the key is held by the process that died, until its lock lapses
-        // (IDEMPOTENCY_LOCK_MS, 5 min), as designed. After a 503 the key should have been
-        // released, unless the first try is still running past the request's budget: the checks
-        // look at the key afterwards (`held`: judged there).
+        // (IDEMPOTENCY_LOCK_MS, 30 s), as designed. After a 503 the key is held until the first
+        // try's outcome is stored (once the database is back): the checks look at the key
+        // afterwards (`held`: judged there).
         attempt.verdict = lost ? 'expected' : 'held';
         attempt.note = lost ? 'key held by the killed process' : 'key still held after a 503';
         attempt.key = request.key;
@@ -1204,7 +1204,7 @@ async function check(input: CheckInput): Promise<RunResult['checks']> {
     'a key whose request answered 503 is free again (retries are not refused as in use)',
     stranded.size === 0,
     [
-      `${heldKeys.length} keys were refused as in use after a 503; ${stranded.size} of them are still \`running\` with nothing running, so a retry is refused 409 until the lock lapses (IDEMPOTENCY_LOCK_MS, 5 min):`,
+      `${heldKeys.length} keys were refused as in use after a 503; ${stranded.size} of them are still \`running\` with nothing running, so a retry is refused 409 until the lock lapses (IDEMPOTENCY_LOCK_MS, 30 s):`,
       ...[...stranded.values()].slice(0, 10).map((row) => {
         const claimed = row.created_ms - load.started;
         return `  ${row.key} (${load.held.get(row.key)?.op}), claimed at ${(claimed / 1000).toFixed(1)} s (${faultOf(claimed)}), locked until ${((row.locked_ms - load.started) / 1000).toFixed(1)} s: ${why(row.key)}`;
@@ -1493,7 +1493,7 @@ async function apiLogLines(logDir: string): Promise<string[]> {
 
 /**
  * Waits until the held keys' locks have lapsed, sends each held request again with its key (what
- * a partner retrying for five minutes would end up doing), and counts what it wrote.
+ * a partner retrying past the lock would end up doing), and counts what it wrote.
  */
 async function retryWhenLocksLapse(
   input: CheckInput,

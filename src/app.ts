@@ -173,7 +173,7 @@ export function createApp(deps: AppDeps): App {
     iof: config.iof,
   };
 
-  const partnerApi = new ApiRouter('/v3', guards, idempotencyGuard);
+  const partnerApi = new ApiRouter('/v3', guards, idempotencyGuard.middleware);
   authRoutes(partnerApi, {
     db,
     tokens,
@@ -200,7 +200,7 @@ export function createApp(deps: AppDeps): App {
   loanCommandRoutes(partnerApi, loanDeps, 'sandbox');
   sandboxClockRoutes(partnerApi, customerDeps);
 
-  const opsApi = new ApiRouter('/ops/v1', guards, idempotencyGuard);
+  const opsApi = new ApiRouter('/ops/v1', guards, idempotencyGuard.middleware);
   partnerRoutes(opsApi, { db });
   reviewRoutes(opsApi, customerDeps, 'ops');
   creditDecisionRoutes(opsApi, {
@@ -214,7 +214,7 @@ export function createApp(deps: AppDeps): App {
   registerUnmatchedPixGauge(metrics, () => unmatchedPixCount(db));
   smokeCheckRoutes(opsApi, { db, temporal, logger, taskQueue: config.temporal.taskQueue });
 
-  const pspApi = new ApiRouter('/psp/v1', guards, idempotencyGuard);
+  const pspApi = new ApiRouter('/psp/v1', guards, idempotencyGuard.middleware);
   pspRoutes(pspApi, { db, temporal, logger, taskQueue: config.temporal.taskQueue });
 
   const documents = lazyDocuments(config.publicBaseUrl, partnerApi, opsApi, pspApi);
@@ -248,7 +248,7 @@ export function createApp(deps: AppDeps): App {
   koa.silent = true;
   koa.use(requestContext(logger, metrics, securityHeaders(https)));
   koa.use(problemHandler(config.publicBaseUrl));
-  koa.use(requestBudget(config.requestTimeoutMs));
+  koa.use(requestBudget(config.requestTimeoutMs, config.publicBaseUrl));
   for (const router of routers) koa.use(router.routes());
   koa.use((ctx) => {
     const allowed = new Set<string>();
@@ -265,6 +265,8 @@ export function createApp(deps: AppDeps): App {
     koa,
     close: async () => {
       mailer.close();
+      // Outcomes of Idempotency-Keys still being stored (the database was away) get a moment.
+      await idempotencyGuard.drain(5000);
       await Promise.all([credentials.close(), simulations.close()]);
     },
     ...documents,

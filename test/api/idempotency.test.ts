@@ -1,6 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { deleteExpiredIdempotencyKeys } from '../../src/db/queries/idempotency.js';
+import {
+  completeIdempotencyKey,
+  deleteExpiredIdempotencyKeys,
+  IDEMPOTENCY_LOCK_MS,
+} from '../../src/db/queries/idempotency.js';
 import { credentials, idempotencyKeys } from '../../src/db/schema/index.js';
 import {
   client,
@@ -9,6 +14,7 @@ import {
   type Client,
   type TestPartner,
 } from '../helpers/partners.js';
+import { eventually } from '../helpers/eventually.js';
 import { OPS_TOKEN, startStack, TestClock, type TestStack } from '../helpers/stack.js';
 
 let stack: TestStack;
@@ -41,6 +47,12 @@ async function credentialsNamed(name: string) {
     .select()
     .from(credentials)
     .where(and(eq(credentials.partnerId, partner.partner_id), eq(credentials.name, name)));
+}
+
+async function keyRow(scope: string, key: string) {
+  return stack.database.db.query.idempotencyKeys.findFirst({
+    where: and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)),
+  });
 }
 
 describe('Idempotency-Key', () => {
@@ -78,6 +90,84 @@ describe('Idempotency-Key', () => {
       }
     }
     expect(await credentialsNamed('raced')).toHaveLength(1);
+  });
+
+  it('frees the key of a request whose process died once its hold lapses, and only then', async () => {
+    // What a process killed mid-request leaves behind: its key running, renewed no more.
+    const scope = `partner:${partner.partner_id}:sandbox`;
+    const now = clock.now();
+    const orphan = { scope, key: 'orphan-1', claimId: randomUUID() };
+    await stack.database.db.insert(idempotencyKeys).values({
+      ...orphan,
+      requestMethod: 'POST',
+      requestPath: '/v3/auth/credentials',
+      state: 'running',
+      lockedUntil: new Date(now.getTime() + IDEMPOTENCY_LOCK_MS),
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + 24 * 3600_000),
+    });
+    const held = await create('orphan-1', 'orphaned');
+    expect(held.status).toBe(409);
+    expect(await held.json()).toMatchObject({ code: 'idempotency_key_in_use' });
+
+    clock.advance(IDEMPOTENCY_LOCK_MS + 1000);
+    await freshToken();
+    const retried = await create('orphan-1', 'orphaned');
+    expect(retried.status).toBe(201);
+    // The dead holder's outcome, were it to come, no longer lands on the key.
+    const late = { status: 500, headers: {}, sealedBody: '' };
+    expect(await completeIdempotencyKey(stack.database.db, orphan, late)).toBe(false);
+    const replay = await create('orphan-1', 'orphaned');
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(await credentialsNamed('orphaned')).toHaveLength(1);
+  });
+
+  it('stores the outcome of work that committed though its connection dropped before', async () => {
+    const sql = stack.database.sql;
+    const scope = `partner:${partner.partner_id}:sandbox`;
+    // The credential waits on its table, so the key is claimed and the work not done yet.
+    const tableLock = await sql.reserve();
+    const keyLock = await sql.reserve();
+    try {
+      await tableLock`begin`;
+      await tableLock`lock table credentials in exclusive mode`;
+      const pending = create('dropped-1', 'dropped');
+      await eventually(
+        async () => ((await keyRow(scope, 'dropped-1'))?.state === 'running' ? true : undefined),
+        'the key claimed',
+      );
+      // The key's row locked too: storing the outcome will wait, on a connection about to drop.
+      await keyLock`begin`;
+      await keyLock`select 1 from idempotency_keys where scope = ${scope} and key = 'dropped-1' for update`;
+      const [{ pid: keyLocker }] = await keyLock<[{ pid: number }]>`select pg_backend_pid() as pid`;
+      await tableLock`commit`; // the work commits
+      const waiting = () => sql<{ pid: number }[]>`
+        select pid from pg_stat_activity where ${keyLocker} = any(pg_blocking_pids(pid))`;
+      const dropped = await eventually(
+        async () => (await waiting())[0]?.pid,
+        'the outcome waiting on the row',
+      );
+      await sql`select pg_terminate_backend(${dropped})`;
+      // Stored again on a new connection, which waits on the row in turn.
+      await eventually(
+        async () => ((await waiting()).some((row) => row.pid !== dropped) ? true : undefined),
+        'the outcome stored again on a new connection',
+      );
+      await keyLock`commit`;
+
+      const first = await pending;
+      expect(first.status).toBe(201);
+      const replay = await create('dropped-1', 'dropped');
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      expect(await replay.json()).toEqual(await first.json());
+      expect(await credentialsNamed('dropped')).toHaveLength(1);
+    } finally {
+      await tableLock`rollback`.catch(() => {});
+      await keyLock`rollback`.catch(() => {});
+      tableLock.release();
+      keyLock.release();
+    }
   });
 
   it('lets a key be used anew after 24 hours', async () => {

@@ -70,7 +70,7 @@ const unavailableCodes = new Set<unknown>([
 ]);
 const GRPC_UNAVAILABLE = 14;
 
-function dependencyUnavailable(error: unknown): boolean {
+export function dependencyUnavailable(error: unknown): boolean {
   for (let current = error, depth = 0; current && depth < 8; depth++) {
     if (typeof current !== 'object') return false;
     const code = 'code' in current ? current.code : undefined;
