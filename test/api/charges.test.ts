@@ -9,7 +9,7 @@ import { activeLoan as activeLoanOf, type LoanBody } from '../helpers/credit.js'
 import { fakeCnpj } from '../helpers/customers.js';
 import { eventually } from '../helpers/eventually.js';
 import { recordHistory } from '../helpers/histories.js';
-import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
+import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 
 type ChargeBody = z.infer<typeof chargeSchema>;
@@ -37,13 +37,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
-
-const json = async <T>(response: Promise<Response> | Response, status = 200): Promise<T> => {
-  const answer = await response;
-  if (answer.status !== status)
-    throw new Error(`${answer.url}: ${answer.status} ${await answer.text()}`);
-  return (await answer.json()) as T;
-};
 
 /** A sandbox loan of 3 rows, `active`: signed in the sandbox, disbursed by ops. */
 const activeLoan = () => activeLoanOf(stack, api, { opsToken: OPS_TOKEN });

@@ -12,7 +12,7 @@ import type { loanTransactionSchema } from '../../src/http/routes/loans/schema.j
 import { activeLoan, type LoanBody } from '../helpers/credit.js';
 import { eventually } from '../helpers/eventually.js';
 import { recordHistory } from '../helpers/histories.js';
-import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
+import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 
 type ChargeBody = z.infer<typeof chargeSchema>;
@@ -33,13 +33,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
-
-const json = async <T>(response: Promise<Response> | Response, status = 200): Promise<T> => {
-  const answer = await response;
-  if (answer.status !== status)
-    throw new Error(`${answer.url}: ${answer.status} ${await answer.text()}`);
-  return (await answer.json()) as T;
-};
 
 /** An end-to-end id as a payer's PSP makes them: `E`, an ISPB, a UTC minute, 11 characters. */
 const endToEndId = () =>

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { creditOfferSchema } from '../../src/http/routes/credit-offers/schema.js';
 import type { loanSchema } from '../../src/http/routes/loans/schema.js';
 import { files, registerCustomer, upload, type CustomerBody } from './customers.js';
-import type { Client } from './partners.js';
+import { json, type Client } from './partners.js';
 import { eventually } from './eventually.js';
 import type { TestStack } from './stack.js';
 import { completeBiometricsCapture, SigningBrowser, type CodeSource } from './hosted.js';
@@ -142,12 +142,6 @@ export async function activeLoan(
     options.production ? options.opsToken : undefined,
   );
   const offer = await offerOf(api, customer.id);
-  const json = async <T>(response: Promise<Response>, status: number): Promise<T> => {
-    const answer = await response;
-    if (answer.status !== status)
-      throw new Error(`${answer.url}: ${answer.status} ${await answer.text()}`);
-    return (await answer.json()) as T;
-  };
   const simulation = await json<{ id: string }>(
     api(`/v3/credit-offers/${offer.id}/simulations`, {
       method: 'POST',

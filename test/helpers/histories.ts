@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { WorkflowHandle } from '@temporalio/client';
+import type { WorkflowClient, WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { projectRoot } from '../../src/project-root.js';
 import { workflowIds } from '../../src/temporal/workflow-ids.js';
@@ -18,6 +18,24 @@ export const historyFolders: Record<string, string> = Object.fromEntries(
     key,
   ]),
 );
+
+/**
+ * The runs of a workflow's chain, oldest first, each with its history's length: walked back from
+ * the latest run, each naming the run it continued as new from.
+ */
+export async function runsOf(
+  client: WorkflowClient,
+  workflowId: string,
+): Promise<{ runId: string; events: number }[]> {
+  const runs: { runId: string; events: number }[] = [];
+  let runId: string | null | undefined = (await client.getHandle(workflowId).describe()).runId;
+  while (runId) {
+    const history = await client.getHandle(workflowId, runId).fetchHistory();
+    runs.unshift({ runId, events: history.events?.length ?? 0 });
+    runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+  }
+  return runs;
+}
 
 /** A case's name: short kebab-case, saying which path of the workflow the history took. */
 const CASE_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;

@@ -63,3 +63,11 @@ export function client(stack: TestStack, token: string) {
 }
 
 export type Client = ReturnType<typeof client>;
+
+/** A response's JSON body, once its status is the one expected (else what it said, thrown). */
+export async function json<T>(response: Promise<Response> | Response, status = 200): Promise<T> {
+  const answer = await response;
+  if (answer.status !== status)
+    throw new Error(`${answer.url}: ${answer.status} ${await answer.text()}`);
+  return (await answer.json()) as T;
+}

@@ -36,7 +36,7 @@ import {
 } from '../../src/domain/loans/allocation.js';
 import type { PaymentRequest, RepaymentProgress } from '../../src/domain/loans/payments.js';
 import { progressOf } from '../../activities/loans.js';
-import { recordHistory } from '../helpers/histories.js';
+import { recordHistory, runsOf } from '../helpers/histories.js';
 
 const SECOND = 1_000;
 const DAY = 86_400_000;
@@ -275,18 +275,6 @@ async function refusal(update: Promise<unknown>): Promise<string | undefined> {
 }
 
 const kinds = (writes: Write[]) => writes.map((w) => w.kind);
-
-/** The runs of a workflow's chain, oldest first (each run names the run it continued). */
-async function runsOf(handle: WorkflowHandle): Promise<{ runId: string; events: number }[]> {
-  const runs: { runId: string; events: number }[] = [];
-  let runId: string | null | undefined = (await handle.describe()).runId;
-  while (runId) {
-    const history = await env.client.workflow.getHandle(handle.workflowId, runId).fetchHistory();
-    runs.unshift({ runId, events: history.events?.length ?? 0 });
-    runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
-  }
-  return runs;
-}
 
 /** Saves a run of the loan's chain for the replay test (the latest unless `runId` names one). */
 const record = (handle: WorkflowHandle, caseName: string, runId?: string) =>
@@ -679,21 +667,11 @@ describe('loan workflow', () => {
         );
         const last = await handle.describe();
         expect(last.runId).not.toBe(firstRun);
-        // Walk the chain of runs back from the last one (each names the run it continued).
-        const sizes: number[] = [];
-        let runId: string | null | undefined = last.runId;
-        while (runId) {
-          const history = await env.client.workflow
-            .getHandle(handle.workflowId, runId)
-            .fetchHistory();
-          sizes.push(history.events?.length ?? 0);
-          runId =
-            history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
-        }
+        const runs = await runsOf(env.client.workflow, handle.workflowId);
+        const sizes = runs.map((run) => run.events);
         expect(sizes.length).toBeGreaterThanOrEqual(360 / PAYMENTS_PER_RUN);
         expect(Math.max(...sizes)).toBeLessThan(400);
         // The first run, one continued from a run and continued again, and the last one.
-        const runs = await runsOf(handle);
         await record(handle, 'payments-first-run-continued-as-new', runs[0]!.runId);
         await record(handle, 'payments-continued-run-continued-as-new', runs[1]!.runId);
         await record(handle, 'payments-last-continued-run-to-finished', runs.at(-1)!.runId);
@@ -726,22 +704,15 @@ describe('loan workflow', () => {
           });
         const later = await handle.describe();
         expect(later.runId).not.toBe(firstRun);
-        const sizes: number[] = [];
-        let runId: string | null | undefined = later.runId;
-        while (runId) {
-          const history = await env.client.workflow
-            .getHandle(handle.workflowId, runId)
-            .fetchHistory();
-          sizes.push(history.events?.length ?? 0);
-          runId =
-            history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
-        }
+        const sizes = (await runsOf(env.client.workflow, handle.workflowId)).map(
+          (run) => run.events,
+        );
         expect(sizes.length).toBeGreaterThan(2);
         expect(Math.max(...sizes)).toBeLessThan(120);
         // The loan goes on in its latest run: paid in full, it finishes.
         for (const amount of [35_000, 35_000, 35_003]) await pay(amount);
         expect(await handle.result()).toBe('finished');
-        const runs = await runsOf(handle);
+        const runs = await runsOf(env.client.workflow, handle.workflowId);
         await record(handle, 'history-limit-first-run-continued-as-new', runs[0]!.runId);
         await record(handle, 'history-limit-continued-run-continued-as-new', runs[1]!.runId);
         await record(handle, 'history-limit-last-run-paid-to-finished', runs.at(-1)!.runId);

@@ -8,7 +8,7 @@ import {
   type ClockAdvanceInput,
 } from '../../workflows/sandbox-clock/messages.js';
 import { sandboxClockWorkflow } from '../../workflows/index.js';
-import { recordHistory } from '../helpers/histories.js';
+import { recordHistory, runsOf } from '../helpers/histories.js';
 
 let env: TestWorkflowEnvironment;
 beforeAll(async () => {
@@ -66,16 +66,7 @@ describe('sandbox clock workflow', () => {
       // The rounds went on, numbered across runs, and no run's history grew past the limit.
       expect(rounds.length).toBeGreaterThan(100);
       expect(rounds).toEqual(rounds.map((_, index) => index + 1));
-      const sizes: number[] = [];
-      let runId: string | null | undefined = (await handle.describe()).runId;
-      while (runId) {
-        const history = await env.client.workflow
-          .getHandle(handle.workflowId, runId)
-          .fetchHistory();
-        sizes.push(history.events?.length ?? 0);
-        runId =
-          history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
-      }
+      const sizes = (await runsOf(env.client.workflow, handle.workflowId)).map((run) => run.events);
       expect(sizes.length).toBeGreaterThan(10);
       expect(Math.max(...sizes)).toBeLessThan(60);
       const run = (runId?: string) => env.client.workflow.getHandle(handle.workflowId, runId);
