@@ -173,7 +173,8 @@ try {
   }
   const eventCounts = await database.sql<{ id: string; n: number }[]>`
     select data->>'id' as id, count(*)::int as n from events
-    where type = 'customer.created' and data->>'id' = any(${[...created]})
+    where type = 'customer.created'
+      and data->>'id' in (select jsonb_array_elements_text(${JSON.stringify([...created])}::jsonb))
     group by 1`;
   const once = eventCounts.filter((row) => row.n === 1).length;
   const twice = eventCounts.filter((row) => row.n > 1).length;

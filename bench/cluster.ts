@@ -1146,7 +1146,8 @@ async function check(input: CheckInput): Promise<RunResult['checks']> {
   >`
     select key, state, (extract(epoch from created_at) * 1000)::float8 as created_ms,
            (extract(epoch from locked_until) * 1000)::float8 as locked_ms
-    from idempotency_keys where key = any(${heldKeys})`;
+    from idempotency_keys
+    where key in (select jsonb_array_elements_text(${JSON.stringify(heldKeys)}::jsonb))`;
   const stranded = new Map(
     keyRows.filter((row) => row.state === 'running').map((row) => [row.key, row]),
   );
