@@ -24,6 +24,8 @@ import { pspAuth } from './http/middleware/psp-auth.js';
 import { partnerAuth } from './http/middleware/partner-auth.js';
 import { problemHandler } from './http/middleware/problem-handler.js';
 import { rateLimit } from './http/middleware/rate-limit.js';
+import { separateOpsListener } from './http/middleware/listeners.js';
+import { opsAudit } from './http/middleware/ops-audit.js';
 import { requestBudget } from './http/middleware/request-budget.js';
 import { requestContext } from './http/middleware/request-context.js';
 import { securityHeaders } from './http/middleware/security-headers.js';
@@ -32,6 +34,7 @@ import { authRoutes } from './http/routes/auth/router.js';
 import { docsRoutes } from './http/routes/docs/router.js';
 import { healthRoutes } from './http/routes/health/router.js';
 import { partnerRoutes } from './http/routes/partners/router.js';
+import { operatorRoutes } from './http/routes/operators/router.js';
 import { pspRoutes } from './http/routes/psp/router.js';
 import { unmatchedPixRoutes } from './http/routes/psp/unmatched.js';
 import { smokeCheckRoutes } from './http/routes/smoke-checks/router.js';
@@ -136,7 +139,7 @@ export function createApp(deps: AppDeps): App {
   });
   const guards = {
     partner: [partnerAuth({ credentials, tokens }), rateLimit(requestBuckets)],
-    ops: [opsAuth(config.opsToken)],
+    ops: [opsAuth({ opsToken: config.opsToken, db })],
     psp: [pspAuth(config.pspWebhookSecret, clock)],
     none: [],
   };
@@ -200,7 +203,13 @@ export function createApp(deps: AppDeps): App {
   loanCommandRoutes(partnerApi, loanDeps, 'sandbox');
   sandboxClockRoutes(partnerApi, customerDeps);
 
-  const opsApi = new ApiRouter('/ops/v1', guards, idempotencyGuard.middleware);
+  const opsApi = new ApiRouter(
+    '/ops/v1',
+    guards,
+    idempotencyGuard.middleware,
+    opsAudit({ db, clock, publicBaseUrl: config.publicBaseUrl }),
+  );
+  operatorRoutes(opsApi, { db });
   partnerRoutes(opsApi, { db });
   reviewRoutes(opsApi, customerDeps, 'ops');
   creditDecisionRoutes(opsApi, {
@@ -248,6 +257,7 @@ export function createApp(deps: AppDeps): App {
   koa.silent = true;
   koa.use(requestContext(logger, metrics, securityHeaders(https)));
   koa.use(problemHandler(config.publicBaseUrl));
+  if (config.opsPort !== undefined) koa.use(separateOpsListener(config.opsPort));
   koa.use(requestBudget(config.requestTimeoutMs, config.publicBaseUrl));
   for (const router of routers) koa.use(router.routes());
   koa.use((ctx) => {

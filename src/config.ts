@@ -95,6 +95,8 @@ const schema = z.object({
   PORT: port(3000),
   // The API's address: loopback unless the deployment says otherwise (a container says 0.0.0.0).
   HOST: z.string().min(1).default('127.0.0.1'),
+  // The ops API's own listener (contract §15); unset: the ops API shares PORT.
+  OPS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   PUBLIC_BASE_URL: z.url().optional(),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgres:// URL'),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
@@ -193,6 +195,8 @@ export interface Config {
   readonly port: number;
   /** The API's listening address (HOST). */
   readonly host: string;
+  /** OPS_PORT: the ops API (and /metrics) only there; undefined: on PORT with the rest. */
+  readonly opsPort: number | undefined;
   readonly publicBaseUrl: string;
   readonly databaseUrl: string;
   readonly databasePoolSize: number;
@@ -381,6 +385,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeEnv: e.NODE_ENV,
     port: e.PORT,
     host: e.HOST,
+    opsPort: e.OPS_PORT,
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.DATABASE_POOL_SIZE,

@@ -69,6 +69,22 @@ export const errorCatalogue = {
     title: 'Conflict',
     meaning: 'A customer with this cpf/cnpj exists with a different `external_id`.',
   },
+  operator_role_required: {
+    status: 403,
+    title: 'Operator Role Required',
+    meaning:
+      'The operator is authenticated but holds none of the roles this ops command needs; `detail` names them.',
+  },
+  operator_not_found: {
+    status: 404,
+    title: 'Operator Not Found',
+    meaning: 'No operator with this id.',
+  },
+  operator_already_exists: {
+    status: 409,
+    title: 'Operator Already Exists',
+    meaning: 'An operator with this e-mail exists.',
+  },
   invalid_state: {
     status: 409,
     title: 'Conflict',
@@ -219,6 +235,12 @@ export const problems = {
     ),
   unauthorized: (detail = 'Send a valid bearer token in the Authorization header.') =>
     new ProblemError('unauthorized', detail, {}, { 'WWW-Authenticate': 'Bearer' }),
+  roleRequired: (roles: readonly string[]) =>
+    new ProblemError(
+      'operator_role_required',
+      `This command needs one of these roles: ${roles.join(', ')}.`,
+      { roles },
+    ),
   notFound: (code: ErrorCode & `${string}_not_found`, detail: string) =>
     new ProblemError(code, detail),
   tokenExpired: () =>

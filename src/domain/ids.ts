@@ -17,6 +17,10 @@ export const idPrefixes = {
   loan: 'ln',
   loanTransaction: 'txn',
   charge: 'chg',
+  operator: 'op',
+  operatorToken: 'opt',
+  auditEntry: 'aud',
+  approval: 'apr',
 } as const;
 
 export type IdPrefix = (typeof idPrefixes)[keyof typeof idPrefixes];

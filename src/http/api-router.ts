@@ -1,10 +1,12 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
+import type { OperatorRole } from '../domain/operators.js';
 import { problems } from '../errors.js';
 import type { AppContext, AppState } from './context.js';
 import { formOrJsonBody } from './middleware/form-or-json-body.js';
 import { jsonBody } from './middleware/json-body.js';
+import { requireRoles } from './middleware/ops-auth.js';
 import { multipartBody } from './middleware/multipart-body.js';
 import { signedJsonBody } from './middleware/psp-auth.js';
 import { notFoundCodeOf } from './ids.js';
@@ -39,6 +41,8 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   security: Security;
   /** Accepts `Idempotency-Key` (creating POSTs). */
   idempotent?: boolean;
+  /** Ops only: the roles that may run it (any of them); any operator when absent. */
+  roles?: readonly OperatorRole[];
   /**
    * Path parameters, ids made by `pathId`: one of another shape is the resource's 404, answered
    * before the body is read (contract §1: a path parameter is never a 422).
@@ -84,6 +88,8 @@ export class ApiRouter {
     readonly prefix: string,
     private readonly guards: Record<Security, Middleware<AppState>[]>,
     private readonly idempotencyGuard: Middleware<AppState>,
+    /** Audits the ops API's commands (`GET /ops/v1/audit`), given their operation id. */
+    private readonly opsAudit?: (operationId: string) => Middleware<AppState>,
   ) {
     this.router = new Router<AppState>({ prefix });
   }
@@ -93,6 +99,9 @@ export class ApiRouter {
     handler: (ctx: AppContext, input: Input<P, Q, B>) => Promise<void>,
   ): this {
     const chain: Middleware<AppState>[] = [...this.guards[spec.security]];
+    if (spec.security === 'ops' && spec.method !== 'get' && this.opsAudit)
+      chain.push(this.opsAudit(spec.operationId));
+    if (spec.roles) chain.push(requireRoles(spec.roles));
     if (spec.idempotent) chain.push(this.idempotencyGuard);
     if (spec.params) chain.push(pathIdsOf(spec.params));
     if (spec.body) chain.push(bodyParsers[spec.bodyType ?? 'json']);
@@ -131,6 +140,7 @@ function pathIdsOf(params: z.ZodType): Middleware<AppState> {
 
 const nouns: Record<NonNullable<ReturnType<typeof notFoundCodeOf>>, string> = {
   credential_not_found: 'credential',
+  operator_not_found: 'operator',
   customer_not_found: 'customer',
   document_not_found: 'document',
   webhook_endpoint_not_found: 'webhook endpoint',

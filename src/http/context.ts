@@ -1,5 +1,6 @@
 import type { RouterContext } from '@koa/router';
 import { problems } from '../errors.js';
+import type { Operator } from '../domain/operators.js';
 import type { Logger } from '../logger.js';
 
 export type { Tenant } from '../domain/tenant.js';
@@ -13,6 +14,10 @@ export interface AppState {
   tenant?: Tenant;
   /** The credential whose token authenticated the request. */
   credential?: { id: string; clientId: string };
+  /** Set by ops authentication: who is acting, with which roles. */
+  operator?: Operator;
+  /** What an ops command adds to its audit row (an approval's id, the record it touched). */
+  auditDetail?: Record<string, unknown>;
   /** The body's bytes, on routes whose guard authenticates them (the PSP's notifications). */
   rawBody?: Buffer;
 }

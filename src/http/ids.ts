@@ -15,7 +15,10 @@ type PublicPrefix =
   | 'smk'
   | 'ln'
   | 'txn'
-  | 'chg';
+  | 'chg'
+  | 'op'
+  | 'aud'
+  | 'apr';
 type NotFoundCode = ErrorCode & `${string}_not_found`;
 
 /** `{prefix}_{32 lowercase hex}` (contract §1), anchored. */

@@ -52,6 +52,7 @@ const standardErrors: Record<Security, number[]> = {
 const statusText: Record<number, string> = {
   400: 'Bad request (unparseable body or unknown cursor).',
   401: 'Missing, invalid, expired or revoked credentials.',
+  403: 'The operator holds none of the roles this command needs.',
   404: 'No such record for this partner and environment.',
   409: 'The record or the idempotency key is in a state that forbids this.',
   413: 'Body too large.',
@@ -137,6 +138,7 @@ export function buildOpenApiDocument(info: DocumentInfo, operations: DocumentedO
       ...(spec.body ? [400, 413, 415, 422] : []),
       ...(spec.query ? [422] : []),
       ...(spec.idempotent ? [409, 422] : []),
+      ...(spec.roles ? [403] : []),
       ...(spec.errors ?? []),
     ]);
     for (const status of [...errorStatuses].sort()) {
@@ -151,7 +153,9 @@ export function buildOpenApiDocument(info: DocumentInfo, operations: DocumentedO
     const operation: ZodOpenApiOperationObject = {
       operationId: spec.operationId,
       summary: spec.summary,
-      description: spec.description ?? spec.summary,
+      description:
+        (spec.description ?? spec.summary) +
+        (spec.roles ? ` Roles: ${spec.roles.map((role) => `\`${role}\``).join(', ')}.` : ''),
       tags: [spec.tag],
       security: spec.security === 'none' ? [] : [{ [spec.security]: [] }],
       requestParams: {

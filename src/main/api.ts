@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { createApp } from '../app.js';
 import { loadConfig } from '../config.js';
 import { createDatabase } from '../db/client.js';
@@ -21,13 +22,25 @@ await runMain('api', async (logger) => {
   });
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve) => server.once('listening', resolve));
+  // The same app on the ops listener: it answers only the ops API there (separateOpsListener).
+  const opsServer =
+    config.opsPort === undefined ? undefined : app.listen(config.opsPort, config.host);
+  if (opsServer) await new Promise<void>((resolve) => opsServer.once('listening', resolve));
   logger.info(
-    { host: config.host, port: config.port, publicBaseUrl: config.publicBaseUrl },
+    {
+      host: config.host,
+      port: config.port,
+      opsPort: config.opsPort,
+      publicBaseUrl: config.publicBaseUrl,
+    },
     'api listening',
   );
   return async () => {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const closed = (listener: Server) =>
+      new Promise<void>((resolve) => listener.close(() => resolve()));
+    await Promise.all([closed(server), ...(opsServer ? [closed(opsServer)] : [])]);
     server.closeAllConnections();
+    opsServer?.closeAllConnections();
     await closeApp();
     await temporal.connection.close();
     await database.close();

@@ -132,6 +132,7 @@ describe('the partner OpenAPI document', () => {
     });
     const document = (await response.json()) as OpenApiDocument;
     expect(Object.keys(document.paths).sort()).toEqual([
+      '/ops/v1/audit',
       '/ops/v1/customers/{customer_id}/credit-decision',
       '/ops/v1/customers/{customer_id}/deny',
       '/ops/v1/customers/{customer_id}/review',
@@ -142,6 +143,10 @@ describe('the partner OpenAPI document', () => {
       '/ops/v1/loans/{loan_id}/payments',
       '/ops/v1/loans/{loan_id}/payoff',
       '/ops/v1/loans/{loan_id}/refunds',
+      '/ops/v1/operators',
+      '/ops/v1/operators/{operator_id}',
+      '/ops/v1/operators/{operator_id}/deactivation',
+      '/ops/v1/operators/{operator_id}/token',
       '/ops/v1/partners',
       '/ops/v1/smoke-checks',
       '/ops/v1/smoke-checks/{id}',

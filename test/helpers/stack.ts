@@ -140,6 +140,10 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   });
   const server = app.listen(port, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
+  // With OPS_PORT in `env`, the ops listener too, as src/main/api.ts opens it.
+  const opsServer =
+    config.opsPort === undefined ? undefined : app.listen(config.opsPort, '127.0.0.1');
+  if (opsServer) await new Promise<void>((resolve) => opsServer.once('listening', resolve));
 
   return {
     baseUrl: `http://127.0.0.1:${port}`,
@@ -171,10 +175,12 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     database,
     temporal,
     async stop() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      for (const listener of [server, opsServer])
+        if (listener)
+          await new Promise<void>((resolve) => {
+            listener.close(() => resolve());
+            listener.closeAllConnections();
+          });
       await closeApp();
       for (const stop of stops) await stop();
       await temporal.connection.close();

@@ -10,3 +10,4 @@ export * from './verification.js';
 export * from './ledger.js';
 export * from './charges.js';
 export * from './rate-limits.js';
+export * from './operators.js';

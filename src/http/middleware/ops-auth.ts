@@ -1,19 +1,41 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
+import type { DbOrTx } from '../../db/client.js';
+import { operatorByToken } from '../../db/queries/operators.js';
+import { breakGlass, hasRole, type OperatorRole } from '../../domain/operators.js';
 import { problems } from '../../errors.js';
 import type { AppState } from '../context.js';
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
-/** The ops API is for the service's own staff: one bearer token from configuration. */
-export function opsAuth(opsToken: string): Middleware<AppState> {
-  const expected = digest(opsToken);
+/**
+ * The ops API is for the service's own staff (contract §15): an operator's own token
+ * (`opk_…`, `/ops/v1/operators`), or `OPS_TOKEN`, the break-glass administrator. Either way the
+ * request carries its operator (`ctx.state.operator`): its actor and roles.
+ */
+export function opsAuth(deps: { opsToken: string; db: DbOrTx }): Middleware<AppState> {
+  const expected = digest(deps.opsToken);
   return async (ctx, next) => {
-    const match = /^Bearer (.+)$/.exec(ctx.get('Authorization'));
+    const token = /^Bearer (.+)$/.exec(ctx.get('Authorization'))?.[1];
     // Comparing fixed-length digests keeps the comparison constant-time whatever the input length.
-    if (!match?.[1] || !timingSafeEqual(digest(match[1]), expected)) {
-      throw problems.unauthorized('Send the ops token as a bearer token.');
-    }
+    const operator = !token
+      ? undefined
+      : timingSafeEqual(digest(token), expected)
+        ? breakGlass
+        : token.startsWith('opk_')
+          ? await operatorByToken(deps.db, token)
+          : undefined;
+    if (!operator) throw problems.unauthorized('Send your operator token as a bearer token.');
+    ctx.state.operator = operator;
+    await next();
+  };
+}
+
+/** An operation for some roles only: anyone else is 403 `operator_role_required`. */
+export function requireRoles(roles: readonly OperatorRole[]): Middleware<AppState> {
+  return async (ctx, next) => {
+    const operator = ctx.state.operator;
+    if (!operator || !hasRole(operator, roles)) throw problems.roleRequired(roles);
     await next();
   };
 }

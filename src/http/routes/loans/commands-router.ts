@@ -6,6 +6,7 @@ import {
   signLoan,
 } from '../../../commands/loan-commands.js';
 import { loanNotFound, type LoanDeps } from '../../../commands/loan-deps.js';
+import type { OperatorRole } from '../../../domain/operators.js';
 import { recordRefund } from '../../../commands/refunds.js';
 import { findLoan, findLoanForOps, type LoanView } from '../../../db/queries/loans.js';
 import type { ApiRouter } from '../../api-router.js';
@@ -45,6 +46,8 @@ export function loanCommandRoutes(
     return loan;
   };
   const tagName = audience === 'ops' ? 'Loan operations' : 'Sandbox';
+  /** Who among staff may run an ops command; the sandbox twins are the partner's. */
+  const roles = (role: OperatorRole) => (audience === 'ops' ? { roles: [role] } : {});
   const id = (name: string) =>
     audience === 'ops' ? name : `sandbox${name[0]!.toUpperCase()}${name.slice(1)}`;
 
@@ -58,6 +61,7 @@ export function loanCommandRoutes(
         'While `processing`: `confirmed` makes the loan `active` (a `disbursement` transaction, `loan.active`); `failed` ends it in `error` (`loan.error`, code `disbursement_failed`) and frees the offer. Else 409 `invalid_state`.',
       tag: tagName,
       security,
+      ...roles('disbursement'),
       idempotent: true,
       params: loanParams,
       body: disbursementBody,
@@ -81,6 +85,7 @@ export function loanCommandRoutes(
           'While `processing`: `disbursement_status` becomes `claimed`, and from then on the partner’s cancel is 409 `invalid_state` (send the Pix only after this answers 200). Claiming again answers the loan. Once the money could no longer arrive 7 days before the first due date, the loan is cancelled (`release_window_passed`) and the claim is 409. Report the outcome with `POST /ops/v1/loans/{id}/disbursement` (a confirmation without a claim claims too).',
         tag: tagName,
         security,
+        ...roles('disbursement'),
         idempotent: true,
         params: loanParams,
         responses: loanResponse('The loan, claimed.'),
@@ -105,6 +110,7 @@ export function loanCommandRoutes(
           : ''),
       tag: tagName,
       security,
+      ...roles('payments'),
       idempotent: true,
       params: loanParams,
       body: audience === 'ops' ? paymentBody : sandboxPaymentBody,
@@ -129,6 +135,7 @@ export function loanCommandRoutes(
         '. Only while `active` (else 409 `invalid_state`).',
       tag: tagName,
       security,
+      ...roles('payments'),
       idempotent: true,
       params: loanParams,
       body: audience === 'ops' ? payoffBody : sandboxPayoffBody,
@@ -152,6 +159,7 @@ export function loanCommandRoutes(
           'Money due back to the borrower (`refund_due_amount`: what a Pix brought above the payoff, after the loan ended, or above a withdrawal) was sent: `amount` at most what is due back (422 naming it), `reference` its identity on the loan (the same refund again answers 200 and records nothing; anything else under it is 409 `payment_reference_conflict`). Writes a `refund` transaction (`refunds_payable` debited), lowers `refund_due_amount` and emits `loan.refund_sent`.',
         tag: tagName,
         security,
+        ...roles('payments'),
         idempotent: true,
         params: loanParams,
         body: refundBody,

@@ -28,6 +28,7 @@ export function partnerRoutes(api: ApiRouter, deps: { db: Db }): void {
       description: 'The secrets appear only in this response (and in its idempotent replays).',
       tag: 'Partners',
       security: 'ops',
+      roles: ['admin'],
       idempotent: true,
       body: createPartnerBody,
       responses: {

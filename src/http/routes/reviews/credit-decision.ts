@@ -50,6 +50,7 @@ export function creditDecisionRoutes(api: ApiRouter, deps: DecideCreditDeps): vo
         'Production’s credit analysis waits for ops (`manual_review_required`): `approve` with a limit (and, if it is not the table’s, the longest term), or `reject` with a reason. An approved customer gets a credit offer as soon as it is `active` (at once if it already is; otherwise when its KYC review activates it). 409 `invalid_state` when the analysis is not waiting (the sandbox decides its own) or the customer is denied.',
       tag: 'Customer review',
       security: 'ops',
+      roles: ['kyc_reviewer'],
       idempotent: true,
       params: customerParams,
       body: creditDecisionBody,

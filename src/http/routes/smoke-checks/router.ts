@@ -17,6 +17,7 @@ export function smokeCheckRoutes(api: ApiRouter, deps: CommandDeps): void {
         'Writes a row, starts a workflow that waits on a durable timer, and lets a worker activity complete the row.',
       tag: 'Smoke checks',
       security: 'ops',
+      roles: ['admin'],
       idempotent: true,
       body: createSmokeCheckBody,
       responses: {
@@ -43,6 +44,7 @@ export function smokeCheckRoutes(api: ApiRouter, deps: CommandDeps): void {
       summary: 'Read a smoke check',
       tag: 'Smoke checks',
       security: 'ops',
+      roles: ['admin'],
       params: smokeCheckParams,
       responses: { 200: { description: 'The smoke check.', schema: smokeCheckSchema } },
       errors: [404],

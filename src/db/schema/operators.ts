@@ -1,0 +1,60 @@
+import { bigserial, index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import type { OperatorRole } from '../../domain/operators.js';
+import { timestampColumn as ts } from './columns.js';
+
+/** Named staff (contract §15). Never deleted: the audit trail names them for good. */
+export const operators = pgTable('operators', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  email: text('email').notNull().unique(),
+  roles: jsonb('roles').$type<OperatorRole[]>().notNull(),
+  /** The actor id of the administrator who created them. */
+  createdBy: text('created_by').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  /** Set once: a deactivated operator's tokens are refused. */
+  deactivatedAt: ts('deactivated_at'),
+});
+
+/** An operator's bearer tokens, stored hashed (SHA-256 of 256 random bits); revocable. */
+export const operatorTokens = pgTable(
+  'operator_tokens',
+  {
+    id: text('id').primaryKey(),
+    operatorId: text('operator_id')
+      .notNull()
+      .references(() => operators.id),
+    tokenHash: text('token_hash').notNull().unique(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    revokedAt: ts('revoked_at'),
+  },
+  (t) => [index('operator_tokens_operator_idx').on(t.operatorId)],
+);
+
+/**
+ * Every ops command (anything but a read), with its actor, time and outcome: written before the
+ * command runs and completed after it, so a command whose process died still shows, unfinished.
+ */
+export const opsAudit = pgTable(
+  'ops_audit',
+  {
+    id: text('id').primaryKey(),
+    seq: bigserial('seq', { mode: 'number' }).notNull().unique(),
+    actorType: text('actor_type', { enum: ['operator', 'partner', 'system'] }).notNull(),
+    actorId: text('actor_id').notNull(),
+    operationId: text('operation_id').notNull(),
+    method: text('method').notNull(),
+    path: text('path').notNull(),
+    requestId: text('request_id').notNull(),
+    /** The response's status and problem code; null while it runs (or if its process died). */
+    status: integer('status'),
+    problemCode: text('problem_code'),
+    /** What the command said it did beyond its status (an approval's id, a loan's new state). */
+    detail: jsonb('detail').$type<Record<string, unknown>>(),
+    startedAt: ts('started_at').notNull(),
+    finishedAt: ts('finished_at'),
+  },
+  (t) => [
+    index('ops_audit_actor_idx').on(t.actorId, t.seq),
+    index('ops_audit_operation_idx').on(t.operationId, t.seq),
+  ],
+);

@@ -1,0 +1,28 @@
+/**
+ * The service's staff (contract §15): each operator is named, holds roles, and is the actor of
+ * what they do. `OPS_TOKEN` is the break-glass administrator: every role, its own actor id.
+ */
+export const operatorRoles = ['kyc_reviewer', 'disbursement', 'payments', 'admin'] as const;
+export type OperatorRole = (typeof operatorRoles)[number];
+
+/** Who did something: recorded on the records, transactions and events an ops command touches. */
+export interface Actor {
+  type: 'operator' | 'partner' | 'system';
+  id: string;
+}
+
+export const BREAK_GLASS_ID = 'break_glass';
+
+/** An authenticated member of staff. */
+export interface Operator {
+  actor: Actor & { type: 'operator' };
+  roles: readonly OperatorRole[];
+}
+
+export const breakGlass: Operator = {
+  actor: { type: 'operator', id: BREAK_GLASS_ID },
+  roles: operatorRoles,
+};
+
+export const hasRole = (operator: Operator, roles: readonly OperatorRole[]) =>
+  roles.some((role) => operator.roles.includes(role));
