@@ -22,7 +22,7 @@
  * peak of each phase (reads, writes), the bare server's too.
  */
 import autocannon from 'autocannon';
-import { Client, Connection, WorkflowIdReusePolicy } from '@temporalio/client';
+import { WorkflowIdReusePolicy } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createPartner } from '../src/commands/create-partner.js';
 import { createDatabase } from '../src/db/client.js';
@@ -36,6 +36,7 @@ import { fakeCpf, registerCustomer } from '../test/helpers/customers.js';
 import { client, tokenFor } from '../test/helpers/partners.js';
 import type { TestStack } from '../test/helpers/stack.js';
 import {
+  benchTemporalClient,
   best,
   buildUnlessSkipped,
   cpuProfileFlags,
@@ -152,8 +153,8 @@ try {
           },
         ],
       });
-    const connection = await Connection.connect({ address: stack.temporalAddress });
-    const temporal = new Client({ connection });
+    const temporal = await benchTemporalClient(stack.temporalAddress);
+    const { connection } = temporal;
     const rawStarts = async (): Promise<Rate> => {
       // Enough customers for the best rate seen so far, three times over.
       const customers = await writeCustomers(database.db, partner.partner_id, SECONDS * 300);

@@ -17,7 +17,7 @@
  * Exits 1 when anything was lost or answered wrongly.
  */
 import autocannon from 'autocannon';
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createPartner } from '../src/commands/create-partner.js';
 import { createDatabase } from '../src/db/client.js';
@@ -27,6 +27,7 @@ import { fakeCpf } from '../test/helpers/customers.js';
 import { tokenFor } from '../test/helpers/partners.js';
 import type { TestStack } from '../test/helpers/stack.js';
 import {
+  benchTemporalClient,
   buildUnlessSkipped,
   log,
   productionEnv,
@@ -154,8 +155,8 @@ try {
 
   // What the service kept.
   const database = createDatabase(stack.databaseUrl, { max: 4 });
-  const connection = await Connection.connect({ address: stack.temporalAddress });
-  const temporal = new Client({ connection });
+  const temporal = await benchTemporalClient(stack.temporalAddress);
+  const { connection } = temporal;
   const missing = new Set(created);
   const deadline = Date.now() + 60_000;
   while (missing.size > 0 && Date.now() < deadline) {

@@ -67,7 +67,7 @@ import { readFileSync } from 'node:fs';
 import { readdir, readFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { createPartner } from '../src/commands/create-partner.js';
 import { createDatabase } from '../src/db/client.js';
 import { reconcileLedger } from '../src/db/queries/ledger.js';
@@ -81,7 +81,7 @@ import { fakeCpf, files, registerCustomer } from '../test/helpers/customers.js';
 import { SANDBOX_CODE } from '../test/helpers/hosted.js';
 import { client, tokenFor } from '../test/helpers/partners.js';
 import type { TestStack } from '../test/helpers/stack.js';
-import { buildUnlessSkipped, log } from './support.js';
+import { benchTemporalClient, buildUnlessSkipped, log } from './support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 120);
 const TARGETS = (process.env.BENCH_TARGETS ?? 'cluster,dev-server').split(',') as Target[];
@@ -439,8 +439,12 @@ async function run(target: Target): Promise<RunResult> {
   const opsToken = cluster.env.OPS_TOKEN!;
   const urls = cluster.apis.map((api) => api.url!);
   const database = createDatabase(cluster.postgres.url, { max: 4 });
-  const connection = await Connection.connect({ address: cluster.temporal.address });
-  const temporal = new Client({ connection, namespace: cluster.temporal.namespace });
+  const temporal = await benchTemporalClient(
+    cluster.temporal.address,
+    cluster.env.TEMPORAL_PAYLOAD_KEYS,
+    cluster.temporal.namespace,
+  );
+  const { connection } = temporal;
   try {
     // --- Preparation (not measured) --------------------------------------------------------
     // Production customers prove themselves by codes e-mailed to them (test/helpers/mailbox.ts).

@@ -4,14 +4,35 @@ import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type autocannon from 'autocannon';
+import { Client, Connection } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { runMigrations } from '../src/db/migrate.js';
+import { parseKeyRing } from '../src/domain/key-ring.js';
+import { payloadDataConverter } from '../src/temporal/payload-codec.js';
 import { startEmbeddedPostgres } from '../src/devstack/embedded-postgres.js';
 import { resolveTemporalCli } from '../src/devstack/temporal-binaries.js';
 import { startTemporalDevServer } from '../src/devstack/temporal-dev-server.js';
 import { projectRoot } from '../src/project-root.js';
 
 export const log = (line: string) => console.log(`[bench] ${line}`);
+
+/** The payload codec's keys of the bench's production API and worker, and of its own clients. */
+export const BENCH_TEMPORAL_PAYLOAD_KEYS = 'bench:bench-temporal-payload-key-0123456789abcdef';
+
+/** A client of the bench's Temporal server that reads and writes payloads as its worker does. */
+export async function benchTemporalClient(
+  address: string,
+  payloadKeys = BENCH_TEMPORAL_PAYLOAD_KEYS,
+  namespace = 'default',
+): Promise<Client> {
+  const ring = parseKeyRing(payloadKeys).ring;
+  if (!ring) throw new Error('the bench payload keys do not parse');
+  return new Client({
+    connection: await Connection.connect({ address }),
+    namespace,
+    dataConverter: payloadDataConverter({ payloadKeys: ring }),
+  });
+}
 
 /** The benchmarks run the production build: `npm run build`, unless BENCH_SKIP_BUILD=1 reuses `dist/`. */
 export function buildUnlessSkipped(): void {
@@ -47,6 +68,7 @@ export function productionEnv(
     TOKEN_SIGNING_KEYS: 'bench:bench-token-signing-key-0123456789abcdef',
     DATA_ENCRYPTION_KEYS: 'bench:bench-data-encryption-key-0123456789abcdef',
     SIGNING_LINK_KEYS: 'bench:bench-signing-link-key-0123456789abcdef',
+    TEMPORAL_PAYLOAD_KEYS: BENCH_TEMPORAL_PAYLOAD_KEYS,
     LENDER_PIX_KEY: '11222333000181',
     PSP_WEBHOOK_SECRET: 'bench-psp-webhook-secret-0123456789abcdef',
     SMTP_URL: 'smtp://127.0.0.1:1',

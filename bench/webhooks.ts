@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createPartner } from '../src/commands/create-partner.js';
 import { loadConfig, pixPayee } from '../src/config.js';
@@ -28,6 +29,7 @@ import { createSealedBox } from '../src/domain/sealed-box.js';
 import { newId } from '../src/domain/ids.js';
 import { createLogger } from '../src/logger.js';
 import { startWorker } from '../src/worker/start-worker.js';
+import { payloadDataConverter } from '../src/temporal/payload-codec.js';
 import { recordAndFanOut, startDeliveries } from '../src/webhooks/fan-out.js';
 import { newEndpointSecret } from '../src/webhooks/signature.js';
 import { startReceiver } from '../test/helpers/https-receiver.js';
@@ -66,12 +68,26 @@ const taskQueue = `bench-${randomUUID()}`;
 const sealedBox = createSealedBox(
   keyRing([{ id: 'bench', secret: Buffer.from('bench-data-encryption-key-0123456789abcdef') }]),
 );
+// Payloads encrypted as in production, by the worker and by this client alike.
+const payloadKeys = keyRing([
+  { id: 'bench', secret: Buffer.from('bench-temporal-payload-key-0123456789abcdef') },
+]);
+const client = new Client({
+  connection: temporal.connection,
+  dataConverter: payloadDataConverter({ payloadKeys }),
+});
 
 try {
   await runMigrations(postgres.url);
   log('bundling workflows and starting the worker…');
   const worker = await startWorker(
-    { address: temporal.address, namespace: 'default', taskQueue, maintenanceIntervalMs: 1000 },
+    {
+      address: temporal.address,
+      namespace: 'default',
+      payloadKeys,
+      taskQueue,
+      maintenanceIntervalMs: 1000,
+    },
     {
       db: database.db,
       logger,
@@ -129,7 +145,7 @@ try {
       ),
     );
     committedAt.set(id, Date.now());
-    await startDeliveries({ db: database.db, temporal: temporal.client, logger }, outbox);
+    await startDeliveries({ db: database.db, temporal: client, logger }, outbox);
     return id;
   };
   const latenciesOf = (ids: string[]) =>
@@ -179,7 +195,7 @@ try {
   const rawStarted = Date.now();
   await Promise.all(
     Array.from({ length: RAW }, (_, i) =>
-      temporal.client.workflow.execute('smokeCheckWorkflow', {
+      client.workflow.execute('smokeCheckWorkflow', {
         taskQueue,
         workflowId: `bench-raw-${i}-${randomUUID()}`,
         args: [{ smokeCheckId: `smk_${randomUUID().replaceAll('-', '')}`, delayMs: 0 }],

@@ -8,6 +8,8 @@ import type { IofRates } from './domain/credit/simulation.js';
 import type { LateChargeRates } from './domain/loans/repayment.js';
 import { MIN_KEY_BYTES, parseKeyRing, type KeyRing } from './domain/key-ring.js';
 import { projectRoot } from './project-root.js';
+import type { PayloadEncryption } from './temporal/payload-codec.js';
+import { parseTemporalSecurity, type TemporalTls } from './temporal/connection-security.js';
 
 /** The OPS_TOKEN used when none is configured in development and tests. Printed by `npm run dev`. */
 export const DEVELOPMENT_OPS_TOKEN = 'dev-ops-token-not-for-production';
@@ -26,6 +28,7 @@ const DEVELOPMENT_KEYS = {
   TOKEN_SIGNING_KEYS: 'dev:development-token-signing-key-not-for-production',
   DATA_ENCRYPTION_KEYS: 'dev:development-data-encryption-key-not-for-production',
   SIGNING_LINK_KEYS: 'dev:development-signing-link-key-not-for-production',
+  TEMPORAL_PAYLOAD_KEYS: 'dev:development-temporal-payload-key-not-for-production',
 } as const;
 type KeyPurpose = keyof typeof DEVELOPMENT_KEYS;
 const keyPurposes = Object.keys(DEVELOPMENT_KEYS) as KeyPurpose[];
@@ -105,6 +108,21 @@ const schema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('embedded-credit'),
   TEMPORAL_UI_PORT: port(8233),
   TEMPORAL_DEV_PORT: port(7233),
+  // Workflow payloads (contract §15): encrypted by the codec of src/temporal/payload-codec.ts.
+  TEMPORAL_PAYLOAD_KEYS: keyRingVariable,
+  TEMPORAL_PAYLOAD_ENCRYPTION: z.enum(['on', 'decode-only']).default('on'),
+  // The Temporal UI whose fetches the codec endpoint answers (CORS, credentials).
+  TEMPORAL_UI_ORIGIN: z
+    .string()
+    .default('http://localhost:8233')
+    .transform((value, ctx) => {
+      const url = URL.canParse(value) ? new URL(value) : undefined;
+      if (!url || !/^https?:$/.test(url.protocol) || url.origin !== value.replace(/\/$/, '')) {
+        ctx.addIssue({ code: 'custom', message: 'expected an origin, scheme://host[:port]' });
+        return z.NEVER;
+      }
+      return url.origin;
+    }),
   EMBEDDED_POSTGRES_PORT: port(5433),
   OPS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
@@ -206,6 +224,15 @@ export interface Config {
     readonly taskQueue: string;
     readonly uiPort: number;
     readonly devPort: number;
+    /** The Temporal UI's origin, the one allowed to call the codec endpoint. */
+    readonly uiOrigin: string;
+    /** TEMPORAL_PAYLOAD_KEYS: the codec's keys (src/temporal/payload-codec.ts). */
+    readonly payloadKeys: KeyRing;
+    /** `decode-only` while upgrading a deployment that ran without the codec (README). */
+    readonly payloadEncryption: PayloadEncryption;
+    /** TLS (false: plaintext) and API key of every connection to Temporal. */
+    readonly tls: TemporalTls;
+    readonly apiKey: string | undefined;
   };
   readonly embeddedPostgresPort: number;
   readonly opsToken: string;
@@ -344,6 +371,14 @@ function failClosedRules(env: NodeJS.ProcessEnv): string[] {
     if (url.protocol !== 'https:' && !isLoopbackHost(url.hostname))
       problems.push('PUBLIC_BASE_URL: must be https outside development (loopback aside)');
   }
+  const uiOrigin = env.TEMPORAL_UI_ORIGIN;
+  if (uiOrigin && URL.canParse(uiOrigin)) {
+    const url = new URL(uiOrigin);
+    if (url.protocol !== 'https:' && !isLoopbackHost(url.hostname))
+      problems.push(
+        'TEMPORAL_UI_ORIGIN: must be https outside development (loopback aside): its pages get decoded payloads',
+      );
+  }
   if (['true', '1'].includes(env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? '')) {
     problems.push(
       'WEBHOOK_ALLOW_PRIVATE_TARGETS: is for local development only and cannot be set outside it',
@@ -356,7 +391,7 @@ const isLoopbackHost = (host: string) =>
   host === 'localhost' || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '[::1]';
 
 /** In development and tests a purpose with no keys configured gets its published default. */
-function developmentRing(purpose: KeyPurpose): KeyRing {
+export function developmentRing(purpose: KeyPurpose): KeyRing {
   const ring = parseKeyRing(DEVELOPMENT_KEYS[purpose]).ring;
   if (!ring) throw new Error(`the development ${purpose} do not parse`);
   return ring;
@@ -372,12 +407,14 @@ export class ConfigError extends Error {
 /** Parses the environment once; every problem is reported together, not just the first. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = schema.safeParse(env);
+  const temporalSecurity = parseTemporalSecurity(env, !isDevelopment(env));
   const problems = [
     ...(parsed.error?.issues ?? []).map(
       (issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`,
     ),
     ...crossRules(env),
     ...failClosedRules(env),
+    ...temporalSecurity.problems,
   ];
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const e = parsed.data;
@@ -395,6 +432,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       uiPort: e.TEMPORAL_UI_PORT,
       devPort: e.TEMPORAL_DEV_PORT,
+      uiOrigin: e.TEMPORAL_UI_ORIGIN,
+      payloadKeys: e.TEMPORAL_PAYLOAD_KEYS ?? developmentRing('TEMPORAL_PAYLOAD_KEYS'),
+      payloadEncryption: e.TEMPORAL_PAYLOAD_ENCRYPTION,
+      tls: temporalSecurity.tls,
+      apiKey: temporalSecurity.apiKey,
     }),
     embeddedPostgresPort: e.EMBEDDED_POSTGRES_PORT,
     opsToken: e.OPS_TOKEN ?? DEVELOPMENT_OPS_TOKEN,

@@ -44,6 +44,7 @@ export interface ClusterSecrets {
   TOKEN_SIGNING_KEYS: string;
   DATA_ENCRYPTION_KEYS: string;
   SIGNING_LINK_KEYS: string;
+  TEMPORAL_PAYLOAD_KEYS: string;
   PSP_WEBHOOK_SECRET: string;
 }
 
@@ -55,16 +56,23 @@ export function freshSecrets(): ClusterSecrets {
     TOKEN_SIGNING_KEYS: `k1:${secret()}`,
     DATA_ENCRYPTION_KEYS: `k1:${secret()}`,
     SIGNING_LINK_KEYS: `k1:${secret()}`,
+    TEMPORAL_PAYLOAD_KEYS: `k1:${secret()}`,
     PSP_WEBHOOK_SECRET: secret(),
   };
 }
 
-/** A cluster's own secrets: made once, kept in `<dataDir>/secrets.json` (mode 600). */
+/**
+ * A cluster's own secrets: made once, kept in `<dataDir>/secrets.json` (mode 600). A secret of a
+ * purpose added since the file was written (TEMPORAL_PAYLOAD_KEYS) is made and kept beside the rest.
+ */
 export async function keptSecrets(dataDir: string): Promise<ClusterSecrets> {
   const file = join(dataDir, 'secrets.json');
-  if (existsSync(file)) return JSON.parse(await readFile(file, 'utf8')) as ClusterSecrets;
-  const secrets = freshSecrets();
-  await writeFile(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  const kept = existsSync(file)
+    ? (JSON.parse(await readFile(file, 'utf8')) as Partial<ClusterSecrets>)
+    : {};
+  const secrets = { ...freshSecrets(), ...kept };
+  if (Object.keys(secrets).length !== Object.keys(kept).length)
+    await writeFile(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
   return secrets;
 }
 

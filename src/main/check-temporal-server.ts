@@ -14,8 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { tsToDate } from '@temporalio/common/lib/time.js';
-import { DEVELOPMENT_OPS_TOKEN } from '../config.js';
 import { runMigrations } from '../db/migrate.js';
+import { DEVELOPMENT_OPS_TOKEN, developmentRing } from '../config.js';
 import { startEmbeddedPostgres, type RunningPostgres } from '../devstack/embedded-postgres.js';
 import { freePort } from '../devstack/free-port.js';
 import {
@@ -26,6 +26,7 @@ import {
   type TemporalServerOptions,
 } from '../devstack/temporal-server.js';
 import { projectRoot } from '../project-root.js';
+import { payloadDataConverter } from '../temporal/payload-codec.js';
 import { searchAttributes } from '../temporal/search-attributes.js';
 import { heapFlags } from './node-flags.js';
 
@@ -121,6 +122,10 @@ try {
     new Client({
       connection: await Connection.connect({ address: server.address }),
       namespace: server.namespace,
+      // The API and worker run as development: the published payload key.
+      dataConverter: payloadDataConverter({
+        payloadKeys: developmentRing('TEMPORAL_PAYLOAD_KEYS'),
+      }),
     });
   let client = await connect(temporal);
   await until('the timer is started', 30_000, async () => {

@@ -25,9 +25,8 @@ await runMain('worker', async (logger) => {
       : undefined;
   const worker = await startWorker(
     {
-      address: config.temporal.address,
-      namespace: config.temporal.namespace,
-      taskQueue: config.temporal.taskQueue,
+      // Address, namespace, task queue, payload keys, TLS and API key.
+      ...config.temporal,
       maintenanceIntervalMs: config.outboxSweepIntervalMs,
       maxCachedWorkflows: config.workerMaxCachedWorkflows,
       // Production runs the bundle `npm run build` made; elsewhere the sources, never a stale build.

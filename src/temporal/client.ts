@@ -7,10 +7,17 @@ import {
   type Metadata,
 } from '@temporalio/client';
 import { InterceptingCall } from '@grpc/grpc-js';
+import type { KeyRing } from '../domain/key-ring.js';
+import type { TemporalConnectionSecurity } from './connection-security.js';
+import { payloadDataConverter, type PayloadEncryption } from './payload-codec.js';
 
-export interface TemporalSettings {
+/** What a client or worker needs to reach Temporal: `config.temporal` has every field. */
+export interface TemporalSettings extends Partial<TemporalConnectionSecurity> {
   address: string;
   namespace: string;
+  /** TEMPORAL_PAYLOAD_KEYS: every payload passes the codec (src/temporal/payload-codec.ts). */
+  payloadKeys: KeyRing;
+  payloadEncryption?: PayloadEncryption;
 }
 
 type GrpcInterceptor = NonNullable<ConnectionOptions['interceptors']>[number];
@@ -60,10 +67,26 @@ const deadlines: GrpcInterceptor = (options, nextCall) =>
   );
 
 /** The connection options of every Temporal client of ours (the API's, the worker's, the tests'). */
-export function temporalConnectionOptions(address: string): ConnectionOptions {
+export function temporalConnectionOptions(
+  settings: Pick<TemporalSettings, 'address' | 'tls' | 'apiKey'>,
+): ConnectionOptions {
   return {
-    address,
+    address: settings.address,
+    ...connectionSecurity(settings),
     interceptors: [deadlines, makeGrpcRetryInterceptor(defaultGrpcRetryOptions())],
+  };
+}
+
+/**
+ * TLS (mutual with a client certificate) and the API key, for the SDK's `Connection` and the
+ * worker's `NativeConnection` alike; nothing when neither is configured (plaintext).
+ */
+export function connectionSecurity(
+  settings: Partial<TemporalConnectionSecurity>,
+): Partial<TemporalConnectionSecurity> {
+  return {
+    ...(settings.tls !== undefined ? { tls: settings.tls } : {}),
+    ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
   };
 }
 
@@ -88,10 +111,14 @@ class NamespaceConnection extends Connection {
 /** The API's client, not connected yet: its first call connects. */
 export function lazyTemporalClient(settings: TemporalSettings): Client {
   const connection = NamespaceConnection.lazy({
-    ...temporalConnectionOptions(settings.address),
+    ...temporalConnectionOptions(settings),
     metadata: { [NAMESPACE_HEADER]: settings.namespace },
   });
-  return new Client({ connection, namespace: settings.namespace });
+  return new Client({
+    connection,
+    namespace: settings.namespace,
+    dataConverter: payloadDataConverter(settings),
+  });
 }
 
 /**

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
 import type { Db } from '../db/client.js';
@@ -13,6 +14,8 @@ export const workflowsSource = join(projectRoot, 'workflows', 'index.ts');
 
 export interface WorkerDeps {
   connection: NativeConnection;
+  /** The payload codec's (src/temporal/payload-codec.ts): required, so no worker runs without it. */
+  dataConverter: DataConverter;
   namespace: string;
   taskQueue: string;
   db: Db;
@@ -45,6 +48,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     : { workflowsPath: workflowsSource };
   return Worker.create({
     connection: deps.connection,
+    dataConverter: deps.dataConverter,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     identity,

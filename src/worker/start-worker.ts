@@ -1,14 +1,18 @@
 import { Client, Connection } from '@temporalio/client';
-import { temporalConnectionOptions } from '../temporal/client.js';
+import {
+  connectionSecurity,
+  temporalConnectionOptions,
+  type TemporalSettings,
+} from '../temporal/client.js';
+import { payloadDataConverter } from '../temporal/payload-codec.js';
 import type { ActivityDeps } from '../../activities/index.js';
 import { createWorker, NativeConnection } from './create-worker.js';
 import type { FileStore } from '../storage/file-store.js';
 import { startMaintenance } from './maintenance.js';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
 
-export interface WorkerSettings {
-  address: string;
-  namespace: string;
+/** `config.temporal` (address, namespace, payload keys, TLS, API key) and the worker's own. */
+export interface WorkerSettings extends TemporalSettings {
   taskQueue: string;
   maintenanceIntervalMs: number;
   workflowBundlePath?: string;
@@ -29,13 +33,20 @@ export async function startWorker(
     metrics?: WorkerMetrics;
   },
 ) {
-  const connection = await NativeConnection.connect({ address: settings.address });
+  const connection = await NativeConnection.connect({
+    address: settings.address,
+    ...connectionSecurity(settings),
+  });
+  // One codec for the worker and its activities' client: the same keys either way.
+  const dataConverter = payloadDataConverter(settings);
   const client = new Client({
-    connection: await Connection.connect(temporalConnectionOptions(settings.address)),
+    connection: await Connection.connect(temporalConnectionOptions(settings)),
     namespace: settings.namespace,
+    dataConverter,
   });
   const worker = await createWorker({
     connection,
+    dataConverter,
     namespace: settings.namespace,
     taskQueue: settings.taskQueue,
     db: deps.db,

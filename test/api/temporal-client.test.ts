@@ -10,6 +10,9 @@ import {
   temporalReachable,
 } from '../../src/temporal/client.js';
 import { updateWithStart } from '../../src/temporal/outbox.js';
+import { developmentRing } from '../../src/config.js';
+
+const payloadKeys = developmentRing('TEMPORAL_PAYLOAD_KEYS');
 
 // The API's Temporal client (src/temporal/client.ts) against the suite's Temporal dev server, and
 // against a server that accepts connections and never answers.
@@ -21,6 +24,7 @@ describe("the API's Temporal client", () => {
     const client = await connectTemporalClient({
       address: inject('temporalAddress'),
       namespace: 'default',
+      payloadKeys,
     });
     try {
       // No worker polls this queue: the workflow only has to exist, in the client's namespace.
@@ -47,6 +51,7 @@ describe("the API's Temporal client", () => {
     const client = await connectTemporalClient({
       address: inject('temporalAddress'),
       namespace: 'default',
+      payloadKeys,
     });
     const workflowId = `temporal-client-${randomUUID()}`;
     try {
@@ -85,7 +90,11 @@ describe("the API's Temporal client", () => {
 
     it('gives each call its deadline: a readiness check is false after 2 s, not a hang', async () => {
       const { port } = silent.address() as { port: number };
-      const client = lazyTemporalClient({ address: `127.0.0.1:${port}`, namespace: 'default' });
+      const client = lazyTemporalClient({
+        address: `127.0.0.1:${port}`,
+        namespace: 'default',
+        payloadKeys,
+      });
       try {
         const started = Date.now();
         expect(await temporalReachable(client)).toBe(false);

@@ -31,8 +31,13 @@ type EventBody = { id: string; type: string; data: { id: string; status?: string
 
 const run = promisify(execFile);
 
-/** What both workers and the API are given: a short renewal, reviews and disbursements by hand. */
+/**
+ * What both workers and the API are given: a short renewal, reviews and disbursements by hand, and
+ * the payload codec in its upgrade mode (README, "Workflow payloads"): the previous release has no
+ * codec, so while its worker runs nothing is encrypted, and everything encrypted is still read.
+ */
 const env = {
+  TEMPORAL_PAYLOAD_ENCRYPTION: 'decode-only',
   SANDBOX_REVIEW_DELAY: '1h',
   SANDBOX_DISBURSEMENT_DELAY: '1h',
   OFFER_RENEWAL_DELAY: '2s',

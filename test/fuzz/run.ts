@@ -38,6 +38,8 @@ import { createHttpMetrics } from '../../src/http/metrics.js';
 import { createLogger } from '../../src/logger.js';
 import { projectRoot } from '../../src/project-root.js';
 import { startWorker } from '../../src/worker/start-worker.js';
+import { connectionSecurity } from '../../src/temporal/client.js';
+import { payloadDataConverter } from '../../src/temporal/payload-codec.js';
 import { freePort } from '../../src/devstack/free-port.js';
 import { allowLoopbackConnectionsOnly } from './loopback-only.js';
 import { ensureSchemathesis, SCHEMATHESIS_VERSION } from './schemathesis.js';
@@ -106,9 +108,7 @@ try {
   const workerDatabase = createDatabase(config.databaseUrl, { max: 5 });
   const worker = await startWorker(
     {
-      address: config.temporal.address,
-      namespace: config.temporal.namespace,
-      taskQueue: config.temporal.taskQueue,
+      ...config.temporal,
       maintenanceIntervalMs: config.outboxSweepIntervalMs,
     },
     {
@@ -134,8 +134,12 @@ try {
 
   const database = createDatabase(config.databaseUrl, { max: 10 });
   const temporal = new Client({
-    connection: await Connection.connect({ address: config.temporal.address }),
+    connection: await Connection.connect({
+      address: config.temporal.address,
+      ...connectionSecurity(config.temporal),
+    }),
     namespace: config.temporal.namespace,
+    dataConverter: payloadDataConverter(config.temporal),
   });
   const {
     koa,

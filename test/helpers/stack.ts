@@ -115,8 +115,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     const workerDatabase = createDatabase(config.databaseUrl, { max: 5 });
     const worker = await startWorker(
       {
-        address: config.temporal.address,
-        namespace: config.temporal.namespace,
+        ...config.temporal,
         taskQueue,
         maintenanceIntervalMs: config.outboxSweepIntervalMs,
         workflowBundlePath: inject('workflowBundlePath'),
@@ -150,8 +149,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     startWorker: () =>
       startWorker(
         {
-          address: config.temporal.address,
-          namespace: config.temporal.namespace,
+          ...config.temporal,
           taskQueue,
           maintenanceIntervalMs: config.outboxSweepIntervalMs,
           workflowBundlePath: inject('workflowBundlePath'),

@@ -21,6 +21,7 @@ const production = {
   TOKEN_SIGNING_KEYS: 'k1:token-signing-0123456789abcdef0123456789',
   DATA_ENCRYPTION_KEYS: 'k1:data-encryption-0123456789abcdef0123456789',
   SIGNING_LINK_KEYS: 'k1:signing-link-0123456789abcdef0123456789',
+  TEMPORAL_PAYLOAD_KEYS: 'k1:temporal-payload-0123456789abcdef0123456789',
   SMTP_URL: 'smtps://mailer:secret@smtp.credit.example:465',
   MAIL_FROM: 'Crédito <nao-responda@credit.example>',
   LENDER_PIX_KEY: '11222333000181',
@@ -90,6 +91,7 @@ describe('configuration', () => {
       'TOKEN_SIGNING_KEYS',
       'DATA_ENCRYPTION_KEYS',
       'SIGNING_LINK_KEYS',
+      'TEMPORAL_PAYLOAD_KEYS',
       'SMTP_URL',
       'MAIL_FROM',
       'LENDER_PIX_KEY',
@@ -99,7 +101,7 @@ describe('configuration', () => {
       /^PSP_WEBHOOK_SECRET: required outside development \(or PSP_WEBHOOK_AUTH=mtls/m,
     );
     expect(text).toMatch(/^S3_BUCKET: required with FILE_STORE=s3/m);
-    expect(problems).toHaveLength(12);
+    expect(problems).toHaveLength(13);
   });
 
   it('fails closed outside development: published, short or shared secrets, http links, private targets', () => {
@@ -132,6 +134,60 @@ describe('configuration', () => {
       'DATA_ENCRYPTION_KEYS (other): the same secret as TOKEN_SIGNING_KEYS (k1); each purpose needs its own',
       'SIGNING_LINK_KEYS (k2): the same secret as OPS_TOKEN; each purpose needs its own',
     ]);
+  });
+
+  it('encrypts workflow payloads with keys of their own: a development default, refused elsewhere as the other keys are', () => {
+    const dev = loadConfig(development).temporal;
+    expect(dev.payloadKeys.current.id).toBe('dev');
+    expect(dev).toMatchObject({
+      payloadEncryption: 'on',
+      uiOrigin: 'http://localhost:8233',
+      tls: false,
+      apiKey: undefined,
+    });
+    const rotated = loadConfig({
+      ...production,
+      TEMPORAL_PAYLOAD_KEYS:
+        'k2:temporal-payload-new-0123456789abcdef01,k1:temporal-payload-0123456789abcdef0123456789',
+      TEMPORAL_PAYLOAD_ENCRYPTION: 'decode-only',
+    }).temporal;
+    expect(rotated.payloadKeys.all.map((k) => k.id)).toEqual(['k2', 'k1']);
+    expect(rotated.payloadEncryption).toBe('decode-only');
+    expect(
+      problemsOf({
+        ...production,
+        TEMPORAL_PAYLOAD_KEYS: 'dev:development-temporal-payload-key-not-for-production',
+      }),
+    ).toEqual(['TEMPORAL_PAYLOAD_KEYS (dev): is a development default published in the source']);
+    expect(problemsOf({ ...production, TEMPORAL_PAYLOAD_KEYS: 'k1:short' })).toEqual([
+      'TEMPORAL_PAYLOAD_KEYS: key k1: must be at least 32 bytes',
+    ]);
+    expect(
+      problemsOf({
+        ...production,
+        TEMPORAL_PAYLOAD_KEYS: production.DATA_ENCRYPTION_KEYS.replace('k1:', 'p1:'),
+      }),
+    ).toEqual([
+      'TEMPORAL_PAYLOAD_KEYS (p1): the same secret as DATA_ENCRYPTION_KEYS (k1); each purpose needs its own',
+    ]);
+    expect(problemsOf({ ...development, TEMPORAL_PAYLOAD_ENCRYPTION: 'off' })[0]).toMatch(
+      /^TEMPORAL_PAYLOAD_ENCRYPTION: /,
+    );
+  });
+
+  it('takes the Temporal UI origin the codec endpoint answers: an origin, https outside development', () => {
+    expect(
+      loadConfig({ ...production, TEMPORAL_UI_ORIGIN: 'https://temporal.credit.example/' }).temporal
+        .uiOrigin,
+    ).toBe('https://temporal.credit.example');
+    expect(problemsOf({ ...production, TEMPORAL_UI_ORIGIN: 'http://localhost:8080' })).toEqual([]);
+    expect(problemsOf({ ...production, TEMPORAL_UI_ORIGIN: 'http://temporal.example' })).toEqual([
+      'TEMPORAL_UI_ORIGIN: must be https outside development (loopback aside): its pages get decoded payloads',
+    ]);
+    for (const bad of ['https://ui.example/path', 'ftp://ui.example', 'ui.example'])
+      expect(problemsOf({ ...development, TEMPORAL_UI_ORIGIN: bad })).toEqual([
+        'TEMPORAL_UI_ORIGIN: expected an origin, scheme://host[:port]',
+      ]);
   });
 
   it('authenticates the PSP by a secret of its own, or by mutual TLS in front when told so', () => {

@@ -2,6 +2,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
+import { developmentRing } from '../../src/config.js';
+import { payloadDataConverter } from '../../src/temporal/payload-codec.js';
 import { workflowTypes } from '../../src/temporal/workflow-ids.js';
 import { historiesDir, historyFolders } from '../helpers/histories.js';
 
@@ -39,7 +41,14 @@ describe('replaying recorded histories', async () => {
         key && workflowTypes[key],
       );
       await Worker.runReplayHistory(
-        { workflowBundle: { codePath: inject('workflowBundlePath') } },
+        {
+          workflowBundle: { codePath: inject('workflowBundlePath') },
+          // As the workers run: histories recorded from them hold payloads sealed under the
+          // development key; the older ones, and those of the test environment, are plain.
+          dataConverter: payloadDataConverter({
+            payloadKeys: developmentRing('TEMPORAL_PAYLOAD_KEYS'),
+          }),
+        },
         history,
         file,
       );
