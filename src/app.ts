@@ -32,6 +32,11 @@ import { securityHeaders } from './http/middleware/security-headers.js';
 import { buildOpenApiDocument } from './http/openapi.js';
 import { authRoutes } from './http/routes/auth/router.js';
 import { docsRoutes } from './http/routes/docs/router.js';
+import { temporalCodecRoutes } from './http/routes/temporal-codec/router.js';
+import { codecSessions } from './http/routes/temporal-codec/session.js';
+import { PayloadEncryptionCodec } from './temporal/payload-codec.js';
+import { findOperator } from './db/queries/operators.js';
+import { BREAK_GLASS_ID } from './domain/operators.js';
 import { healthRoutes } from './http/routes/health/router.js';
 import { partnerRoutes } from './http/routes/partners/router.js';
 import { operatorRoutes } from './http/routes/operators/router.js';
@@ -236,6 +241,19 @@ export function createApp(deps: AppDeps): App {
     pspApi.router,
     healthRoutes({ database, temporal, metrics }),
     docsRoutes({ ...documents, opsGuard: guards.ops[0]! }),
+    // The Temporal UI's codec endpoint (Remote Codec protocol): staff see payloads decoded.
+    temporalCodecRoutes({
+      codec: new PayloadEncryptionCodec(
+        config.temporal.payloadKeys,
+        config.temporal.payloadEncryption,
+      ),
+      sessions: codecSessions(config.temporal.payloadKeys, clock),
+      uiOrigin: config.temporal.uiOrigin,
+      opsGuard: guards.ops,
+      operatorActive: async (id) =>
+        id === BREAK_GLASS_ID || (await findOperator(db, id))?.deactivatedAt === null,
+      https,
+    }),
     hostedRoutes({
       customers: { ...customerDeps, ...verificationDeps },
       signing: { ...loanDeps, ...verificationDeps },
