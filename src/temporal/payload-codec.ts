@@ -6,7 +6,8 @@ import {
   type Payload,
   type PayloadCodec,
 } from '@temporalio/common';
-import { temporal } from '@temporalio/proto';
+// A CommonJS package: Node's ESM loader gives its exports as the default import only.
+import proto from '@temporalio/proto';
 import type { KeyRing } from '../domain/key-ring.js';
 
 /**
@@ -27,6 +28,7 @@ export const KEY_ID_METADATA = 'encryption-key-id';
 /** `on`: encode encrypts. `decode-only`: encode passes through, decode still opens (upgrades). */
 export type PayloadEncryption = 'on' | 'decode-only';
 
+const ProtoPayload = proto.temporal.api.common.v1.Payload;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const utf8 = new TextEncoder();
@@ -70,7 +72,7 @@ export class PayloadEncryptionCodec implements PayloadCodec {
     const cipher = createCipheriv('aes-256-gcm', this.keys.get(this.currentId)!, iv);
     // The key id is authenticated too: a payload cannot be made to name another key.
     cipher.setAAD(utf8.encode(this.currentId));
-    const plaintext = temporal.api.common.v1.Payload.encode(payload).finish();
+    const plaintext = ProtoPayload.encode(payload).finish();
     const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
     return {
       metadata: {
@@ -109,7 +111,7 @@ export class PayloadEncryptionCodec implements PayloadCodec {
         `a payload of key "${keyId}" failed authentication: altered, or not sealed by that key`,
       );
     }
-    return temporal.api.common.v1.Payload.decode(plaintext);
+    return ProtoPayload.decode(plaintext);
   }
 }
 
