@@ -132,7 +132,7 @@ const stack = await startBenchStack({
 const mail = await startMailpit();
 const apiPort = 3995;
 const apiUrl = `http://127.0.0.1:${apiPort}`;
-let database = createDatabase(stack.databaseUrl, { max: 4 });
+let database = createDatabase(stack.ownerDatabaseUrl, { max: 4 });
 const results: string[] = [];
 try {
   // Commit times of rows, for the end of each span (see the header). The setting needs a restart,
@@ -140,7 +140,7 @@ try {
   await database.sql`alter system set track_commit_timestamp = on`;
   await database.close();
   await stack.restartPostgres(0);
-  database = createDatabase(stack.databaseUrl, { max: 4 });
+  database = createDatabase(stack.ownerDatabaseUrl, { max: 4 });
   const sql = database.sql;
   const [{ track_commit_timestamp: tracked } = { track_commit_timestamp: 'off' }] = await sql<
     { track_commit_timestamp: string }[]

@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import type autocannon from 'autocannon';
 import { Client, Connection } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { runMigrations } from '../src/db/migrate.js';
 import { parseKeyRing } from '../src/domain/key-ring.js';
 import { payloadDataConverter } from '../src/temporal/payload-codec.js';
+import { migrateForApplication } from '../src/devstack/database-roles.js';
 import { startEmbeddedPostgres } from '../src/devstack/embedded-postgres.js';
 import { resolveTemporalCli } from '../src/devstack/temporal-binaries.js';
 import { startTemporalDevServer } from '../src/devstack/temporal-dev-server.js';
@@ -81,7 +81,10 @@ export function productionEnv(
 }
 
 export interface BenchStack {
+  /** The application role's (rows only): what the API and the worker connect with. */
   databaseUrl: string;
+  /** The owner's (the server's superuser): for a benchmark's own triggers and settings. */
+  ownerDatabaseUrl: string;
   temporal: TestWorkflowEnvironment;
   temporalAddress: string;
   /** A scratch folder for `FILE_STORE=local` (never the project's own `.data`). */
@@ -122,11 +125,13 @@ export async function startBenchStack(options: {
     });
   let postgres = await startPostgres();
   let temporal = await startTemporal();
-  await runMigrations(postgres.url);
+  // Migrated as the owner; the production processes connect as the application role (rows only).
+  const databaseUrl = await migrateForApplication(postgres.url);
   const children: ChildProcess[] = [];
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   return {
-    databaseUrl: postgres.url,
+    databaseUrl,
+    ownerDatabaseUrl: postgres.url,
     get temporal() {
       return temporal;
     },

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, openSync, closeSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runMigrations } from '../db/migrate.js';
+import { migrateForApplication } from './database-roles.js';
 import { heapFlags } from '../main/node-flags.js';
 import { projectRoot } from '../project-root.js';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres.js';
@@ -123,7 +123,10 @@ export interface ClusterProcess {
 export interface RunningCluster {
   kind: 'server' | 'dev-server';
   postgres: {
+    /** The owner's (superuser's) URL; the APIs and workers connect with `appUrl`. */
     url: string;
+    /** The application role's URL: rows only, no DDL (the DATABASE_URL every API and worker gets). */
+    appUrl: string;
     /** The postmaster's pid, from its pid file. */
     pid(): Promise<number | undefined>;
     /** Stops PostgreSQL (fast shutdown), waits `downMs`, starts it on the same data and port. */
@@ -183,7 +186,8 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     };
     let postgres: RunningPostgres = await startEmbeddedPostgres(postgresOptions);
     stops.push({ name: 'PostgreSQL', stop: () => postgres.stop() });
-    await runMigrations(postgres.url);
+    // Migrated as the owner; the APIs and workers connect as a role with row access only.
+    const appUrl = await migrateForApplication(postgres.url);
     stillWanted();
 
     let temporal: RunningCluster['temporal'];
@@ -255,7 +259,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       ...options.secrets,
       ...minio.env,
       NODE_ENV: 'production',
-      DATABASE_URL: postgres.url,
+      DATABASE_URL: appUrl,
       TEMPORAL_ADDRESS: temporal.address,
       TEMPORAL_NAMESPACE: temporal.namespace,
       PUBLIC_BASE_URL: `http://127.0.0.1:${ports.apis[0]}`,
@@ -286,6 +290,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         get url() {
           return postgres.url;
         },
+        appUrl,
         pid: async () => {
           const file = join(postgresOptions.dataDir, 'postmaster.pid');
           const pid = Number((await readFile(file, 'utf8').catch(() => '')).split('\n')[0]);

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { createApp } from '../app.js';
 import { loadConfig } from '../config.js';
 import { createDatabase } from '../db/client.js';
-import { runMigrations } from '../db/migrate.js';
+import { checkDatabaseAtStart } from '../db/start-check.js';
 import { createHttpMetrics } from '../http/metrics.js';
 import { connectTemporalClient } from '../temporal/client.js';
 import { runMain } from './run-main.js';
@@ -10,8 +10,9 @@ import { runMain } from './run-main.js';
 await runMain('api', async (logger) => {
   const config = loadConfig();
   logger.level = config.logLevel;
-  await runMigrations(config.databaseUrl);
+  // Migrations are the migrate command's (as the owner); this role reads and writes rows only.
   const database = createDatabase(config.databaseUrl, { max: config.databasePoolSize });
+  await checkDatabaseAtStart(database.sql, config.nodeEnv, logger);
   const temporal = await connectTemporalClient(config.temporal);
   const { koa: app, close: closeApp } = createApp({
     config,

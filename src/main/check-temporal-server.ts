@@ -14,8 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { tsToDate } from '@temporalio/common/lib/time.js';
-import { runMigrations } from '../db/migrate.js';
 import { DEVELOPMENT_OPS_TOKEN, developmentRing } from '../config.js';
+import { migrateForApplication } from '../devstack/database-roles.js';
 import { startEmbeddedPostgres, type RunningPostgres } from '../devstack/embedded-postgres.js';
 import { freePort } from '../devstack/free-port.js';
 import {
@@ -62,7 +62,6 @@ try {
       database: 'embedded_credit',
     }),
   );
-  const databaseUrl = postgresServer.url;
   const options: TemporalServerOptions = {
     postgres: { host: '127.0.0.1', port: postgresPort, user: 'postgres', password: 'postgres' },
     dataDir: join(dir, 'temporal'),
@@ -75,7 +74,7 @@ try {
   );
   say(`Temporal at ${temporal.address}, UI at ${temporal.uiUrl}, log ${temporal.logFile}`);
 
-  await runMigrations(databaseUrl);
+  const databaseUrl = await migrateForApplication(postgresServer.url);
   const apiPort = await freePort();
   const env: NodeJS.ProcessEnv = {
     ...process.env,

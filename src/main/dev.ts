@@ -1,6 +1,7 @@
 /**
  * `npm run dev`: the whole service on one machine, as one supervised process tree — embedded
- * PostgreSQL, migrations, the Temporal dev server with its UI, MinIO, Mailpit (the mailbox of every
+ * PostgreSQL, migrations (as the owner; the API and the worker connect as a role with row access
+ * only), the Temporal dev server with its UI, MinIO, Mailpit (the mailbox of every
  * e-mail sent), the worker and the API. Ctrl-C stops all of it. DATABASE_URL, TEMPORAL_ADDRESS or
  * SMTP_URL point at servers of your own instead.
  */
@@ -14,8 +15,9 @@ import { eq } from 'drizzle-orm';
 import { createPartner, type CreatedPartner } from '../commands/create-partner.js';
 import { DEVELOPMENT_OPS_TOKEN } from '../config.js';
 import { createDatabase } from '../db/client.js';
-import { runMigrations } from '../db/migrate.js';
+import { migrateDatabase } from '../db/migrate.js';
 import { partners } from '../db/schema/index.js';
+import { migrateForApplication } from '../devstack/database-roles.js';
 import { startEmbeddedPostgres, type RunningPostgres } from '../devstack/embedded-postgres.js';
 import { startMailpit, type MailpitServer } from '../devstack/mailpit.js';
 import { startMinio, type MinioServer } from '../devstack/minio.js';
@@ -49,6 +51,12 @@ async function main(): Promise<void> {
   let databaseUrl = env.DATABASE_URL;
   if (databaseUrl) {
     say('using DATABASE_URL');
+    // Migrated as MIGRATION_DATABASE_URL's role when set (DATABASE_URL's then granted), else as
+    // DATABASE_URL's own (development only; the API then warns that its role may change the schema).
+    const owner = env.MIGRATION_DATABASE_URL;
+    await migrateDatabase(
+      owner ? { ownerUrl: owner, appUrl: databaseUrl } : { ownerUrl: databaseUrl },
+    );
   } else {
     say(`starting embedded PostgreSQL on 127.0.0.1:${postgresPort} (data in .data/postgres)…`);
     postgresServer = await startEmbeddedPostgres({
@@ -56,9 +64,9 @@ async function main(): Promise<void> {
       port: postgresPort,
       database: 'embedded_credit',
     });
-    databaseUrl = postgresServer.url;
+    // Migrated as its superuser; the API and the worker connect as a role with row access only.
+    databaseUrl = await migrateForApplication(postgresServer.url);
   }
-  await runMigrations(databaseUrl);
   const demo = await ensureDemoPartner(databaseUrl);
 
   let temporalAddress = env.TEMPORAL_ADDRESS;
@@ -145,7 +153,7 @@ async function main(): Promise<void> {
       `  Temporal UI      ${temporalUi ?? `(external server at ${temporalAddress})`}`,
       ...(objectStoreConsole
         ? [
-            `  MinIO console    ${objectStoreConsole}   (user ${objectStore.AWS_ACCESS_KEY_ID}, password ${objectStore.AWS_SECRET_ACCESS_KEY}; bucket ${objectStore.S3_BUCKET})`,
+            `  MinIO console    ${objectStoreConsole}   (root: user ${minioServer!.root.accessKeyId}, password ${minioServer!.root.secretAccessKey}; bucket ${objectStore.S3_BUCKET}, which the service reaches as ${objectStore.AWS_ACCESS_KEY_ID}, limited to its objects)`,
           ]
         : []),
       ...(mailbox ? [mailbox] : []),

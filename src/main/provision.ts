@@ -1,11 +1,11 @@
 /**
  * `npm run provision`: finds or builds everything the dev and test commands run besides npm
- * packages — both Temporal servers, MinIO, Mailpit and, for the browser tests, Chromium — and says
+ * packages — both Temporal servers, MinIO and its client (mc), Mailpit and, for the browser tests, Chromium — and says
  * where it is. `--cluster` adds the real Temporal server on PostgreSQL and its Web UI.
  */
 import { ensureChromium } from '../devstack/browser.js';
 import { resolveMailpit } from '../devstack/mailpit.js';
-import { resolveMinio } from '../devstack/minio.js';
+import { resolveMinio, resolveMinioClient } from '../devstack/minio.js';
 import { resolveTemporalCli, resolveTestServer } from '../devstack/temporal-binaries.js';
 import { resolveTemporalServer, resolveTemporalUi } from '../devstack/temporal-server.js';
 
@@ -17,6 +17,8 @@ try {
   console.log(`Temporal test server: ${testServer.source}`);
   const minio = await resolveMinio(progress);
   console.log(`MinIO:                ${minio.source}`);
+  const mc = await resolveMinioClient(progress);
+  console.log(`MinIO client (mc):    ${mc.source}`);
   const mailpit = await resolveMailpit(progress);
   console.log(`Mailpit:              ${mailpit.source}`);
   // `--cluster`: the real Temporal server (with its SQL tool and schemas) and its Web UI, built

@@ -1,6 +1,6 @@
 import { loadConfig, pixPayee } from '../config.js';
 import { createDatabase } from '../db/client.js';
-import { runMigrations } from '../db/migrate.js';
+import { checkDatabaseAtStart } from '../db/start-check.js';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createSealedBox } from '../domain/sealed-box.js';
@@ -16,8 +16,9 @@ await runMain('worker', async (logger) => {
   logger.level = config.logLevel;
   // runMain owns the signals, so the shutdown order (housekeeping, worker, connections) stays ours.
   Runtime.install({ shutdownSignals: [] });
-  await runMigrations(config.databaseUrl);
+  // Migrations are the migrate command's (as the owner); this role reads and writes rows only.
   const database = createDatabase(config.databaseUrl, { max: config.databasePoolSize });
+  await checkDatabaseAtStart(database.sql, config.nodeEnv, logger);
   const metrics = createWorkerMetrics({ processMetrics: true });
   const metricsServer =
     config.workerMetricsPort > 0

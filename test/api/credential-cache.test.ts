@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { client, createPartner, tokenFor, type IssuedCredential } from '../helpers/partners.js';
 import { eventually, startStack, type TestStack } from '../helpers/stack.js';
 
@@ -38,12 +39,20 @@ async function credential(): Promise<{ clientId: string; token: string }> {
 const status = async (stack: TestStack, token: string) =>
   (await client(stack, token)('/v3/customers')).status;
 
-/** A revocation PostgreSQL announces to nobody: triggers off for this transaction only. */
+/**
+ * A revocation PostgreSQL announces to nobody: triggers off for this transaction only, which
+ * takes the owner (the app's role may not turn triggers off).
+ */
 async function revokeUnannounced(clientId: string): Promise<void> {
-  await a.database.sql.begin(async (tx) => {
-    await tx`set local session_replication_role = replica`;
-    await tx`update credentials set revoked_at = now() where client_id = ${clientId}`;
-  });
+  const owner = postgres(inject('ownerDatabaseUrl'), { max: 1, onnotice: () => {} });
+  try {
+    await owner.begin(async (tx) => {
+      await tx`set local session_replication_role = replica`;
+      await tx`update credentials set revoked_at = now() where client_id = ${clientId}`;
+    });
+  } finally {
+    await owner.end();
+  }
 }
 
 describe('credentials kept in memory by each API process', () => {

@@ -7,7 +7,12 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { documents } from '../../src/db/schema/index.js';
-import { createBucket, startMinio, type MinioServer } from '../../src/devstack/minio.js';
+import {
+  createBucket,
+  MINIO_ROOT_CREDENTIALS,
+  startMinio,
+  type MinioServer,
+} from '../../src/devstack/minio.js';
 import { projectRoot } from '../../src/project-root.js';
 import { FileStoreUnavailableError } from '../../src/storage/file-store.js';
 import { ORPHAN_AGE_MS, sweepOrphanedFiles } from '../../src/storage/orphan-sweeper.js';
@@ -143,6 +148,7 @@ describe('the orphan sweeper', () => {
 
   it('removes, after a day, the objects no document or loan names, and nothing else', async () => {
     // A bucket of its own: a sweep of the shared one could take another file's upload in flight.
+    // The application's user reaches the run's bucket only: this one is root's.
     const env = inject('objectStoreEnv');
     const bucket = `sweeper-${Date.now()}`;
     await createBucket(env.S3_ENDPOINT!, bucket);
@@ -150,10 +156,7 @@ describe('the orphan sweeper', () => {
       endpoint: env.S3_ENDPOINT,
       bucket,
       region: env.S3_REGION!,
-      credentials: {
-        accessKeyId: env.AWS_ACCESS_KEY_ID!,
-        secretAccessKey: env.AWS_SECRET_ACCESS_KEY!,
-      },
+      credentials: MINIO_ROOT_CREDENTIALS,
     });
     const api = client(
       stack,

@@ -96,7 +96,9 @@ beforeAll(async () => {
   api = client(stack, await tokenFor(stack, (await createPartner(stack)).credentials.sandbox));
   oldWorker = await spawnWorkerProcess(stack, {
     root: releaseDir,
-    env: { ...env, SMTP_URL: inject('smtpUrl') },
+    // A release before the migrate command migrated at start, which takes the owner's role (its
+    // migrations are all applied: it changes nothing).
+    env: { ...env, SMTP_URL: inject('smtpUrl'), DATABASE_URL: inject('ownerDatabaseUrl') },
   });
 });
 afterAll(async () => {

@@ -28,7 +28,7 @@ import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { loadConfig, pixPayee } from '../../src/config.js';
 import { createDatabase } from '../../src/db/client.js';
-import { runMigrations } from '../../src/db/migrate.js';
+import { migrateForApplication } from '../../src/devstack/database-roles.js';
 import { startMinio } from '../../src/devstack/minio.js';
 import { startEmbeddedPostgres } from '../../src/devstack/embedded-postgres.js';
 import { resolveTemporalCli } from '../../src/devstack/temporal-binaries.js';
@@ -78,13 +78,14 @@ try {
   stops.push(() => temporalServer.teardown());
   const minio = await startMinio({ dataDir: join(scratch, 'minio') });
   stops.push(() => minio.stop());
-  await runMigrations(postgres.url);
+  // Migrated as the owner; the service under test connects as the application role (rows only).
+  const databaseUrl = await migrateForApplication(postgres.url);
 
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const config = loadConfig({
     NODE_ENV: 'test',
-    DATABASE_URL: postgres.url,
+    DATABASE_URL: databaseUrl,
     TEMPORAL_ADDRESS: temporalServer.address,
     OPS_TOKEN,
     LOG_LEVEL: 'warn',

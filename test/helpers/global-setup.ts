@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import type { EphemeralServerExecutable } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
-import { runMigrations } from '../../src/db/migrate.js';
+import { migrateForApplication } from '../../src/devstack/database-roles.js';
 import { startEmbeddedPostgres } from '../../src/devstack/embedded-postgres.js';
 import { resolveMailpit, startMailpit } from '../../src/devstack/mailpit.js';
-import { startMinio } from '../../src/devstack/minio.js';
+import { resolveMinioClient, startMinio } from '../../src/devstack/minio.js';
 import { resolveTemporalCli, resolveTestServer } from '../../src/devstack/temporal-binaries.js';
 import { startTemporalDevServer } from '../../src/devstack/temporal-dev-server.js';
 import { workflowsSource } from '../../src/worker/create-worker.js';
@@ -15,11 +15,14 @@ import { freePort } from '../../src/devstack/free-port.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
+    /** The application role's (rows only, no DDL): what the API and the worker connect with. */
     databaseUrl: string;
+    /** The owner's (the server's superuser, which migrated): for tests that need more than rows. */
+    ownerDatabaseUrl: string;
     temporalAddress: string;
     workflowBundlePath: string;
     testServerExecutable: EphemeralServerExecutable;
-    /** S3_* and AWS_* of the run's MinIO. */
+    /** S3_* and AWS_* of the run's MinIO: its application user's, limited to the bucket. */
     objectStoreEnv: Record<string, string>;
     /** The run's Mailpit: SMTP_URL of the stacks, and the HTTP API test/helpers/mailbox.ts reads. */
     smtpUrl: string;
@@ -29,7 +32,8 @@ declare module 'vitest' {
 
 /**
  * Starts the servers every test file shares, once per run: a fresh embedded PostgreSQL with the
- * migrations applied, a Temporal dev server (the real server, headless, in memory), MinIO with
+ * migrations applied by its superuser and the application role granted rows only (the API and
+ * the worker connect as it, so the suite proves they need no DDL), a Temporal dev server (the real server, headless, in memory), MinIO with
  * the bucket created, Mailpit (the SMTP server whose mailbox the tests read) and one workflow
  * bundle. Time-skipping servers are per file: skipping time is global to a server.
  */
@@ -40,6 +44,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     resolveTemporalCli(log),
     resolveTestServer(log),
     resolveMailpit(log),
+    resolveMinioClient(log),
   ]);
 
   const scratch = await mkdtemp(join(tmpdir(), 'embedded-credit-test-'));
@@ -70,7 +75,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   });
 
   try {
-    await runMigrations(postgres.url);
+    const databaseUrl = await migrateForApplication(postgres.url);
     const { code } = await bundleWorkflowCode({
       workflowsPath: workflowsSource,
       logger: quietBundlerLogger,
@@ -78,7 +83,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const workflowBundlePath = join(scratch, 'workflow-bundle.js');
     await writeFile(workflowBundlePath, code);
 
-    project.provide('databaseUrl', postgres.url);
+    project.provide('databaseUrl', databaseUrl);
+    project.provide('ownerDatabaseUrl', postgres.url);
     project.provide('temporalAddress', temporal.address);
     project.provide('workflowBundlePath', workflowBundlePath);
     project.provide('testServerExecutable', testServer.executable);
