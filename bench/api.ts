@@ -202,7 +202,10 @@ try {
     if (process.env.BENCH_MEMORY_DETAIL) {
       const sources = { api: `${apiUrl}/metrics`, worker: 'http://127.0.0.1:9464/metrics' };
       for (const [name, url] of Object.entries(sources)) {
-        const text = await (await fetch(url)).text();
+        // The API's /metrics is behind the ops guard; the worker's port is loopback-only, open.
+        const headers: Record<string, string> =
+          name === 'api' ? { authorization: `Bearer ${base.OPS_TOKEN}` } : {};
+        const text = await (await fetch(url, { headers })).text();
         for (const line of text.split('\n'))
           if (
             /^(nodejs_heap_size|nodejs_external|process_resident|nodejs_heap_space_size_used)/.test(

@@ -239,7 +239,7 @@ export function createApp(deps: AppDeps): App {
     partnerApi.router,
     opsApi.router,
     pspApi.router,
-    healthRoutes({ database, temporal, metrics }),
+    healthRoutes({ database, temporal, metrics, opsGuard: guards.ops }),
     docsRoutes({ ...documents, opsGuard: guards.ops[0]! }),
     // The Temporal UI's codec endpoint (Remote Codec protocol): staff see payloads decoded.
     temporalCodecRoutes({

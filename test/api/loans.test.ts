@@ -1,7 +1,8 @@
 import { eq, sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { z } from 'zod';
 import { execFile } from 'node:child_process';
+import { createDatabase } from '../../src/db/client.js';
 import { reconcileLedger } from '../../src/db/queries/ledger.js';
 import { repaymentOf } from '../../src/db/queries/loans.js';
 import { ledgerEntries, loans, simulations } from '../../src/db/schema/index.js';
@@ -816,7 +817,9 @@ describe('the double-entry ledger (contract §13)', () => {
     const before = await opsGet<{ sandbox: Balance }>('/ledger/trial-balance?date=2020-01-01');
     expect(before.sandbox).toEqual({ accounts: [], debits: 0, credits: 0 });
     // The imbalance ops alert on.
-    const metrics = await (await fetch(`${stack.baseUrl}/metrics`)).text();
+    const metrics = await (
+      await fetch(`${stack.baseUrl}/metrics`, { headers: { authorization: `Bearer ${OPS_TOKEN}` } })
+    ).text();
     expect(metrics).toContain('ledger_imbalance_centavos{environment="sandbox"} 0');
     expect(metrics).toContain('ledger_imbalance_centavos{environment="production"} 0');
   });
@@ -874,15 +877,22 @@ describe('the double-entry ledger (contract §13)', () => {
       }
     };
     const [entry] = await db.select().from(ledgerEntries).limit(1);
-    expect(
-      await refusal(db.execute(sql`update ledger_entries set amount = 1 where id = ${entry!.id}`)),
-    ).toMatch(/append-only: UPDATE refused/);
-    expect(
-      await refusal(db.execute(sql`delete from ledger_entries where id = ${entry!.id}`)),
-    ).toMatch(/append-only: DELETE refused/);
-    expect(await refusal(db.execute(sql`truncate ledger_entries cascade`))).toMatch(
-      /append-only: TRUNCATE refused/,
-    );
+    const update = sql`update ledger_entries set amount = 1 where id = ${entry!.id}`;
+    const remove = sql`delete from ledger_entries where id = ${entry!.id}`;
+    const truncate = sql`truncate ledger_entries cascade`;
+    // The service's role holds no privilege to change an entry; the trigger refuses the owner too.
+    for (const statement of [update, remove, truncate])
+      expect(await refusal(db.execute(statement))).toMatch(
+        /permission denied for table ledger_entries/,
+      );
+    const owner = createDatabase(inject('ownerDatabaseUrl'), { max: 1 });
+    try {
+      expect(await refusal(owner.db.execute(update))).toMatch(/append-only: UPDATE refused/);
+      expect(await refusal(owner.db.execute(remove))).toMatch(/append-only: DELETE refused/);
+      expect(await refusal(owner.db.execute(truncate))).toMatch(/append-only: TRUNCATE refused/);
+    } finally {
+      await owner.close();
+    }
     expect(
       await refusal(
         db.transaction(async (tx) => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
+import { createPartner, tokenFor } from '../helpers/partners.js';
 
 let stack: TestStack;
 const ops = { Authorization: `Bearer ${OPS_TOKEN}` };
@@ -165,13 +166,30 @@ describe('health, readiness and metrics', () => {
 
   it('exposes request counts and latencies by route template and status', async () => {
     await call(`/ops/v1/smoke-checks/smk_${'1'.repeat(32)}`, { headers: ops });
-    const text = await (await call('/metrics')).text();
+    const text = await (await call('/metrics', { headers: ops })).text();
     expect(text).toMatch(
       /http_requests_total\{method="GET",route="\/ops\/v1\/smoke-checks\/:id",status="404"\} \d+/,
     );
     expect(text).toMatch(
       /http_request_duration_seconds_bucket\{le="0\.005",method="GET",route="\/healthz",status="200"\}/,
     );
+  });
+});
+
+describe('/metrics', () => {
+  it('is for ops only: without the ops token, or with a partner token, 401 and no figures', async () => {
+    const partner = await createPartner(stack);
+    const partnerToken = await tokenFor(stack, partner.credentials.sandbox);
+    const refusedHeaders: Record<string, string>[] = [
+      {},
+      { Authorization: `Bearer ${partnerToken}` },
+    ];
+    for (const headers of refusedHeaders) {
+      const refused = await call('/metrics', { headers });
+      expect(refused.status).toBe(401);
+      expect(await refused.text()).not.toMatch(/http_requests_total|ledger_imbalance/);
+    }
+    expect((await call('/metrics', { headers: ops })).status).toBe(200);
   });
 });
 

@@ -307,7 +307,9 @@ describe('the PSP’s notification of Pix received (contract §14)', () => {
     );
     expect(unknownCursor.status).toBe(400);
 
-    const metrics = await (await fetch(`${stack.baseUrl}/metrics`)).text();
+    const metrics = await (
+      await fetch(`${stack.baseUrl}/metrics`, { headers: { authorization: `Bearer ${OPS_TOKEN}` } })
+    ).text();
     const gauge = Number(/^unmatched_pix (\d+)$/m.exec(metrics)?.[1]);
     expect(gauge).toBeGreaterThanOrEqual(3);
     // The sandbox charge is untouched by a production Pix.

@@ -26,7 +26,7 @@ const routeKinds = (auth: string): [string, string, Record<string, string>, 'api
   ['OpenAPI document', '/v3/openapi.json', {}, 'api'],
   ['reference page', '/docs', {}, 'api'],
   ['liveness', '/healthz', {}, 'api'],
-  ['metrics', '/metrics', {}, 'api'],
+  ['metrics', '/metrics', { Authorization: `Bearer ${OPS_TOKEN}` }, 'api'],
   ['hosted signing page, unknown link', '/hosted/signing/not-a-link', {}, 'hosted'],
   ['hosted signing contract, unknown link', '/hosted/signing/not-a-link/contract', {}, 'hosted'],
   ['hosted biometrics page, unknown link', '/hosted/biometrics/not-a-link', {}, 'hosted'],

@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type { Middleware } from 'koa';
 import type { Client } from '@temporalio/client';
 import { databaseReachable, type Database } from '../../../db/client.js';
 import { problems } from '../../../errors.js';
@@ -6,11 +7,17 @@ import { temporalReachable } from '../../../temporal/client.js';
 import type { AppState } from '../../context.js';
 import type { HttpMetrics } from '../../metrics.js';
 
-/** Liveness, readiness and Prometheus metrics: unauthenticated, outside the versioned API. */
+/**
+ * Liveness and readiness, unauthenticated, and Prometheus metrics behind the ops guard (they
+ * name routes, volumes and the ledger's balance: not for partners or the internet), outside the
+ * versioned API.
+ */
 export function healthRoutes(deps: {
   database: Database;
   temporal: Client;
   metrics: HttpMetrics;
+  /** The ops API's authentication (`guards.ops`): a scraper sends an ops token. */
+  opsGuard: Middleware<AppState>[];
 }): Router<AppState> {
   const router = new Router<AppState>();
 
@@ -38,7 +45,7 @@ export function healthRoutes(deps: {
     ctx.body = { status: 'ready', checks };
   });
 
-  router.get('/metrics', async (ctx) => {
+  router.get('/metrics', ...deps.opsGuard, async (ctx) => {
     ctx.type = deps.metrics.registry.contentType;
     ctx.body = await deps.metrics.registry.metrics();
   });
