@@ -1,6 +1,14 @@
-# One image for both processes: the API by default, the worker with the same heap flags and
-# dist/src/main/worker.js (docker-compose.yml). The flags are src/main/node-flags.ts's.
-FROM node:20-bookworm-slim AS build
+# One image for the three commands: the API by default, the worker with the same heap flags and
+# dist/src/main/worker.js, and the one-shot migrations, dist/src/main/migrate.js, run before both
+# as the owner role (docker-compose.yml). The flags are src/main/node-flags.ts's.
+#
+# Node.js 24, the active LTS (20 reached its end of life), pinned to an exact release. To pin the
+# image itself, take the index digest of this tag — `docker buildx imagetools inspect
+# node:24.20.0-bookworm-slim` prints it (`Digest: sha256:…`) — and set
+# NODE_IMAGE=node:24.20.0-bookworm-slim@sha256:… here (or `--build-arg`); see README, Production.
+ARG NODE_IMAGE=node:24.20.0-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # patch-package applies patches/ after install (postgres.js: a close racing a queued write).
@@ -10,13 +18,13 @@ COPY . .
 # Compiles TypeScript and prebuilds the workflow bundle, so workers do not bundle at start.
 RUN npm run build
 
-FROM node:20-bookworm-slim AS runtime-deps
+FROM ${NODE_IMAGE} AS runtime-deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY patches ./patches
 RUN npm ci --omit=dev
 
-FROM node:20-bookworm-slim
+FROM ${NODE_IMAGE}
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=runtime-deps /app/node_modules ./node_modules
