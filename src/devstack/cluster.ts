@@ -173,6 +173,16 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       await stop().catch((error: unknown) => say(`${name}: ${String(error)}`));
   };
 
+  // The UI decodes payloads through the first API's codec endpoint, on the UI's host name
+  // (localhost), so the staff session cookie set there goes with the UI's fetches.
+  const codec =
+    ports.temporalUi !== undefined
+      ? {
+          uiCodecEndpoint: `http://localhost:${ports.apis[0]}/ops/v1/temporal-codec`,
+          uiOrigin: `http://localhost:${ports.temporalUi}`,
+        }
+      : undefined;
+
   const stillWanted = () => {
     if (options.signal?.aborted) throw new Error('stopped while starting');
   };
@@ -204,6 +214,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         dataDir: join(dataDir, 'temporal'),
         frontendPort: ports.temporal,
         ...(ports.temporalUi !== undefined ? { uiPort: ports.temporalUi } : {}),
+        ...(codec ? { uiCodecEndpoint: codec.uiCodecEndpoint } : {}),
         progress: say,
       });
       stops.push({ name: 'Temporal server', stop: () => server.stop() });
@@ -220,6 +231,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         cli: await resolveTemporalCli(say),
         port: ports.temporal,
         ...(ports.temporalUi !== undefined ? { uiPort: ports.temporalUi } : {}),
+        ...(codec ? { uiCodecEndpoint: codec.uiCodecEndpoint } : {}),
         dbFilename: join(dataDir, 'temporal.sqlite'),
       });
       stops.push({ name: 'Temporal dev server', stop: () => devServer.teardown() });
@@ -266,6 +278,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       SMTP_URL: mailpit.smtpUrl,
       MAIL_FROM: 'Embedded Credit <nao-responda@localhost>',
       LENDER_PIX_KEY: process.env.LENDER_PIX_KEY ?? '11222333000181',
+      ...(codec ? { TEMPORAL_UI_ORIGIN: codec.uiOrigin } : {}),
       ...options.env,
     };
     if (options.logDir) await mkdir(options.logDir, { recursive: true });

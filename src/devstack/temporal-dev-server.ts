@@ -9,6 +9,11 @@ export interface DevServerOptions {
   uiPort?: number;
   /** Keeps workflow state across restarts; omit for an in-memory server. */
   dbFilename?: string;
+  /**
+   * The UI's Remote Codec endpoint (the API's `/ops/v1/temporal-codec`). The CLI sets no "include
+   * credentials" for it: each browser ticks that once in the UI's Codec Server settings.
+   */
+  uiCodecEndpoint?: string;
 }
 
 /**
@@ -30,6 +35,9 @@ export async function startTemporalDevServer(
         ...(options.dbFilename ? { dbFilename: options.dbFilename } : {}),
         searchAttributes: allSearchAttributeKeys,
         log: { format: 'pretty', level: 'warn' },
+        ...(options.uiCodecEndpoint
+          ? { extraArgs: ['--ui-codec-endpoint', options.uiCodecEndpoint] }
+          : {}),
       },
     });
   } catch (error) {

@@ -165,6 +165,11 @@ export interface TemporalServerOptions {
   frontendPort?: number;
   /** Serve the Web UI on this port; no UI when omitted. */
   uiPort?: number;
+  /**
+   * The UI's Remote Codec endpoint (the API's `/ops/v1/temporal-codec`), fetched with the
+   * browser's credentials (the staff session cookie the endpoint's sign-in page sets).
+   */
+  uiCodecEndpoint?: string;
   /** Serve the server's Prometheus metrics on this port (path /metrics); none when omitted. */
   metricsPort?: number;
   /** Registered at start with the project's search attributes. Default `default`. */
@@ -288,7 +293,7 @@ export async function startTemporalServer(
       await mkdir(join(uiDir, 'config'), { recursive: true });
       await writeFile(
         join(uiDir, 'config', `${ENVIRONMENT}.yaml`),
-        toYaml(uiConfig(address, options.uiPort, namespace)),
+        toYaml(uiConfig(address, options.uiPort, namespace, options.uiCodecEndpoint)),
       );
       ui = await startProcess(
         'Temporal UI',
@@ -455,7 +460,12 @@ function serverConfig(input: ServerConfigInput): Record<string, unknown> {
   };
 }
 
-function uiConfig(address: string, port: number, namespace: string): Record<string, unknown> {
+function uiConfig(
+  address: string,
+  port: number,
+  namespace: string,
+  codecEndpoint: string | undefined,
+): Record<string, unknown> {
   return {
     temporalGrpcAddress: address,
     host: HOST,
@@ -466,6 +476,7 @@ function uiConfig(address: string, port: number, namespace: string): Record<stri
     cors: { cookieInsecure: true },
     notifyOnNewVersion: false,
     hideLogs: true,
+    ...(codecEndpoint ? { codec: { endpoint: codecEndpoint, includeCredentials: true } } : {}),
   };
 }
 

@@ -77,6 +77,8 @@ async function main(): Promise<void> {
       `  Workers          2 processes (metrics on :${ports.workerMetrics.join(', :')})`,
       `  Temporal         ${temporal.address} (server ${TEMPORAL_SERVER_VERSION} on PostgreSQL, namespace ${temporal.namespace})`,
       `  Temporal UI      ${temporal.uiUrl ?? '(none)'}`,
+      `    payloads are encrypted; to see them decoded, sign in with the ops token at`,
+      `    http://localhost:${ports.apis[0]}/ops/v1/temporal-codec (the UI is wired to it, credentials included)`,
       `  MinIO console    ${minio.console ?? '(none)'}   (root: user ${minio.root.accessKeyId}, password ${minio.root.secretAccessKey}; the service is ${minio.env.AWS_ACCESS_KEY_ID}, limited to its bucket)`,
       `  Mailbox          http://127.0.0.1:${ports.mailbox}`,
       `  PostgreSQL       ${postgres.url}   (the owner; the service connects as ${new URL(postgres.appUrl).username}, rows only)`,

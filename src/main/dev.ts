@@ -35,6 +35,10 @@ const publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replac
 const uiPort = Number(env.TEMPORAL_UI_PORT ?? 8233);
 const devPort = Number(env.TEMPORAL_DEV_PORT ?? 7233);
 const postgresPort = Number(env.EMBEDDED_POSTGRES_PORT ?? 5433);
+// The UI shows payloads decoded through the API's codec endpoint (the ops listener's, if apart):
+// on the same host name as the UI (localhost), so its session cookie goes with the UI's fetches.
+const uiOrigin = env.TEMPORAL_UI_ORIGIN ?? `http://localhost:${uiPort}`;
+const codecEndpoint = `${env.OPS_PORT ? `http://localhost:${env.OPS_PORT}` : publicBaseUrl}/ops/v1/temporal-codec`;
 const say = (line: string) => console.log(`[dev] ${line}`);
 
 let postgresServer: RunningPostgres | undefined;
@@ -83,6 +87,7 @@ async function main(): Promise<void> {
       port: devPort,
       uiPort,
       dbFilename: join(dataDir, 'temporal.sqlite'),
+      uiCodecEndpoint: codecEndpoint,
     });
     temporalAddress = temporalServer.address;
     temporalUi = `http://localhost:${uiPort}`;
@@ -136,6 +141,7 @@ async function main(): Promise<void> {
     TEMPORAL_ADDRESS: temporalAddress,
     PUBLIC_BASE_URL: publicBaseUrl,
     WEBHOOK_ALLOW_PRIVATE_TARGETS: env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? 'true',
+    TEMPORAL_UI_ORIGIN: uiOrigin,
   };
   startChild('worker', 'src/main/worker.ts', childEnv);
   startChild('api', 'src/main/api.ts', childEnv);
@@ -151,6 +157,13 @@ async function main(): Promise<void> {
       `  Docs             ${publicBaseUrl}/docs`,
       `  Health           ${publicBaseUrl}/readyz   metrics: ${publicBaseUrl}/metrics`,
       `  Temporal UI      ${temporalUi ?? `(external server at ${temporalAddress})`}`,
+      ...(temporalUi
+        ? [
+            `    payloads are encrypted; to see them decoded, sign in at ${codecEndpoint} with the ops token`,
+            `    (an hour), then once per browser open the UI's Codec Server settings (top bar), choose "Use my`,
+            `    browser setting", endpoint ${codecEndpoint}, tick "Include cross-origin credentials"`,
+          ]
+        : []),
       ...(objectStoreConsole
         ? [
             `  MinIO console    ${objectStoreConsole}   (root: user ${minioServer!.root.accessKeyId}, password ${minioServer!.root.secretAccessKey}; bucket ${objectStore.S3_BUCKET}, which the service reaches as ${objectStore.AWS_ACCESS_KEY_ID}, limited to its objects)`,
