@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from '../src/db/client.js';
 import type { Logger } from '../src/logger.js';
+import { createApprovalActivities } from './approvals.js';
 import { createCreditOfferActivities } from './credit-offers.js';
 import { createCustomerActivities } from './customers.js';
 import { createChargeActivities } from './charges.js';
@@ -46,6 +47,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createPixActivities(deps),
     ...createWebhookActivities(deps),
     ...createSandboxClockActivities(deps),
+    ...createApprovalActivities(deps),
   };
 }
 

@@ -40,6 +40,7 @@ import { BREAK_GLASS_ID } from './domain/operators.js';
 import { healthRoutes } from './http/routes/health/router.js';
 import { partnerRoutes } from './http/routes/partners/router.js';
 import { operatorRoutes } from './http/routes/operators/router.js';
+import { approvalRoutes } from './http/routes/approvals/router.js';
 import { pspRoutes } from './http/routes/psp/router.js';
 import { unmatchedPixRoutes } from './http/routes/psp/unmatched.js';
 import { smokeCheckRoutes } from './http/routes/smoke-checks/router.js';
@@ -179,6 +180,7 @@ export function createApp(deps: AppDeps): App {
     lender: config.lender,
     lateChargeRates: config.lateCharges,
     iof: config.iof,
+    approvalTtlMs: config.approvalTtlMs,
   };
 
   const partnerApi = new ApiRouter('/v3', guards, idempotencyGuard.middleware);
@@ -215,6 +217,7 @@ export function createApp(deps: AppDeps): App {
     opsAudit({ db, clock, publicBaseUrl: config.publicBaseUrl }),
   );
   operatorRoutes(opsApi, { db });
+  approvalRoutes(opsApi, loanDeps);
   partnerRoutes(opsApi, { db });
   reviewRoutes(opsApi, customerDeps, 'ops');
   creditDecisionRoutes(opsApi, {

@@ -100,6 +100,8 @@ const schema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   // The ops API's own listener (contract §15); unset: the ops API shares PORT.
   OPS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  // How long money moved by hand waits for a second operator's approval (contract §15).
+  APPROVAL_TTL: duration('24h'),
   PUBLIC_BASE_URL: z.url().optional(),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgres:// URL'),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
@@ -279,6 +281,8 @@ export interface Config {
   readonly rateLimit: { readonly perSecond: number; readonly burst: number };
   /** A request's budget: past it, 503 with Retry-After (see request-budget.ts). */
   readonly requestTimeoutMs: number;
+  /** APPROVAL_TTL: a pending approval expires this long after it was asked for. */
+  readonly approvalTtlMs: number;
   /** Worker threads for simulations of more than 48 installments (0: on the event loop). */
   readonly simulationThreads: number;
   /** The longest a credential is served from memory (0: read on every request); see credential-cache.ts. */
@@ -496,6 +500,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimit: Object.freeze({ perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST }),
     credentialCacheMaxAgeMs: e.CREDENTIAL_CACHE_MAX_AGE,
     requestTimeoutMs: e.REQUEST_TIMEOUT,
+    approvalTtlMs: e.APPROVAL_TTL,
     simulationThreads: e.SIMULATION_THREADS,
     tokenFailures: Object.freeze({
       limit: e.TOKEN_FAILURE_LIMIT,

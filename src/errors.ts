@@ -80,6 +80,17 @@ export const errorCatalogue = {
     title: 'Operator Not Found',
     meaning: 'No operator with this id.',
   },
+  approval_not_found: {
+    status: 404,
+    title: 'Approval Not Found',
+    meaning: 'No approval with this id.',
+  },
+  approval_by_maker: {
+    status: 403,
+    title: 'Approval By Maker',
+    meaning:
+      'The operator who asked for a money movement cannot approve or reject it: dual control needs another operator.',
+  },
   operator_already_exists: {
     status: 409,
     title: 'Operator Already Exists',

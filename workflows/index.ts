@@ -5,3 +5,4 @@ export { webhookDeliveryWorkflow } from './webhook-delivery/workflow.js';
 export { loanWorkflow } from './loan/workflow.js';
 export { sandboxClockWorkflow } from './sandbox-clock/workflow.js';
 export { pixWorkflow } from './pix/workflow.js';
+export { approvalWorkflow } from './approval/workflow.js';

@@ -34,14 +34,20 @@ import {
 import { clockNow } from './customer-clock.js';
 import { loanNotFound, type LoanDeps } from './loan-deps.js';
 
-async function load(deps: LoanDeps, tenant: Tenant, loanId: string): Promise<LoanView> {
+/** What the commands that move money need: ops run them, and an approval's workflow runs them too. */
+export type LoanCommandDeps = Pick<
+  LoanDeps,
+  'db' | 'temporal' | 'taskQueue' | 'clock' | 'sandboxDisbursementDelayMs'
+>;
+
+async function load(deps: LoanCommandDeps, tenant: Tenant, loanId: string): Promise<LoanView> {
   const loan = await findLoan(deps.db, tenant, loanId);
   if (!loan) throw loanNotFound(loanId);
   return loan;
 }
 
 /** The loan as it stands after a command (read again: the workflow wrote it). */
-const reload = (deps: LoanDeps, loan: LoanView) =>
+const reload = (deps: LoanCommandDeps, loan: LoanView) =>
   load(deps, { partnerId: loan.partnerId, environment: loan.environment }, loan.id);
 
 export async function cancelLoan(
@@ -101,7 +107,7 @@ export async function signLoan(
 }
 
 export async function reportDisbursement(
-  deps: LoanDeps,
+  deps: LoanCommandDeps,
   loan: LoanView,
   report: { outcome: 'confirmed' | 'failed'; reason?: string | undefined },
 ): Promise<LoanView> {
@@ -133,7 +139,7 @@ export interface PaymentCommand {
  * above the payoff amount of its day (422 naming it).
  */
 export function recordPayment(
-  deps: LoanDeps,
+  deps: LoanCommandDeps,
   loan: LoanView,
   command: PaymentCommand,
 ): Promise<LoanView> {
@@ -142,19 +148,23 @@ export function recordPayment(
 
 /** Early settlement: a payment of the payoff amount of the day of `paid_at`; the loan finishes. */
 export function settleLoan(
-  deps: LoanDeps,
+  deps: LoanCommandDeps,
   loan: LoanView,
   command: Pick<PaymentCommand, 'reference' | 'paid_at'>,
 ): Promise<LoanView> {
   return pay(deps, loan, command, 'payoff');
 }
 
-async function pay(
-  deps: LoanDeps,
+/**
+ * A payment's request as it will run, once its checks pass; `recorded` when the same payment is
+ * recorded already (anything else under its reference is 409 `payment_reference_conflict`).
+ */
+async function preparePayment(
+  deps: LoanCommandDeps,
   loan: LoanView,
   command: PaymentCommand,
   amount: number | 'payoff' | undefined,
-): Promise<LoanView> {
+): Promise<PaymentRequest | 'recorded'> {
   const reference = command.reference ?? `sbx_${randomBytes(12).toString('hex')}`;
   const now = clockNow(loan, deps.clock());
   const request = {
@@ -170,8 +180,10 @@ async function pay(
         'payment_reference_conflict',
         `Payment ${reference} was recorded on this loan with ${recorded.amount} centavos paid at ${recorded.occurredAt.toISOString()}.`,
       );
-    return reload(deps, loan);
+    return 'recorded';
   }
+  if (loan.status !== 'active')
+    throw new ProblemError('invalid_state', `The loan is ${loan.status}, not active.`);
   const paidAt = checkPaidAt(loan, command.paid_at, now);
   const payment: PaymentRequest = {
     ...request,
@@ -179,6 +191,36 @@ async function pay(
     amount: amount ?? nextAmountDue(repaymentOf(loan), businessDate(paidAt), repaymentTerms(loan)),
   };
   if (payment.amount !== 'payoff') checkAmount(loan, payment.amount, businessDate(paidAt));
+  return payment;
+}
+
+/**
+ * The checks a payment (or payoff) passes before it runs: what a maker's request is held to.
+ * `recorded`: the same payment is recorded already, and answering it moves nothing.
+ */
+export async function checkPayment(
+  deps: LoanCommandDeps,
+  loan: LoanView,
+  command: PaymentCommand,
+  kind: 'payment' | 'payoff',
+): Promise<'recorded' | 'new'> {
+  const prepared = await preparePayment(
+    deps,
+    loan,
+    command,
+    kind === 'payoff' ? 'payoff' : command.amount,
+  );
+  return prepared === 'recorded' ? 'recorded' : 'new';
+}
+
+async function pay(
+  deps: LoanCommandDeps,
+  loan: LoanView,
+  command: PaymentCommand,
+  amount: number | 'payoff' | undefined,
+): Promise<LoanView> {
+  const payment = await preparePayment(deps, loan, command, amount);
+  if (payment === 'recorded') return reload(deps, loan);
   try {
     await changeLoan(deps, loan, paymentUpdate, [payment], paymentUpdateId(loan, payment));
   } catch (error) {
@@ -186,8 +228,8 @@ async function pay(
     // payment after the check above and finished the loan, so the workflow refuses the retry's
     // update as a loan no longer active. The reference says it is the same payment: answer it.
     if (!(error instanceof ProblemError && error.code === 'invalid_state')) throw error;
-    const raced = await findPaymentByReference(deps.db, loan.id, reference);
-    if (!raced || !isSamePayment(raced, { ...request, amount: payment.amount })) throw error;
+    const raced = await findPaymentByReference(deps.db, loan.id, payment.reference);
+    if (!raced || !isSamePayment(raced, payment)) throw error;
   }
   return reload(deps, loan);
 }

@@ -141,6 +141,7 @@ function pathIdsOf(params: z.ZodType): Middleware<AppState> {
 const nouns: Record<NonNullable<ReturnType<typeof notFoundCodeOf>>, string> = {
   credential_not_found: 'credential',
   operator_not_found: 'operator',
+  approval_not_found: 'approval',
   customer_not_found: 'customer',
   document_not_found: 'document',
   webhook_endpoint_not_found: 'webhook endpoint',

@@ -10,6 +10,7 @@ export const workflowIds = {
     `sandbox-clock/${customerId}/${generation}`,
   webhookDelivery: (deliveryId: string) => `webhook-delivery/${deliveryId}`,
   pix: (endToEndId: string) => `pix/${endToEndId}`,
+  approval: (approvalId: string) => `approval/${approvalId}`,
 };
 
 /**
@@ -24,4 +25,5 @@ export const workflowTypes = {
   sandboxClock: 'sandboxClockWorkflow',
   webhookDelivery: 'webhookDeliveryWorkflow',
   pix: 'pixWorkflow',
+  approval: 'approvalWorkflow',
 } as const satisfies Record<keyof typeof workflowIds, keyof typeof workflows>;

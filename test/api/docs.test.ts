@@ -132,6 +132,10 @@ describe('the partner OpenAPI document', () => {
     });
     const document = (await response.json()) as OpenApiDocument;
     expect(Object.keys(document.paths).sort()).toEqual([
+      '/ops/v1/approvals',
+      '/ops/v1/approvals/{approval_id}',
+      '/ops/v1/approvals/{approval_id}/approve',
+      '/ops/v1/approvals/{approval_id}/reject',
       '/ops/v1/audit',
       '/ops/v1/customers/{customer_id}/credit-decision',
       '/ops/v1/customers/{customer_id}/deny',

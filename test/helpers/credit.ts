@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { creditOfferSchema } from '../../src/http/routes/credit-offers/schema.js';
 import type { loanSchema } from '../../src/http/routes/loans/schema.js';
 import { files, registerCustomer, upload, type CustomerBody } from './customers.js';
+import { moneyDesk, opsRequest } from './operators.js';
 import { json, type Client } from './partners.js';
 import { eventually } from './eventually.js';
 import type { TestStack } from './stack.js';
@@ -177,12 +178,12 @@ export async function activeLoan(
       200,
     );
   }
+  // Ops confirm the disbursement: on a production loan, a maker and a checker (dual control).
+  const confirm = options.production
+    ? await moneyDesk(stack, options.opsToken)
+    : (path: string, body: unknown) => opsRequest(stack, options.opsToken, path, body);
   const active = await json<LoanBody>(
-    fetch(`${stack.baseUrl}/ops/v1/loans/${loan.id}/disbursement`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${options.opsToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ outcome: 'confirmed' }),
-    }),
+    confirm(`/loans/${loan.id}/disbursement`, { outcome: 'confirmed' }),
     200,
   );
   if (active.status !== 'active') throw new Error(`loan ${loan.id} is ${active.status}`);

@@ -58,3 +58,35 @@ export const opsAudit = pgTable(
     index('ops_audit_operation_idx').on(t.operationId, t.seq),
   ],
 );
+
+/**
+ * Money moved by hand waits for a second operator (contract §15): a maker's command on a
+ * production loan becomes a pending approval, executed when another operator with the role
+ * approves it (its workflow, `approval/{id}`, runs it and expires it).
+ */
+export const approvals = pgTable(
+  'approvals',
+  {
+    id: text('id').primaryKey(),
+    kind: text('kind', { enum: ['disbursement', 'payment', 'payoff', 'refund'] }).notNull(),
+    loanId: text('loan_id').notNull(),
+    partnerId: text('partner_id').notNull(),
+    environment: text('environment', { enum: ['sandbox', 'production'] }).notNull(),
+    /** The command as it will run: its body, `paid_at` fixed when the maker asked. */
+    request: jsonb('request').$type<Record<string, unknown>>().notNull(),
+    makerId: text('maker_id').notNull(),
+    checkerId: text('checker_id'),
+    status: text('status', {
+      enum: ['pending', 'executing', 'approved', 'failed', 'rejected', 'expired'],
+    }).notNull(),
+    /** A failed one's refusal (`code`, `detail`) or a rejection's reason. */
+    outcome: jsonb('outcome').$type<Record<string, unknown>>(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    expiresAt: ts('expires_at').notNull(),
+    decidedAt: ts('decided_at'),
+  },
+  (t) => [
+    index('approvals_status_idx').on(t.status, t.createdAt),
+    index('approvals_loan_idx').on(t.loanId),
+  ],
+);

@@ -1,4 +1,7 @@
+import { requestApproval } from '../../../commands/approvals.js';
+import { clockNow } from '../../../commands/customer-clock.js';
 import {
+  checkPayment,
   claimDisbursement,
   recordPayment,
   reportDisbursement,
@@ -8,8 +11,16 @@ import {
 import { loanNotFound, type LoanDeps } from '../../../commands/loan-deps.js';
 import type { OperatorRole } from '../../../domain/operators.js';
 import { recordRefund } from '../../../commands/refunds.js';
-import { findLoan, findLoanForOps, type LoanView } from '../../../db/queries/loans.js';
-import type { ApiRouter } from '../../api-router.js';
+import type { ApprovalKind } from '../../../db/queries/approvals.js';
+import {
+  findLoan,
+  findLoanForOps,
+  findPaymentByReference,
+  type LoanView,
+} from '../../../db/queries/loans.js';
+import { ProblemError, problems } from '../../../errors.js';
+import type { ApiRouter, ResponseSpec } from '../../api-router.js';
+import { approvalSchema, presentApproval } from '../approvals/schema.js';
 import { sandboxTenantOf, type AppContext } from '../../context.js';
 import {
   disbursementBody,
@@ -31,10 +42,42 @@ import { loanResponse, presenter } from './shared.js';
  */
 export function loanCommandRoutes(
   api: ApiRouter,
-  deps: LoanDeps,
+  deps: LoanDeps & { approvalTtlMs: number },
   audience: 'ops' | 'sandbox',
 ): void {
   const present = presenter(deps);
+  /**
+   * Dual control (contract §15): money an operator moves by hand on a production loan is checked
+   * now and held for another operator's approval (202, the approval); a sandbox loan's moves no
+   * money and runs at once, as the partner's own sandbox twin does.
+   */
+  const heldForApproval = async (
+    ctx: AppContext,
+    kind: ApprovalKind,
+    loan: LoanView,
+    request: Record<string, unknown>,
+  ): Promise<boolean> => {
+    if (audience !== 'ops' || loan.environment !== 'production') return false;
+    const approval = await requestApproval(deps, ctx.state.operator!, kind, loan, request);
+    ctx.state.auditDetail = { approval_id: approval.id, loan_id: loan.id, kind };
+    ctx.status = 202;
+    ctx.set('Location', `/ops/v1/approvals/${approval.id}`);
+    ctx.body = presentApproval(approval, deps.clock());
+    return true;
+  };
+  /** What the ops twin of a money command may also answer: held for approval. */
+  const orHeld = (responses: Record<number, ResponseSpec>) =>
+    audience === 'ops'
+      ? {
+          ...responses,
+          202: {
+            description:
+              'A production loan: held for another operator’s approval (`POST /ops/v1/approvals/{id}/approve`); nothing moved yet.',
+            schema: approvalSchema,
+            headers: { Location: 'Path of the approval.' },
+          },
+        }
+      : responses;
   const prefix = audience === 'ops' ? '/loans' : '/sandbox/loans';
   const security = audience === 'ops' ? ('ops' as const) : ('partner' as const);
   const resolve = async (ctx: AppContext, loanId: string): Promise<LoanView> => {
@@ -65,12 +108,17 @@ export function loanCommandRoutes(
       idempotent: true,
       params: loanParams,
       body: disbursementBody,
-      responses: loanResponse('The loan after the report.'),
+      responses: orHeld(loanResponse('The loan after the report.')),
       errors: [404, 409],
     },
     async (ctx, { params, body }) => {
-      const loan = await reportDisbursement(deps, await resolve(ctx, params.loan_id), body);
-      ctx.body = present(loan);
+      const loan = await resolve(ctx, params.loan_id);
+      if (body.outcome === 'confirmed') {
+        if (loan.status !== 'processing')
+          throw new ProblemError('invalid_state', `The loan is ${loan.status}, not processing.`);
+        if (await heldForApproval(ctx, 'disbursement', loan, { outcome: 'confirmed' })) return;
+      }
+      ctx.body = present(await reportDisbursement(deps, loan, body));
     },
   );
 
@@ -114,12 +162,20 @@ export function loanCommandRoutes(
       idempotent: true,
       params: loanParams,
       body: audience === 'ops' ? paymentBody : sandboxPaymentBody,
-      responses: loanResponse('The loan after the payment.'),
+      responses: orHeld(loanResponse('The loan after the payment.')),
       errors: [404, 409],
     },
     async (ctx, { params, body }) => {
-      const loan = await recordPayment(deps, await resolve(ctx, params.loan_id), body);
-      ctx.body = present(loan);
+      const loan = await resolve(ctx, params.loan_id);
+      if (audience === 'ops' && loan.environment === 'production') {
+        // Checked as sent (a repeat of a recorded payment is answered as recorded); held with
+        // `paid_at` fixed now, the day the money came, whenever the approval comes.
+        if ((await checkPayment(deps, loan, body, 'payment')) === 'new') {
+          const paidAt = body.paid_at ?? clockNow(loan, deps.clock()).toISOString();
+          if (await heldForApproval(ctx, 'payment', loan, { ...body, paid_at: paidAt })) return;
+        }
+      }
+      ctx.body = present(await recordPayment(deps, loan, body));
     },
   );
 
@@ -139,12 +195,20 @@ export function loanCommandRoutes(
       idempotent: true,
       params: loanParams,
       body: audience === 'ops' ? payoffBody : sandboxPayoffBody,
-      responses: loanResponse('The finished loan.'),
+      responses: orHeld(loanResponse('The finished loan.')),
       errors: [404, 409],
     },
     async (ctx, { params, body }) => {
-      const loan = await settleLoan(deps, await resolve(ctx, params.loan_id), body);
-      ctx.body = present(loan);
+      const loan = await resolve(ctx, params.loan_id);
+      if (audience === 'ops' && loan.environment === 'production') {
+        // Checked as sent (a repeat of a recorded payment is answered as recorded); held with
+        // `paid_at` fixed now, the day the money came, whenever the approval comes.
+        if ((await checkPayment(deps, loan, body, 'payoff')) === 'new') {
+          const paidAt = body.paid_at ?? clockNow(loan, deps.clock()).toISOString();
+          if (await heldForApproval(ctx, 'payoff', loan, { ...body, paid_at: paidAt })) return;
+        }
+      }
+      ctx.body = present(await settleLoan(deps, loan, body));
     },
   );
 
@@ -163,10 +227,25 @@ export function loanCommandRoutes(
         idempotent: true,
         params: loanParams,
         body: refundBody,
-        responses: loanResponse('The loan after the refund.'),
+        responses: orHeld(loanResponse('The loan after the refund.')),
         errors: [404, 409],
       },
       async (ctx, { params, body }) => {
+        const loan = await resolve(ctx, params.loan_id);
+        // A refund recorded already is answered as recorded (below); a new one on a production
+        // loan is checked now and held for approval.
+        const recorded = await findPaymentByReference(deps.db, loan.id, body.reference);
+        if (!recorded && loan.environment === 'production') {
+          if (body.amount > loan.refundDueAmount)
+            throw problems.validation([
+              {
+                path: 'body.amount',
+                code: 'above_refund_due',
+                message: `The loan has ${loan.refundDueAmount} centavos due back; a refund cannot exceed it.`,
+              },
+            ]);
+          if (await heldForApproval(ctx, 'refund', loan, body)) return;
+        }
         ctx.body = present(await recordRefund(deps, params.loan_id, body, present));
       },
     );

@@ -1,0 +1,168 @@
+import type { Approval, ApprovalKind } from '../db/queries/approvals.js';
+import { findApproval, insertApproval } from '../db/queries/approvals.js';
+import { findLoanForOps, type LoanView } from '../db/queries/loans.js';
+import { newId } from '../domain/ids.js';
+import { hasRole, type Operator, type OperatorRole } from '../domain/operators.js';
+import { ProblemError, problems } from '../errors.js';
+import type { Logger } from '../logger.js';
+import {
+  dispatchWorkflowStart,
+  enqueueWorkflowStart,
+  updateWithStart,
+  type WorkflowStart,
+} from '../temporal/outbox.js';
+import { updateProblem } from '../temporal/update-problems.js';
+import { workflowIds, workflowTypes } from '../temporal/workflow-ids.js';
+import { decideUpdate, type ApprovalInput } from '../../workflows/approval/messages.js';
+import { loanNotFound } from './loan-deps.js';
+import {
+  recordPayment,
+  reportDisbursement,
+  settleLoan,
+  type LoanCommandDeps,
+} from './loan-commands.js';
+import { recordRefund, type RefundCommand } from './refunds.js';
+
+/** Who may approve each kind: the desk that moves that money. */
+export const approvalRoles: Record<ApprovalKind, OperatorRole> = {
+  disbursement: 'disbursement',
+  payment: 'payments',
+  payoff: 'payments',
+  refund: 'payments',
+};
+
+export interface ApprovalDeps extends LoanCommandDeps {
+  logger: Logger;
+  /** APPROVAL_TTL: how long a pending approval waits for its second operator. */
+  approvalTtlMs: number;
+}
+
+const approvalStart = (approval: Approval, taskQueue: string): WorkflowStart => ({
+  workflowId: workflowIds.approval(approval.id),
+  workflowType: workflowTypes.approval,
+  taskQueue,
+  args: [
+    {
+      approvalId: approval.id,
+      makerId: approval.makerId,
+      expiresAt: approval.expiresAt.getTime(),
+    } satisfies ApprovalInput,
+  ],
+  searchAttributes: {
+    PartnerId: approval.partnerId,
+    Environment: approval.environment,
+    LoanId: approval.loanId,
+  },
+  summary: `Approval ${approval.id}: ${approval.kind} on loan ${approval.loanId}`,
+});
+
+/**
+ * Dual control (contract §15): a maker's command that moves money on a production loan is checked
+ * now and held as a pending approval; its workflow runs it once another operator approves, or
+ * expires it. The approval and its workflow's start commit together (the outbox).
+ */
+export async function requestApproval(
+  deps: ApprovalDeps,
+  maker: Operator,
+  kind: ApprovalKind,
+  loan: LoanView,
+  request: Record<string, unknown>,
+): Promise<Approval> {
+  const now = deps.clock();
+  const { approval, start } = await deps.db.transaction(async (tx) => {
+    const approval = await insertApproval(tx, {
+      id: newId('apr'),
+      kind,
+      loanId: loan.id,
+      partnerId: loan.partnerId,
+      environment: loan.environment,
+      request,
+      makerId: maker.actor.id,
+      status: 'pending',
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + deps.approvalTtlMs),
+    });
+    return {
+      approval,
+      start: await enqueueWorkflowStart(tx, approvalStart(approval, deps.taskQueue)),
+    };
+  });
+  await dispatchWorkflowStart(deps, start);
+  return approval;
+}
+
+/** A second operator approves or rejects; the approval as it then stands. */
+export async function decideApproval(
+  deps: ApprovalDeps,
+  checker: Operator,
+  approvalId: string,
+  decision: { decision: 'approve' | 'reject'; reason: string | null },
+): Promise<Approval> {
+  const approval = await findApproval(deps.db, approvalId);
+  if (!approval) throw problems.notFound('approval_not_found', `No approval ${approvalId}.`);
+  const role = approvalRoles[approval.kind];
+  if (!hasRole(checker, [role])) throw problems.roleRequired([role]);
+  if (checker.actor.id === approval.makerId) throw makerRefused();
+  if (approval.status !== 'pending')
+    throw new ProblemError('invalid_state', `The approval is ${approval.status}.`);
+  try {
+    await updateWithStart(
+      deps.temporal,
+      approvalStart(approval, deps.taskQueue),
+      decideUpdate,
+      [{ decision: decision.decision, checkerId: checker.actor.id, reason: decision.reason }],
+      `decide:${approval.id}`,
+    );
+  } catch (error) {
+    const ended = async () => (await findApproval(deps.db, approvalId))?.status ?? 'ended';
+    const status = await ended();
+    throw updateProblem(error, {
+      workflow: 'The approval’s workflow',
+      closed: () => new ProblemError('invalid_state', `The approval is ${status}.`),
+      byType: {
+        invalid_state: (message) => new ProblemError('invalid_state', message),
+        approval_expired: (message) => new ProblemError('invalid_state', message),
+        approval_by_maker: () => makerRefused(),
+      },
+    });
+  }
+  return (await findApproval(deps.db, approvalId))!;
+}
+
+const makerRefused = () =>
+  new ProblemError(
+    'approval_by_maker',
+    'The operator who asked for this cannot decide it; another operator must.',
+  );
+
+/**
+ * Runs an approved command (the approval's workflow, through its activity). Each kind is
+ * idempotent on its own, so a retry after it landed changes nothing: a payment or refund by its
+ * reference, a disbursement by the loan's having been disbursed.
+ */
+export async function runApprovedCommand(
+  deps: LoanCommandDeps & {
+    logger: Logger;
+    present: (loan: LoanView) => Record<string, unknown>;
+  },
+  approval: Approval,
+): Promise<void> {
+  const loan = await findLoanForOps(deps.db, approval.loanId);
+  if (!loan) throw loanNotFound(approval.loanId);
+  const request = approval.request;
+  switch (approval.kind) {
+    case 'disbursement':
+      if (loan.disbursedAt) return;
+      await reportDisbursement(deps, loan, { outcome: 'confirmed' });
+      return;
+    case 'payment':
+      await recordPayment(deps, loan, request);
+      return;
+    case 'payoff':
+      await settleLoan(deps, loan, request);
+      return;
+    case 'refund':
+      await recordRefund(deps, loan.id, request as unknown as RefundCommand, deps.present);
+      return;
+  }
+}

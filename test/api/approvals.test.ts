@@ -1,0 +1,175 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import { reconcileLedger } from '../../src/db/queries/ledger.js';
+import type { loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
+import { activeLoan, type LoanBody } from '../helpers/credit.js';
+import { eventually } from '../helpers/eventually.js';
+import { createOperator, opsRequest, type TestOperator } from '../helpers/operators.js';
+import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
+import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
+
+type Transaction = z.infer<typeof loanTransactionSchema>;
+interface ApprovalBody {
+  id: string;
+  kind: string;
+  status: string;
+  maker: { id: string };
+  checker: { id: string } | null;
+  request: Record<string, unknown>;
+  outcome: Record<string, unknown> | null;
+  loan?: LoanBody | null;
+}
+
+let stack: TestStack;
+let production: Client;
+let loan: LoanBody;
+let maker: TestOperator;
+let checker: TestOperator;
+let reviewer: TestOperator;
+
+beforeAll(async () => {
+  stack = await startStack({ env: { SANDBOX_REVIEW_DELAY: '1h' } });
+  const partner = await createPartner(stack);
+  production = client(stack, await tokenFor(stack, partner.credentials.production));
+  // Its disbursement was itself confirmed by a maker and approved by a checker (the helper).
+  loan = await activeLoan(stack, production, { opsToken: OPS_TOKEN, production: true });
+  [maker, checker, reviewer] = await Promise.all([
+    createOperator(stack, ['payments']),
+    createOperator(stack, ['payments']),
+    createOperator(stack, ['kyc_reviewer']),
+  ]);
+}, 120_000);
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const payments = async () =>
+  (
+    await json<{ data: Transaction[] }>(production(`/v3/loans/${loan.id}/transactions`))
+  ).data.filter((transaction) => transaction.type !== 'disbursement');
+const pay = (token: string, reference: string, amount = 1_000) =>
+  opsRequest(stack, token, `/loans/${loan.id}/payments`, { amount, reference });
+const decide = (token: string, id: string, decision: 'approve' | 'reject', body?: unknown) =>
+  opsRequest(stack, token, `/approvals/${id}/${decision}`, body);
+
+describe('money moved by hand on a production loan (dual control)', () => {
+  it('waits for another operator: the maker and the wrong desk are refused, the approval lands once', async () => {
+    const asked = await pay(maker.token, 'DC-1');
+    expect(asked.status).toBe(202);
+    const approval = (await asked.json()) as ApprovalBody;
+    expect(asked.headers.get('location')).toBe(`/ops/v1/approvals/${approval.id}`);
+    expect(approval).toMatchObject({
+      kind: 'payment',
+      status: 'pending',
+      maker: { id: maker.operator.id },
+      checker: null,
+      request: { amount: 1_000, reference: 'DC-1' },
+    });
+    expect(typeof approval.request.paid_at).toBe('string'); // the day the money came, fixed now
+    expect(await payments()).toEqual([]); // nothing moved yet
+
+    const byMaker = await decide(maker.token, approval.id, 'approve');
+    expect(byMaker.status).toBe(403);
+    expect(await byMaker.json()).toMatchObject({ code: 'approval_by_maker' });
+    const byReviewer = await decide(reviewer.token, approval.id, 'approve');
+    expect(byReviewer.status).toBe(403);
+    expect(await byReviewer.json()).toMatchObject({ code: 'operator_role_required' });
+    expect(await payments()).toEqual([]);
+
+    // Two checkers at once: one decision runs the payment, the other is refused or sees it.
+    const [first, second] = await Promise.all([
+      decide(checker.token, approval.id, 'approve'),
+      decide(checker.token, approval.id, 'approve'),
+    ]);
+    const decided = [first, second].find((response) => response.status === 200)!;
+    const body = (await decided.json()) as ApprovalBody;
+    expect(body).toMatchObject({ status: 'approved', checker: { id: checker.operator.id } });
+    expect(body.loan).toMatchObject({ id: loan.id });
+    expect([first, second].map((response) => response.status).sort()).toEqual(
+      first.status === second.status ? [200, 200] : [200, 409],
+    );
+    const paid = await payments();
+    expect(paid).toHaveLength(1);
+    expect(paid[0]).toMatchObject({ reference: 'DC-1', amount: 1_000 });
+    expect((await decide(checker.token, approval.id, 'approve')).status).toBe(409);
+    // The same payment again is answered as recorded, with no second approval.
+    const again = await pay(maker.token, 'DC-1');
+    expect(again.status).toBe(200);
+    expect(await payments()).toHaveLength(1);
+    expect(await reconcileLedger(stack.database.db)).toEqual([]);
+
+    // The audit names both operators.
+    const trail = await json<{
+      data: { actor: { id: string }; operation_id: string; status: number; detail: unknown }[];
+    }>(
+      fetch(`${stack.baseUrl}/ops/v1/audit?limit=100`, {
+        headers: { authorization: `Bearer ${OPS_TOKEN}` },
+      }),
+    );
+    const about = trail.data.filter((entry) =>
+      JSON.stringify(entry.detail ?? {}).includes(approval.id),
+    );
+    expect(about).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          actor: { type: 'operator', id: maker.operator.id },
+          operation_id: 'recordLoanPayment',
+          status: 202,
+        }),
+        expect.objectContaining({
+          actor: { type: 'operator', id: checker.operator.id },
+          operation_id: 'approveApproval',
+          status: 200,
+          detail: expect.objectContaining({
+            maker_id: maker.operator.id,
+            status: 'approved',
+          }) as unknown,
+        }),
+      ]),
+    );
+  });
+
+  it('never runs what another operator rejects, nor what the maker cannot ask', async () => {
+    const asked = (await (await pay(maker.token, 'DC-2')).json()) as ApprovalBody;
+    const rejected = await decide(checker.token, asked.id, 'reject', { reason: 'No such Pix' });
+    expect(await rejected.json()).toMatchObject({
+      status: 'rejected',
+      outcome: { reason: 'No such Pix' },
+    });
+    expect((await decide(checker.token, asked.id, 'approve')).status).toBe(409);
+    expect((await payments()).map((payment) => payment.reference)).toEqual(['DC-1']);
+    // What the loan's rules refuse is refused to the maker at once: no approval is held.
+    const tooMuch = await pay(maker.token, 'DC-3', 999_999_999);
+    expect(tooMuch.status).toBe(422);
+  });
+
+  it('expires when nobody decides in time', async () => {
+    // An API whose approvals last 2 s, on the same worker and loan.
+    const brief = await startStack({
+      worker: false,
+      taskQueue: stack.config.temporal.taskQueue,
+      env: { APPROVAL_TTL: '2s', SANDBOX_REVIEW_DELAY: '1h' },
+    });
+    try {
+      const asked = await opsRequest(brief, maker.token, `/loans/${loan.id}/payments`, {
+        amount: 1_000,
+        reference: 'DC-4',
+      });
+      const { id } = (await asked.json()) as ApprovalBody;
+      const expired = await eventually(async () => {
+        const current = await json<ApprovalBody>(
+          fetch(`${stack.baseUrl}/ops/v1/approvals/${id}`, {
+            headers: { authorization: `Bearer ${checker.token}` },
+          }),
+        );
+        return current.status === 'expired' ? current : undefined;
+      }, 'the approval to expire');
+      expect(expired.checker).toBeNull();
+      const late = await decide(checker.token, id, 'approve');
+      expect(late.status).toBe(409);
+      expect((await payments()).map((payment) => payment.reference)).toEqual(['DC-1']);
+    } finally {
+      await brief.stop();
+    }
+  });
+});
