@@ -33,6 +33,10 @@ export function keyRing(keys: readonly Key[]): KeyRing {
   });
 }
 
+/** The ring as configured (`id:secret,…`, the current key first): for a child process's environment. */
+export const formatKeyRing = (ring: KeyRing): string =>
+  ring.all.map((key) => `${key.id}:${key.secret.toString('utf8')}`).join(',');
+
 /** Parses `id:secret[,id:secret…]`; every problem is reported (an empty list means it parsed). */
 export function parseKeyRing(text: string): { ring?: KeyRing; problems: string[] } {
   const problems: string[] = [];

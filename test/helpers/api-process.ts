@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { inject } from 'vitest';
 import { freePort } from '../../src/devstack/free-port.js';
 import { projectRoot } from '../../src/project-root.js';
+import { formatKeyRing } from '../../src/domain/key-ring.js';
 import { OPS_TOKEN, type TestStack } from './stack.js';
 
 export interface ApiProcess {
@@ -34,6 +35,8 @@ export async function spawnApiProcess(
     DATABASE_POOL_SIZE: '5',
     TEMPORAL_ADDRESS: stack.config.temporal.address,
     TEMPORAL_TASK_QUEUE: stack.config.temporal.taskQueue,
+    // The stack's payload keys, so this process reads and writes what the stack's clients do.
+    TEMPORAL_PAYLOAD_KEYS: formatKeyRing(stack.config.temporal.payloadKeys),
     PUBLIC_BASE_URL: stack.config.publicBaseUrl,
     OPS_TOKEN,
     SMTP_URL: inject('smtpUrl'),

@@ -5,6 +5,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../../src/project-root.js';
+import { formatKeyRing } from '../../src/domain/key-ring.js';
 import type { TestStack } from './stack.js';
 
 /**
@@ -26,6 +27,8 @@ export async function spawnWorkerProcess(
     DATABASE_URL: stack.config.databaseUrl,
     TEMPORAL_ADDRESS: stack.config.temporal.address,
     TEMPORAL_TASK_QUEUE: stack.config.temporal.taskQueue,
+    // The stack's payload keys, so this process reads and writes what the stack's clients do.
+    TEMPORAL_PAYLOAD_KEYS: formatKeyRing(stack.config.temporal.payloadKeys),
     PUBLIC_BASE_URL: stack.config.publicBaseUrl,
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     LOG_LEVEL: 'info',
