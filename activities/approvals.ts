@@ -36,7 +36,7 @@ export function createApprovalActivities(deps: ActivityDeps) {
       if (approval.status === 'approved' || approval.status === 'failed') return approval.status;
       await markExecuting(deps.db, approval.id, input.checkerId);
       try {
-        await runApprovedCommand(commandDeps, approval);
+        await runApprovedCommand(commandDeps, { ...approval, checkerId: input.checkerId });
       } catch (error) {
         if (!(error instanceof ProblemError) || error.status >= 500) throw error;
         await closeApproval(deps.db, approval.id, {

@@ -35,6 +35,7 @@ import { disbursementEntries, paymentEntries } from '../src/domain/ledger/postin
 import { releasedOn } from '../src/domain/credit/release-repricing.js';
 import type { IofRates } from '../src/domain/credit/simulation.js';
 import { businessDate } from '../src/domain/business-date.js';
+import type { Actors } from '../src/domain/operators.js';
 import type { Tenant } from '../src/domain/tenant.js';
 import { presentLoan, type SigningUrl } from '../src/presenters/loans.js';
 import type { NewEvent } from '../src/webhooks/fan-out.js';
@@ -189,13 +190,15 @@ export function createLoanActivities(deps: ActivityDeps) {
      * on a later date than priced, the loan is repriced for it first (contract §13): row 1, the IOF,
      * the CET, and `release_adjustment` saying what changed. A confirm without a claim claims too.
      */
-    async recordDisbursement(input: {
-      tenant: Tenant;
-      loanId: string;
-      at: string;
-      transactionId: string;
-      eventId: string;
-    }): Promise<void> {
+    async recordDisbursement(
+      input: {
+        tenant: Tenant;
+        loanId: string;
+        at: string;
+        transactionId: string;
+        eventId: string;
+      } & Actors,
+    ): Promise<void> {
       await write(input.tenant, async (tx) => {
         const before = await lockedLoan(tx, input.tenant, input.loanId);
         const written = await insertLoanTransaction(tx, input.tenant, input.loanId, {
@@ -203,6 +206,8 @@ export function createLoanActivities(deps: ActivityDeps) {
           step: ledgerStep.disbursement,
           type: 'disbursement',
           amount: before.figures.requested_amount,
+          actor: input.actor ?? null,
+          approvedBy: input.approvedBy ?? null,
           occurredAt: new Date(input.at),
         });
         if (!written) return { result: undefined, events: [] }; // by an earlier attempt
@@ -223,7 +228,9 @@ export function createLoanActivities(deps: ActivityDeps) {
         const after = await lockedLoan(tx, input.tenant, input.loanId);
         return {
           result: undefined,
-          events: [event(input.eventId, loanEventTypes.active, after, input.at)],
+          events: [
+            { ...event(input.eventId, loanEventTypes.active, after, input.at), actor: input.actor },
+          ],
         };
       });
     },
@@ -368,6 +375,8 @@ export function createLoanActivities(deps: ActivityDeps) {
           lateInterestAmount: allocation.lateInterest,
           discountAmount: allocation.discount,
           allocation: allocation.rows,
+          actor: payment.actor ?? null,
+          approvedBy: payment.approvedBy ?? null,
           occurredAt: new Date(payment.paidAt),
         });
         // The reference was looked up under the loan's lock: nothing else can have written it.
@@ -400,7 +409,10 @@ export function createLoanActivities(deps: ActivityDeps) {
           events.push(
             event(input.eventIds.finished, loanEventTypes.finished, after, payment.paidAt),
           );
-        return { result: { ...progress, repeated: false }, events };
+        return {
+          result: { ...progress, repeated: false },
+          events: events.map((written) => ({ ...written, actor: payment.actor })),
+        };
       });
     },
 

@@ -2,7 +2,7 @@ import type { Approval, ApprovalKind } from '../db/queries/approvals.js';
 import { findApproval, insertApproval } from '../db/queries/approvals.js';
 import { findLoanForOps, type LoanView } from '../db/queries/loans.js';
 import { newId } from '../domain/ids.js';
-import { hasRole, type Operator, type OperatorRole } from '../domain/operators.js';
+import { hasRole, type Actors, type Operator, type OperatorRole } from '../domain/operators.js';
 import { ProblemError, problems } from '../errors.js';
 import type { Logger } from '../logger.js';
 import {
@@ -150,19 +150,23 @@ export async function runApprovedCommand(
   const loan = await findLoanForOps(deps.db, approval.loanId);
   if (!loan) throw loanNotFound(approval.loanId);
   const request = approval.request;
+  const actors: Actors = {
+    actor: { type: 'operator', id: approval.makerId },
+    ...(approval.checkerId ? { approvedBy: { type: 'operator', id: approval.checkerId } } : {}),
+  };
   switch (approval.kind) {
     case 'disbursement':
       if (loan.disbursedAt) return;
-      await reportDisbursement(deps, loan, { outcome: 'confirmed' });
+      await reportDisbursement(deps, loan, { outcome: 'confirmed' }, actors);
       return;
     case 'payment':
-      await recordPayment(deps, loan, request);
+      await recordPayment(deps, loan, request, actors);
       return;
     case 'payoff':
-      await settleLoan(deps, loan, request);
+      await settleLoan(deps, loan, request, actors);
       return;
     case 'refund':
-      await recordRefund(deps, loan.id, request as unknown as RefundCommand, deps.present);
+      await recordRefund(deps, loan.id, request as unknown as RefundCommand, deps.present, actors);
       return;
   }
 }

@@ -3,6 +3,7 @@
  * disbursement's outcome, a payment of any amount, a payoff; and the payoff quote. Each answers
  * with the loan as its workflow left it. Creation is `create-loan.ts`.
  */
+import type { Actors } from '../domain/operators.js';
 import { createHash, randomBytes } from 'node:crypto';
 import {
   findLoan,
@@ -110,12 +111,14 @@ export async function reportDisbursement(
   deps: LoanCommandDeps,
   loan: LoanView,
   report: { outcome: 'confirmed' | 'failed'; reason?: string | undefined },
+  actors: Actors = {},
 ): Promise<LoanView> {
   await changeLoan(deps, loan, disbursementUpdate, [
     {
       outcome: report.outcome,
       reason: report.reason ?? null,
       at: clockNow(loan, deps.clock()).toISOString(),
+      ...definedActors(actors),
     },
   ]);
   return reload(deps, loan);
@@ -142,8 +145,9 @@ export function recordPayment(
   deps: LoanCommandDeps,
   loan: LoanView,
   command: PaymentCommand,
+  actors: Actors = {},
 ): Promise<LoanView> {
-  return pay(deps, loan, command, command.amount);
+  return pay(deps, loan, command, command.amount, actors);
 }
 
 /** Early settlement: a payment of the payoff amount of the day of `paid_at`; the loan finishes. */
@@ -151,9 +155,16 @@ export function settleLoan(
   deps: LoanCommandDeps,
   loan: LoanView,
   command: Pick<PaymentCommand, 'reference' | 'paid_at'>,
+  actors: Actors = {},
 ): Promise<LoanView> {
-  return pay(deps, loan, command, 'payoff');
+  return pay(deps, loan, command, 'payoff', actors);
 }
+
+/** The actors that are set, and no key for one that is not (a workflow's input stays as it was). */
+const definedActors = (actors: Actors): Actors => ({
+  ...(actors.actor ? { actor: actors.actor } : {}),
+  ...(actors.approvedBy ? { approvedBy: actors.approvedBy } : {}),
+});
 
 /**
  * A payment's request as it will run, once its checks pass; `recorded` when the same payment is
@@ -218,9 +229,11 @@ async function pay(
   loan: LoanView,
   command: PaymentCommand,
   amount: number | 'payoff' | undefined,
+  actors: Actors,
 ): Promise<LoanView> {
-  const payment = await preparePayment(deps, loan, command, amount);
-  if (payment === 'recorded') return reload(deps, loan);
+  const prepared = await preparePayment(deps, loan, command, amount);
+  if (prepared === 'recorded') return reload(deps, loan);
+  const payment: PaymentRequest = { ...prepared, ...definedActors(actors) };
   try {
     await changeLoan(deps, loan, paymentUpdate, [payment], paymentUpdateId(loan, payment));
   } catch (error) {

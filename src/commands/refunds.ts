@@ -15,6 +15,7 @@ import {
   type LoanView,
 } from '../db/queries/loans.js';
 import { newId } from '../domain/ids.js';
+import type { Actors } from '../domain/operators.js';
 import { refundEntries } from '../domain/ledger/postings.js';
 import { ledgerStep, loanEventTypes } from '../domain/loans/loans.js';
 import { ProblemError, problems } from '../errors.js';
@@ -34,6 +35,7 @@ export async function recordRefund(
   loanId: string,
   command: RefundCommand,
   present: (loan: LoanView) => Record<string, unknown>,
+  actors: Actors = {},
 ): Promise<LoanView> {
   const found = await findLoanForOps(deps.db, loanId);
   if (!found) throw loanNotFound(loanId);
@@ -64,6 +66,8 @@ export async function recordRefund(
       reference: command.reference,
       type: 'refund',
       amount: command.amount,
+      actor: actors.actor ?? null,
+      approvedBy: actors.approvedBy ?? null,
       occurredAt: now,
     });
     if (!written) throw new Error(`refund ${command.reference} written concurrently`);
@@ -82,6 +86,7 @@ export async function recordRefund(
             refund: { amount: command.amount, reference: command.reference },
           },
           createdAt: after.updatedAt,
+          actor: actors.actor,
         },
       ],
       deps.taskQueue,

@@ -13,6 +13,12 @@ export interface Actor {
 
 export const BREAK_GLASS_ID = 'break_glass';
 
+/** Who moved money by hand, and who approved it (dual control); both absent: the system did. */
+export interface Actors {
+  actor?: Actor | undefined;
+  approvedBy?: Actor | undefined;
+}
+
 /** An authenticated member of staff. */
 export interface Operator {
   actor: Actor & { type: 'operator' };

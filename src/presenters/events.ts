@@ -1,3 +1,4 @@
+import type { Actor } from '../domain/operators.js';
 import type { Event } from '../db/queries/events.js';
 
 /** An event as partners see it, through `GET /v3/events` and as every webhook delivery's body. */
@@ -7,6 +8,8 @@ export interface PublicEvent {
   /** RFC 3339; the `webhook-timestamp` header is the attempt's time in Unix seconds. */
   timestamp: string;
   data: Record<string, unknown>;
+  /** Who caused it, when the service recorded one (an operator's command); absent otherwise. */
+  actor?: Actor;
 }
 
 /**
@@ -19,5 +22,7 @@ export function presentEvent(event: Event): PublicEvent {
     type: event.type,
     timestamp: event.createdAt.toISOString(),
     data: event.data,
+    // Only when recorded: an event written before actors were kept serializes as it always did.
+    ...(event.actor ? { actor: event.actor } : {}),
   };
 }

@@ -113,6 +113,8 @@ export function presentLoanTransaction(
         discount_amount: part.discount,
       })) ?? null,
     entries: entries.map(({ account, direction, amount }) => ({ account, direction, amount })),
+    recorded_by: transaction.actor ?? null,
+    approved_by: transaction.approvedBy ?? null,
     occurred_at: transaction.occurredAt.toISOString(),
     created_at: transaction.createdAt.toISOString(),
   };

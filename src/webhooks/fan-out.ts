@@ -1,3 +1,4 @@
+import type { Actor } from '../domain/operators.js';
 import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { Db, DbOrTx } from '../db/client.js';
@@ -20,6 +21,8 @@ export interface NewEvent {
   type: string;
   data: Record<string, unknown>;
   createdAt: Date;
+  /** Who caused it, when known (an operator's command); absent: the service itself. */
+  actor?: Actor | undefined;
 }
 
 /** The first delivery of an event to an endpoint: one id per pair, so fanning out twice makes one. */

@@ -43,6 +43,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
+const transactions = async () =>
+  (await json<{ data: Transaction[] }>(production(`/v3/loans/${loan.id}/transactions`))).data;
 const payments = async () =>
   (
     await json<{ data: Transaction[] }>(production(`/v3/loans/${loan.id}/transactions`))
@@ -90,7 +92,18 @@ describe('money moved by hand on a production loan (dual control)', () => {
     );
     const paid = await payments();
     expect(paid).toHaveLength(1);
-    expect(paid[0]).toMatchObject({ reference: 'DC-1', amount: 1_000 });
+    // Both operators are on the transaction, and the maker on the event partners receive.
+    expect(paid[0]).toMatchObject({
+      reference: 'DC-1',
+      amount: 1_000,
+      recorded_by: { type: 'operator', id: maker.operator.id },
+      approved_by: { type: 'operator', id: checker.operator.id },
+    });
+    const received = await json<{
+      data: { actor?: unknown; data: { payment: { reference: string } } }[];
+    }>(production('/v3/events?type=loan.payment_received'));
+    const event = received.data.find((item) => item.data.payment.reference === 'DC-1');
+    expect(event?.actor).toEqual({ type: 'operator', id: maker.operator.id });
     expect((await decide(checker.token, approval.id, 'approve')).status).toBe(409);
     // The same payment again is answered as recorded, with no second approval.
     const again = await pay(maker.token, 'DC-1');
@@ -127,6 +140,14 @@ describe('money moved by hand on a production loan (dual control)', () => {
         }),
       ]),
     );
+  });
+
+  it('records who confirmed the disbursement and who approved it', async () => {
+    const [disbursement] = (await transactions()).filter((item) => item.type === 'disbursement');
+    expect(disbursement).toMatchObject({
+      recorded_by: { type: 'operator', id: 'break_glass' },
+      approved_by: { type: 'operator', id: expect.stringMatching(/^op_/) as unknown },
+    });
   });
 
   it('never runs what another operator rejects, nor what the maker cannot ask', async () => {

@@ -5,6 +5,7 @@ import type { PaymentRequest, RepaymentProgress } from '../../src/domain/loans/p
 import type { LateChargeRates } from '../../src/domain/loans/repayment.js';
 import type { ClockState } from '../sandbox-clock/messages.js';
 import type { ChargeRequest } from '../../src/domain/loans/charges.js';
+import type { Actor } from '../../src/domain/operators.js';
 
 /**
  * The contract of a loan's workflow (`loan/{ln_id}`): its input and the messages the API (the
@@ -90,7 +91,16 @@ export const claimDisbursementUpdate = defineUpdate<void, []>('claim-disbursemen
  */
 export const disbursementUpdate = defineUpdate<
   void,
-  [{ outcome: 'confirmed' | 'failed'; reason: string | null; at: string }]
+  [
+    {
+      outcome: 'confirmed' | 'failed';
+      reason: string | null;
+      at: string;
+      /** Who confirmed it by hand and who approved that (recorded on the transaction). */
+      actor?: Actor | undefined;
+      approvedBy?: Actor | undefined;
+    },
+  ]
 >('disbursement');
 
 /**

@@ -1,3 +1,4 @@
+import type { Actors } from '../../src/domain/operators.js';
 import {
   ActivityFailure,
   allHandlersFinished,
@@ -162,13 +163,16 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
   const cancelForReleaseWindow = () =>
     end({ status: 'cancelled', cancellationReason: 'release_window_passed' });
 
-  const disburse = async (at: string) => {
+  const disburse = async (at: string, actors: Actors = {}) => {
     await recordDisbursement({
       tenant,
       loanId,
       at,
       transactionId: hexId('txn'),
       eventId: hexId('evt'),
+      // Absent when the sandbox disbursed by itself: the activity's input as it always was.
+      ...(actors.actor ? { actor: actors.actor } : {}),
+      ...(actors.approvedBy ? { approvedBy: actors.approvedBy } : {}),
     });
     progress.status = 'active';
     progress.claimed = true;
@@ -282,10 +286,10 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
 
   setHandler(
     disbursementUpdate,
-    ({ outcome, reason, at }) =>
+    ({ outcome, reason, at, actor, approvedBy }) =>
       serialized(async () => {
         assertStatus('processing');
-        if (outcome === 'confirmed') await disburse(at);
+        if (outcome === 'confirmed') await disburse(at, { actor, approvedBy });
         else
           await end({
             status: 'error',

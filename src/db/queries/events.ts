@@ -1,3 +1,4 @@
+import type { Actor } from '../../domain/operators.js';
 import { and, eq } from 'drizzle-orm';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
@@ -14,7 +15,13 @@ export type Event = typeof events.$inferSelect;
 export async function recordEvents(
   db: DbOrTx,
   tenant: Tenant,
-  batch: { id: string; type: string; data: Record<string, unknown>; createdAt: Date }[],
+  batch: {
+    id: string;
+    type: string;
+    data: Record<string, unknown>;
+    createdAt: Date;
+    actor?: Actor | undefined;
+  }[],
 ): Promise<void> {
   if (batch.length === 0) return;
   await db
@@ -22,6 +29,7 @@ export async function recordEvents(
     .values(
       batch.map((event) => ({
         ...event,
+        actor: event.actor ?? null,
         partnerId: tenant.partnerId,
         environment: tenant.environment,
       })),

@@ -1,3 +1,4 @@
+import type { Actor } from '../../domain/operators.js';
 import { sql } from 'drizzle-orm';
 import { bigserial, index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { timestampColumn } from './columns.js';
@@ -103,6 +104,8 @@ export const events = pgTable(
     environment: text('environment', { enum: environments }).notNull(),
     type: text('type').notNull(),
     data: jsonb('data').$type<Record<string, unknown>>().notNull(),
+    /** Who caused it, when recorded (contract §15): an ops command's operator, say. */
+    actor: jsonb('actor').$type<Actor>(),
     createdAt: ts('created_at').notNull(),
   },
   (t) => [

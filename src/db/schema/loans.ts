@@ -1,3 +1,4 @@
+import type { Actor } from '../../domain/operators.js';
 import { sql } from 'drizzle-orm';
 import { index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import type { SimulationFigures } from '../../domain/credit/simulation.js';
@@ -164,6 +165,9 @@ export const loanTransactions = pgTable(
     refundAmount: integer('refund_amount'),
     /** What a payment paid of each row. */
     allocation: jsonb('allocation').$type<RowPart[]>(),
+    /** Who recorded it by hand (an operator), and who approved it (dual control); null: the system. */
+    actor: jsonb('actor').$type<Actor>(),
+    approvedBy: jsonb('approved_by').$type<Actor>(),
     occurredAt: ts('occurred_at').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
   },

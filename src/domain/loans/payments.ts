@@ -1,3 +1,4 @@
+import type { Actor } from '../operators.js';
 /**
  * A payment as the loan's workflow receives it (contract §13): any amount, named by a reference
  * unique per loan. Pure: the API, the workflow and its activity share it.
@@ -18,6 +19,9 @@ export interface PaymentRequest {
    * matches whatever the first one recorded.
    */
   stated: { amount: boolean; paidAt: boolean };
+  /** The operator who recorded it by hand and the one who approved it; absent: no one by hand. */
+  actor?: Actor | undefined;
+  approvedBy?: Actor | undefined;
 }
 
 /** A recorded payment, as far as its identity goes. */

@@ -9,7 +9,7 @@ import {
   signLoan,
 } from '../../../commands/loan-commands.js';
 import { loanNotFound, type LoanDeps } from '../../../commands/loan-deps.js';
-import type { OperatorRole } from '../../../domain/operators.js';
+import type { Actors, OperatorRole } from '../../../domain/operators.js';
 import { recordRefund } from '../../../commands/refunds.js';
 import type { ApprovalKind } from '../../../db/queries/approvals.js';
 import {
@@ -65,6 +65,9 @@ export function loanCommandRoutes(
     ctx.body = presentApproval(approval, deps.clock());
     return true;
   };
+  /** Who moves money by hand: the ops command's operator (recorded on the transaction and event). */
+  const byHand = (ctx: AppContext): Actors =>
+    audience === 'ops' && ctx.state.operator ? { actor: ctx.state.operator.actor } : {};
   /** What the ops twin of a money command may also answer: held for approval. */
   const orHeld = (responses: Record<number, ResponseSpec>) =>
     audience === 'ops'
@@ -118,7 +121,7 @@ export function loanCommandRoutes(
           throw new ProblemError('invalid_state', `The loan is ${loan.status}, not processing.`);
         if (await heldForApproval(ctx, 'disbursement', loan, { outcome: 'confirmed' })) return;
       }
-      ctx.body = present(await reportDisbursement(deps, loan, body));
+      ctx.body = present(await reportDisbursement(deps, loan, body, byHand(ctx)));
     },
   );
 
@@ -175,7 +178,7 @@ export function loanCommandRoutes(
           if (await heldForApproval(ctx, 'payment', loan, { ...body, paid_at: paidAt })) return;
         }
       }
-      ctx.body = present(await recordPayment(deps, loan, body));
+      ctx.body = present(await recordPayment(deps, loan, body, byHand(ctx)));
     },
   );
 
@@ -208,7 +211,7 @@ export function loanCommandRoutes(
           if (await heldForApproval(ctx, 'payoff', loan, { ...body, paid_at: paidAt })) return;
         }
       }
-      ctx.body = present(await settleLoan(deps, loan, body));
+      ctx.body = present(await settleLoan(deps, loan, body, byHand(ctx)));
     },
   );
 
@@ -246,7 +249,7 @@ export function loanCommandRoutes(
             ]);
           if (await heldForApproval(ctx, 'refund', loan, body)) return;
         }
-        ctx.body = present(await recordRefund(deps, params.loan_id, body, present));
+        ctx.body = present(await recordRefund(deps, params.loan_id, body, present, byHand(ctx)));
       },
     );
 

@@ -332,6 +332,11 @@ export const loanListQuery = listQuery('ln', ['created_at'], {
 });
 export const loanList = listEnvelope(loanSchema, 'LoanList');
 
+const transactionActor = z.object({
+  type: z.enum(['operator', 'partner', 'system']),
+  id: z.string(),
+});
+
 export const loanTransactionSchema = z
   .object({
     id: idField('txn'),
@@ -377,6 +382,12 @@ export const loanTransactionSchema = z
         description:
           'The double-entry lines it posted: debits equal credits. A disbursement debits `loan_principal` and credits `disbursement_clearing` (the requested amount) and `iof_payable`; a payment debits `collections_clearing` and credits the principal, interest and late charges it paid (a discount is interest not earned: no entry), and `refunds_payable` with what the loan did not owe; a withdrawal also closes `loan_principal`, reverses the IOF and takes the interest and late charges paid back out of income; a refund debits `refunds_payable` and credits `disbursement_clearing`. Empty on transactions recorded before the ledger.',
       }),
+    recorded_by: transactionActor
+      .nullable()
+      .meta({ description: 'The operator who recorded it by hand; null: the service did.' }),
+    approved_by: transactionActor.nullable().meta({
+      description: 'The second operator who approved it (dual control); null: none needed.',
+    }),
     occurred_at: instant('When the money moved.'),
     created_at: instant('When it was recorded.'),
   })
