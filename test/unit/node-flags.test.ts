@@ -13,10 +13,11 @@ function launchLines(): Record<string, string[]> {
   const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
   const dockerCmd = /^CMD (\[.*\])$/m.exec(read('Dockerfile'))?.[1];
   // docker-compose.yml writes each command as a flow sequence; the api's and the worker's are
-  // the two that name their entry point.
+  // the two that end in their entry point (the one-shot migrate step needs no heap flags).
+  const longRunning: readonly string[] = Object.values(entries);
   const composeCommands = [...read('docker-compose.yml').matchAll(/command:\s*(\[[^\]]*\])/g)]
     .map((match) => JSON.parse(match[1]!.replaceAll("'", '"')) as string[])
-    .filter((command) => command.some((part) => part.startsWith('dist/src/main/')));
+    .filter((command) => longRunning.includes(command.at(-1) ?? ''));
   return {
     'npm run start:api': scripts['start:api']!.split(' '),
     'npm run start:worker': scripts['start:worker']!.split(' '),
