@@ -157,7 +157,13 @@ export async function runApprovedCommand(
   switch (approval.kind) {
     case 'disbursement':
       if (loan.disbursedAt) return;
-      await reportDisbursement(deps, loan, { outcome: 'confirmed' }, actors);
+      // Dated when the maker reported it: the money went out then, whenever the approval came.
+      await reportDisbursement(
+        deps,
+        loan,
+        { outcome: 'confirmed', at: typeof request.at === 'string' ? request.at : undefined },
+        actors,
+      );
       return;
     case 'payment':
       await recordPayment(deps, loan, request, actors);

@@ -110,14 +110,19 @@ export async function signLoan(
 export async function reportDisbursement(
   deps: LoanCommandDeps,
   loan: LoanView,
-  report: { outcome: 'confirmed' | 'failed'; reason?: string | undefined },
+  report: {
+    outcome: 'confirmed' | 'failed';
+    reason?: string | undefined;
+    /** When the money went out (RFC 3339); default now. An approval's is its maker's time. */
+    at?: string | undefined;
+  },
   actors: Actors = {},
 ): Promise<LoanView> {
   await changeLoan(deps, loan, disbursementUpdate, [
     {
       outcome: report.outcome,
       reason: report.reason ?? null,
-      at: clockNow(loan, deps.clock()).toISOString(),
+      at: report.at ?? clockNow(loan, deps.clock()).toISOString(),
       ...definedActors(actors),
     },
   ]);

@@ -12,6 +12,7 @@ type Transaction = z.infer<typeof loanTransactionSchema>;
 interface ApprovalBody {
   id: string;
   kind: string;
+  loan_id: string;
   status: string;
   maker: { id: string };
   checker: { id: string } | null;
@@ -142,12 +143,22 @@ describe('money moved by hand on a production loan (dual control)', () => {
     );
   });
 
-  it('records who confirmed the disbursement and who approved it', async () => {
+  it('records who confirmed the disbursement, who approved it, and when the money went out', async () => {
     const [disbursement] = (await transactions()).filter((item) => item.type === 'disbursement');
     expect(disbursement).toMatchObject({
       recorded_by: { type: 'operator', id: 'break_glass' },
       approved_by: { type: 'operator', id: expect.stringMatching(/^op_/) as unknown },
     });
+    // Dated when the maker reported it, not when the checker approved.
+    const approved = await json<{ data: ApprovalBody[] }>(
+      fetch(`${stack.baseUrl}/ops/v1/approvals?status=approved&limit=100`, {
+        headers: { authorization: `Bearer ${OPS_TOKEN}` },
+      }),
+    );
+    const asked = approved.data.find(
+      (approval) => approval.kind === 'disbursement' && approval.loan_id === loan.id,
+    );
+    expect(asked?.request.at).toBe(disbursement!.occurred_at);
   });
 
   it('never runs what another operator rejects, nor what the maker cannot ask', async () => {

@@ -119,7 +119,8 @@ export function loanCommandRoutes(
       if (body.outcome === 'confirmed') {
         if (loan.status !== 'processing')
           throw new ProblemError('invalid_state', `The loan is ${loan.status}, not processing.`);
-        if (await heldForApproval(ctx, 'disbursement', loan, { outcome: 'confirmed' })) return;
+        const at = clockNow(loan, deps.clock()).toISOString(); // the money went out now
+        if (await heldForApproval(ctx, 'disbursement', loan, { outcome: 'confirmed', at })) return;
       }
       ctx.body = present(await reportDisbursement(deps, loan, body, byHand(ctx)));
     },
