@@ -1,4 +1,5 @@
 import { ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 import type { Context, Middleware } from 'koa';
 import { problems } from '../../errors.js';
 import type { AppState } from '../context.js';
@@ -22,6 +23,12 @@ export function requestBudget(ms: number, publicBaseUrl: string): Middleware<App
     work.catch(() => {}); // if the budget answers first, a later failure has nowhere to go
     const overrun = new Promise<void>((resolve) => {
       timer = setTimeout(() => {
+        // Nobody reads what the work answers now: a stream it sets (a file) is closed, not leaked.
+        work
+          .finally(() => {
+            if (ctx.body instanceof Readable) ctx.body.destroy();
+          })
+          .catch(() => {});
         ctx.state.log.warn({ budgetMs: ms }, 'request over its budget');
         answerNow(
           ctx,
