@@ -171,6 +171,7 @@ async function main(): Promise<void> {
         : []),
       ...(mailbox ? [mailbox] : []),
       `  Ops token        ${opsToken}${env.OPS_TOKEN ? '' : '   (development default)'}`,
+      '    the break-glass administrator: name your staff with POST /ops/v1/operators (roles, own tokens)',
       '',
       `  Demo partner     ${demo.name} (${demo.partner_id})`,
       `    sandbox client_id      ${demo.credentials.sandbox.client_id}`,
