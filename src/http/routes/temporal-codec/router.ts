@@ -4,12 +4,12 @@ import { z } from 'zod';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { ProblemError, problems, type FieldError } from '../../../errors.js';
 import type { AppState } from '../../context.js';
-
-type Ctx = Parameters<Middleware<AppState>>[0];
 import { formOrJsonBody } from '../../middleware/form-or-json-body.js';
 import { jsonBody } from '../../middleware/json-body.js';
 import { hostedPageHeaders } from '../../middleware/security-headers.js';
 import { SESSION_COOKIE, SESSION_SECONDS, type CodecSessions } from './session.js';
+
+type Ctx = Parameters<Middleware<AppState>>[0];
 
 /**
  * Temporal's Remote Codec protocol for the Temporal UI (contract §15): `POST …/decode` and
