@@ -103,8 +103,15 @@ export async function decideApproval(
   const role = approvalRoles[approval.kind];
   if (!hasRole(checker, [role])) throw problems.roleRequired([role]);
   if (checker.actor.id === approval.makerId) throw makerRefused();
-  if (approval.status !== 'pending')
+  if (approval.status !== 'pending') {
+    // The same checker's same decision again (a retry after a 503): the approval as it stands.
+    const taken =
+      decision.decision === 'approve'
+        ? ['executing', 'approved', 'failed'].includes(approval.status)
+        : approval.status === 'rejected';
+    if (taken && approval.checkerId === checker.actor.id) return approval;
     throw new ProblemError('invalid_state', `The approval is ${approval.status}.`);
+  }
   try {
     await updateWithStart(
       deps.temporal,
