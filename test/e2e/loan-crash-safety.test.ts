@@ -191,8 +191,19 @@ describe('crash safety of the loan workflow', () => {
     const body = { amount: quote.rows[0]!.present_value, reference: 'crash-payment-1' };
     doomed = await spawnWorkerProcess(stack);
     const paying = await holdLoan(loan.id);
-    const payment = pay(loan.id, body);
-    await paying.waiting;
+    let payment = pay(loan.id, body);
+    // Until its write is seen waiting, a 503 is resent as a partner would (the same payment, the
+    // same Update id): on a saturated machine the Update may not reach the new worker before the
+    // API's deadline. A write that never comes still fails `waiting` after its 90 s.
+    for (;;) {
+      const first = await Promise.race([
+        paying.waiting.then(() => 'write' as const),
+        payment.then((response) => response.status),
+      ]);
+      if (first === 'write') break;
+      if (first !== 503) throw new Error(`the payment answered ${first} before writing`);
+      payment = pay(loan.id, body);
+    }
     doomed.kill('SIGKILL');
     await paying.release();
     // The partner's request ends without a clear answer (the workflow did not finish in time).
