@@ -15,20 +15,31 @@ afterAll(async () => {
   await stack?.stop();
 });
 
+/** Holds the customers table from another transaction until `release`. */
+async function holdCustomersTable(): Promise<{ release: () => Promise<void> }> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let locked!: () => void;
+  const isLocked = new Promise<void>((resolve) => (locked = resolve));
+  const holder = stack.database.sql.begin(async (tx) => {
+    await tx`lock table customers in access exclusive mode`;
+    locked();
+    await released;
+  });
+  await isLocked;
+  return {
+    release: async () => {
+      release();
+      await holder;
+    },
+  };
+}
+
 describe('a request that waits on a dependency past REQUEST_TIMEOUT', () => {
   it('is answered 503 service_unavailable with Retry-After, and the API goes on answering', async () => {
     const customer = await registerCustomer(api);
     // PostgreSQL answers nothing about customers while another transaction holds the table.
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let locked!: () => void;
-    const isLocked = new Promise<void>((resolve) => (locked = resolve));
-    const holder = stack.database.sql.begin(async (tx) => {
-      await tx`lock table customers in access exclusive mode`;
-      locked();
-      await released;
-    });
-    await isLocked;
+    const lock = await holdCustomersTable();
     try {
       const started = Date.now();
       const response = await api(`/v3/customers/${customer.id}`);
@@ -37,23 +48,13 @@ describe('a request that waits on a dependency past REQUEST_TIMEOUT', () => {
       expect(await response.json()).toMatchObject({ code: 'service_unavailable' });
       expect(Date.now() - started).toBeLessThan(10_000); // not the database's own timeouts
     } finally {
-      release();
-      await holder;
+      await lock.release();
     }
     expect((await api(`/v3/customers/${customer.id}`)).status).toBe(200);
   });
 
   it('keeps what the work answered under its Idempotency-Key, not the 503', async () => {
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let locked!: () => void;
-    const isLocked = new Promise<void>((resolve) => (locked = resolve));
-    const holder = stack.database.sql.begin(async (tx) => {
-      await tx`lock table customers in access exclusive mode`;
-      locked();
-      await released;
-    });
-    await isLocked;
+    const lock = await holdCustomersTable();
     const cpf = fakeCpf({ notStartingWith9: true });
     const key = randomUUID();
     const register = () =>
@@ -69,8 +70,7 @@ describe('a request that waits on a dependency past REQUEST_TIMEOUT', () => {
       expect(meanwhile.status).toBe(409);
       expect(await meanwhile.json()).toMatchObject({ code: 'idempotency_key_in_use' });
     } finally {
-      release();
-      await holder;
+      await lock.release();
     }
     // The first try registers the customer once the table is free, and its key keeps that.
     let replay = await register();
