@@ -58,5 +58,10 @@ export async function paginate<Row>(
     .where(and(scope, filters, after))
     .orderBy(direction(sortColumn), direction(idColumn))
     .limit(params.limit + 1)) as Row[];
-  return { rows: rows.slice(0, params.limit), hasMore: rows.length > params.limit };
+  return pageOf(rows, params.limit);
+}
+
+/** A page from `limit + 1` rows read past the cursor: the extra row only says there are more. */
+export function pageOf<T>(rows: T[], limit: number): Page<T> {
+  return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
 }

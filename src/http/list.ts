@@ -2,6 +2,15 @@ import { z } from 'zod';
 import type { Page } from '../db/pagination.js';
 import { idField } from './ids.js';
 
+/** `limit`: the page size of every list. */
+export const pageLimit = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(100)
+  .default(25)
+  .meta({ description: 'Page size, 1 to 100.' });
+
 /**
  * The query every list takes. `cursor` is the id prefix of the list's items (`starting_after` is
  * one of their ids); `sorts` lists the endpoint's sort fields, the first is the default.
@@ -12,13 +21,7 @@ export function listQuery<S extends string, F extends z.ZodRawShape = Record<nev
   filters?: F,
 ) {
   return z.strictObject({
-    limit: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(100)
-      .default(25)
-      .meta({ description: 'Page size, 1 to 100.' }),
+    limit: pageLimit,
     starting_after: idField(cursor)
       .optional()
       .meta({ description: 'The `id` of the last item of the previous page.' }),

@@ -3,9 +3,11 @@ import { decideApproval, type ApprovalDeps } from '../../../commands/approvals.j
 import type { LoanDeps } from '../../../commands/loan-deps.js';
 import { findApproval, listApprovals } from '../../../db/queries/approvals.js';
 import { findLoanForOps } from '../../../db/queries/loans.js';
+import { pageOf } from '../../../db/pagination.js';
 import { problems } from '../../../errors.js';
 import type { ApiRouter } from '../../api-router.js';
 import { idField } from '../../ids.js';
+import { listEnvelope, pageLimit, presentPage } from '../../list.js';
 import { loanSchema } from '../loans/schema.js';
 import { presenter } from '../loans/shared.js';
 import { approvalParams, approvalSchema, presentApproval } from './schema.js';
@@ -31,7 +33,7 @@ export function approvalRoutes(api: ApiRouter, deps: ApprovalDeps & LoanDeps): v
       tag,
       security: 'ops',
       query: z.strictObject({
-        limit: z.coerce.number().int().min(1).max(100).default(25),
+        limit: pageLimit,
         starting_after: idField('apr').optional(),
         status: z
           .enum(['pending', 'executing', 'approved', 'failed', 'rejected', 'expired'])
@@ -40,9 +42,7 @@ export function approvalRoutes(api: ApiRouter, deps: ApprovalDeps & LoanDeps): v
       responses: {
         200: {
           description: 'Newest first.',
-          schema: z.object({ data: z.array(approvalSchema), has_more: z.boolean() }).meta({
-            id: 'ApprovalList',
-          }),
+          schema: listEnvelope(approvalSchema, 'ApprovalList'),
         },
       },
       errors: [400],
@@ -55,10 +55,7 @@ export function approvalRoutes(api: ApiRouter, deps: ApprovalDeps & LoanDeps): v
       });
       if (!rows) throw problems.invalidCursor(query.starting_after ?? '');
       const now = deps.clock();
-      ctx.body = {
-        data: rows.slice(0, query.limit).map((row) => presentApproval(row, now)),
-        has_more: rows.length > query.limit,
-      };
+      ctx.body = presentPage(pageOf(rows, query.limit), (row) => presentApproval(row, now));
     },
   );
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Db } from '../../../db/client.js';
+import { pageOf } from '../../../db/pagination.js';
 import {
   createOperator,
   deactivateOperator,
@@ -15,6 +16,7 @@ import { operatorRoles } from '../../../domain/operators.js';
 import { problems, ProblemError } from '../../../errors.js';
 import type { ApiRouter } from '../../api-router.js';
 import { idField, pathId } from '../../ids.js';
+import { listEnvelope, pageLimit, presentPage } from '../../list.js';
 
 const tag = 'Operators and audit';
 const roles = z
@@ -70,17 +72,6 @@ const auditSchema = z
     finished_at: z.iso.datetime().nullable(),
   })
   .meta({ id: 'AuditEntry' });
-
-const page = <T extends z.ZodType>(item: T, id: string) =>
-  z.object({ data: z.array(item), has_more: z.boolean() }).meta({ id });
-
-const limit = z.coerce
-  .number()
-  .int()
-  .min(1)
-  .max(100)
-  .default(25)
-  .meta({ description: 'Page size, 1 to 100.' });
 
 const operatorParams = z.object({ operator_id: pathId('op', 'operator_not_found') });
 
@@ -165,19 +156,16 @@ export function operatorRoutes(api: ApiRouter, deps: { db: Db }): void {
       tag,
       security: 'ops',
       roles: ['admin'],
-      query: z.strictObject({ limit, starting_after: idField('op').optional() }),
+      query: z.strictObject({ limit: pageLimit, starting_after: idField('op').optional() }),
       responses: {
-        200: { description: 'Newest first.', schema: page(operatorSchema, 'OperatorList') },
+        200: { description: 'Newest first.', schema: listEnvelope(operatorSchema, 'OperatorList') },
       },
       errors: [400],
     },
     async (ctx, { query }) => {
       const rows = await listOperators(deps.db, query.limit, query.starting_after);
       if (!rows) throw problems.invalidCursor(query.starting_after ?? '');
-      ctx.body = {
-        data: rows.slice(0, query.limit).map(present),
-        has_more: rows.length > query.limit,
-      };
+      ctx.body = presentPage(pageOf(rows, query.limit), present);
     },
   );
 
@@ -283,13 +271,13 @@ export function operatorRoutes(api: ApiRouter, deps: { db: Db }): void {
       security: 'ops',
       roles: ['admin'],
       query: z.strictObject({
-        limit,
+        limit: pageLimit,
         starting_after: idField('aud').optional(),
         actor_id: z.string().max(64).optional(),
         operation_id: z.string().max(64).optional(),
       }),
       responses: {
-        200: { description: 'Newest first.', schema: page(auditSchema, 'AuditEntryList') },
+        200: { description: 'Newest first.', schema: listEnvelope(auditSchema, 'AuditEntryList') },
       },
       errors: [400],
     },
@@ -301,10 +289,7 @@ export function operatorRoutes(api: ApiRouter, deps: { db: Db }): void {
         operationId: query.operation_id,
       });
       if (!rows) throw problems.invalidCursor(query.starting_after ?? '');
-      ctx.body = {
-        data: rows.slice(0, query.limit).map(presentAudit),
-        has_more: rows.length > query.limit,
-      };
+      ctx.body = presentPage(pageOf(rows, query.limit), presentAudit);
     },
   );
 }

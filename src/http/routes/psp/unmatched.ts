@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import type { Db } from '../../../db/client.js';
+import { pageOf } from '../../../db/pagination.js';
 import { unmatchedPix, type ReceivedPix } from '../../../db/queries/charges.js';
 import { problems } from '../../../errors.js';
 import type { ApiRouter } from '../../api-router.js';
+import { pageLimit, presentPage } from '../../list.js';
 
 const endToEndId = z.string().regex(/^[a-zA-Z0-9]{32}$/);
 
@@ -25,13 +27,7 @@ const unmatchedPixList = z
   .meta({ id: 'UnmatchedPixList' });
 
 const unmatchedPixQuery = z.strictObject({
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(100)
-    .default(25)
-    .meta({ description: 'Page size, 1 to 100.' }),
+  limit: pageLimit,
   starting_after: endToEndId
     .optional()
     .meta({ description: 'The `end_to_end_id` of the last item of the previous page.' }),
@@ -68,10 +64,7 @@ export function unmatchedPixRoutes(api: ApiRouter, deps: { db: Db }): void {
     async (ctx, { query }) => {
       const rows = await unmatchedPix(deps.db, query.limit + 1, query.starting_after);
       if (!rows) throw problems.invalidCursor(query.starting_after ?? '');
-      ctx.body = {
-        data: rows.slice(0, query.limit).map(present),
-        has_more: rows.length > query.limit,
-      };
+      ctx.body = presentPage(pageOf(rows, query.limit), present);
     },
   );
 }
