@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/devstack/free-port.js';
+import { createOperator as createTestOperator, type TestOperator } from '../helpers/operators.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 
 let stack: TestStack;
@@ -19,18 +20,7 @@ const ops = (token: string, path: string, init: { method?: string; body?: unknow
     ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
   });
 
-interface Created {
-  operator: { id: string; roles: string[]; status: string; created_by: string };
-  token: string;
-}
-
-async function createOperator(roles: string[], by = OPS_TOKEN): Promise<Created> {
-  const response = await ops(by, '/operators', {
-    body: { name: `Op ${roles.join('+')}`, email: `op-${randomUUID()}@lender.example`, roles },
-  });
-  expect(response.status).toBe(201);
-  return (await response.json()) as Created;
-}
+const createOperator = (roles: string[], by?: string) => createTestOperator(stack, roles, by);
 
 const unknownLoan = `ln_${'0'.repeat(32)}`;
 const unknownCustomer = `cust_${'0'.repeat(32)}`;
@@ -113,7 +103,7 @@ describe('named operators', () => {
     const payer = await createOperator(['payments']);
     const rotated = await ops(OPS_TOKEN, `/operators/${payer.operator.id}/token`, { body: {} });
     expect(rotated.status).toBe(201);
-    const { token } = (await rotated.json()) as Created;
+    const { token } = (await rotated.json()) as TestOperator;
     expect((await ops(payer.token, '/unmatched-pix')).status).toBe(401);
     expect((await ops(token, '/unmatched-pix')).status).toBe(200);
     const changed = await ops(OPS_TOKEN, `/operators/${payer.operator.id}`, {

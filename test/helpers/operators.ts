@@ -5,13 +5,17 @@ import { OPS_TOKEN, type TestStack } from './stack.js';
 type Stack = Pick<TestStack, 'baseUrl'>;
 
 export interface TestOperator {
-  operator: { id: string; roles: string[] };
+  operator: { id: string; roles: string[]; status: string; created_by: string };
   token: string;
 }
 
-/** A new operator with these roles, created by the break-glass administrator. */
-export async function createOperator(stack: Stack, roles: string[]): Promise<TestOperator> {
-  const response = await opsRequest(stack, OPS_TOKEN, '/operators', {
+/** A new operator with these roles, created by the break-glass administrator (or `by`). */
+export async function createOperator(
+  stack: Stack,
+  roles: string[],
+  by = OPS_TOKEN,
+): Promise<TestOperator> {
+  const response = await opsRequest(stack, by, '/operators', {
     name: `Operator ${roles.join('+')}`,
     email: `op-${randomUUID()}@lender.example`,
     roles,
