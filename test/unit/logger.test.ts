@@ -4,6 +4,7 @@ import Koa from 'koa';
 import { createHttpMetrics } from '../../src/http/metrics.js';
 import { requestContext } from '../../src/http/middleware/request-context.js';
 import { createLogger } from '../../src/logger.js';
+import { listenOnLoopback } from '../helpers/listen.js';
 
 describe('logs', () => {
   it('never hold secrets or tokens, and show CPF and CNPJ masked, at any depth', () => {
@@ -53,19 +54,14 @@ describe('logs', () => {
     const app = new Koa();
     app.use(requestContext(logger, createHttpMetrics({ processMetrics: false })));
     app.use((ctx) => void (ctx.status = 204));
-    const server = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    const { port } = server.address() as { port: number };
+    const served = await listenOnLoopback(app);
     try {
-      const response = await fetch(
-        `http://127.0.0.1:${port}/hosted/signing/tok_secret123/contract`,
-        {
-          headers: { 'X-Request-Id': 'req-from-partner' },
-        },
-      );
+      const response = await fetch(`${served.url}hosted/signing/tok_secret123/contract`, {
+        headers: { 'X-Request-Id': 'req-from-partner' },
+      });
       expect(response.headers.get('x-request-id')).toBe('req-from-partner');
     } finally {
-      server.close();
+      await served.close();
     }
     expect(lines).toHaveLength(1);
     expect(lines[0]).not.toContain('tok_secret123');

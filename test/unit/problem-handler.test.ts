@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppState } from '../../src/http/context.js';
@@ -6,6 +5,7 @@ import { createHttpMetrics } from '../../src/http/metrics.js';
 import { problemHandler } from '../../src/http/middleware/problem-handler.js';
 import { requestContext } from '../../src/http/middleware/request-context.js';
 import { createLogger } from '../../src/logger.js';
+import { listenOnLoopback } from '../helpers/listen.js';
 
 // The real middleware pair, in front of a handler that fails the way a bug would.
 const app = new Koa<AppState>();
@@ -15,15 +15,14 @@ app.use(problemHandler('https://api.example.test'));
 app.use(() => {
   throw new Error('relation "credentials" does not exist: SELECT secret_hash FROM credentials');
 });
-let server: ReturnType<typeof app.listen>;
+let served: Awaited<ReturnType<typeof listenOnLoopback>>;
 let url: string;
 
 beforeAll(async () => {
-  server = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  served = await listenOnLoopback(app);
+  url = served.url;
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => served.close());
 
 describe('an unexpected exception', () => {
   it('is a 500 internal_error that reveals nothing of the failure', async () => {

@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Koa from 'koa';
@@ -9,6 +8,7 @@ import { problemHandler } from '../../src/http/middleware/problem-handler.js';
 import { requestBudget } from '../../src/http/middleware/request-budget.js';
 import { requestContext } from '../../src/http/middleware/request-context.js';
 import { createLogger } from '../../src/logger.js';
+import { listenOnLoopback } from '../helpers/listen.js';
 
 // The real middleware, in front of a handler that answers after the budget: a 201 and a file.
 const late: { status?: number; stream?: Readable } = {};
@@ -24,15 +24,14 @@ app.use(async (ctx) => {
   ctx.body = late.stream;
   late.status = ctx.status;
 });
-let server: ReturnType<typeof app.listen>;
+let served: Awaited<ReturnType<typeof listenOnLoopback>>;
 let url: string;
 
 beforeAll(async () => {
-  server = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  served = await listenOnLoopback(app);
+  url = served.url;
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => served.close());
 
 describe('a request over its budget', () => {
   it('is answered 503 at once; its work keeps its own answer, and a stream it sets is closed', async () => {
