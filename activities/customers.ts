@@ -10,6 +10,7 @@ import {
 import { writeWithEvents } from './write-with-events.js';
 import { creditOffersStart, signalCustomerDenied } from '../src/temporal/credit-workflows.js';
 import { dispatchWorkflowStart, enqueueWorkflowStart } from '../src/temporal/outbox.js';
+import { deniedDocumentsStart } from '../src/temporal/customer-data-workflows.js';
 import { creditAnalysisFor } from '../src/domain/customers/credit-analysis.js';
 import type { CreditAnalysis, KycState } from '../src/domain/customers/kyc.js';
 import type {
@@ -80,13 +81,16 @@ export function createCustomerActivities(deps: ActivityDeps) {
       const { tenant, customerId } = input;
       try {
         const becameActive = input.events.some((event) => event.type === 'customer.active');
-        const creditStart = await writeWithEvents(deps, tenant, async (tx) => {
-          await updateCustomer(tx, tenant, customerId, {
+        const becameDenied = input.events.some((event) => event.type === 'customer.denied');
+        const starts = await writeWithEvents(deps, tenant, async (tx) => {
+          const written = await updateCustomer(tx, tenant, customerId, {
             status: input.state.status,
             kyc: input.state.kyc,
             ...(input.deniedReason !== undefined ? { deniedReason: input.deniedReason } : {}),
             ...fieldColumns(input.fields ?? {}),
           });
+          // An erased customer's workflow is about to be ended: it records nothing more.
+          if (!written) return { events: [], result: [] };
           if (input.document) {
             const { documentId, uploadedAt, ...file } = input.document;
             await insertDocument(tx, {
@@ -114,26 +118,40 @@ export function createCustomerActivities(deps: ActivityDeps) {
           if (input.completedSessionId)
             await closeSession(tx, tenant, input.completedSessionId, 'completed');
           const now = new Date();
-          return {
-            events: input.events.map((event) => ({ ...event, createdAt: now })),
-            // An active customer gets offers: their workflow starts with the change that made it so,
-            // unless the credit analysis waits for ops (production), whose decision starts it.
-            result:
-              becameActive && !(await creditAwaitsOps(tx, customerId))
-                ? await enqueueWorkflowStart(
-                    tx,
-                    creditOffersStart(
-                      { ...tenant, customerId },
-                      deps.taskQueue,
-                      deps.offers,
-                      // Read after the update above locked the customer row: an advance waits.
-                      tenant.environment === 'sandbox' ? await clockOffset(tx, customerId) : 0,
-                    ),
-                  )
-                : undefined,
-          };
+          // Read after the update above locked the customer row: an advance waits.
+          const offsetMs =
+            tenant.environment === 'sandbox' && (becameActive || becameDenied)
+              ? await clockOffset(tx, customerId)
+              : 0;
+          const result: Awaited<ReturnType<typeof enqueueWorkflowStart>>[] = [];
+          // An active customer gets offers: their workflow starts with the change that made it so,
+          // unless the credit analysis waits for ops (production), whose decision starts it.
+          if (becameActive && !(await creditAwaitsOps(tx, customerId)))
+            result.push(
+              await enqueueWorkflowStart(
+                tx,
+                creditOffersStart({ ...tenant, customerId }, deps.taskQueue, deps.offers, offsetMs),
+              ),
+            );
+          // A denied customer's documents are kept DENIED_DOCUMENT_RETENTION, then deleted.
+          if (becameDenied)
+            result.push(
+              await enqueueWorkflowStart(
+                tx,
+                deniedDocumentsStart(
+                  {
+                    ...tenant,
+                    customerId,
+                    deleteAt: now.getTime() + offsetMs + deps.deniedDocumentRetentionMs,
+                    clockOffsetMs: offsetMs,
+                  },
+                  deps.taskQueue,
+                ),
+              ),
+            );
+          return { events: input.events.map((event) => ({ ...event, createdAt: now })), result };
         });
-        if (creditStart) await dispatchWorkflowStart(deps, creditStart);
+        for (const start of starts) await dispatchWorkflowStart(deps, start);
         if (input.state.status === 'denied') await signalCustomerDenied(deps.temporal, customerId);
       } catch (error) {
         if (typeof error === 'object' && error !== null && 'cause' in error) {

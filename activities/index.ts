@@ -4,6 +4,7 @@ import type { Logger } from '../src/logger.js';
 import { createApprovalActivities } from './approvals.js';
 import { createCreditOfferActivities } from './credit-offers.js';
 import { createCustomerActivities } from './customers.js';
+import { createCustomerDataActivities } from './customer-data.js';
 import { createChargeActivities } from './charges.js';
 import { createLoanActivities, type LoanActivityDeps } from './loans.js';
 import { createPixActivities } from './pix.js';
@@ -12,6 +13,7 @@ import { createSmokeCheckActivities } from './smoke-check.js';
 import { createWebhookActivities } from './webhooks.js';
 import type { SealedBox } from '../src/domain/sealed-box.js';
 import type { OfferTiming } from '../src/temporal/credit-workflows.js';
+import type { FileStore } from '../src/storage/file-store.js';
 
 /** What activities may touch. Built once per worker process and handed in, never imported. */
 export interface ActivityDeps {
@@ -26,6 +28,10 @@ export interface ActivityDeps {
   offers: OfferTiming;
   /** What loan events need to present a loan (its signing page's address). */
   loans: LoanActivityDeps;
+  /** The object store: documents and contracts an erasure or a retention period deletes. */
+  files: FileStore;
+  /** DENIED_DOCUMENT_RETENTION: how long a denied customer's documents are kept. */
+  deniedDocumentRetentionMs: number;
   webhooks: {
     /** Opens the endpoints' sealed secrets. */
     sealedBox: SealedBox;
@@ -48,6 +54,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createWebhookActivities(deps),
     ...createSandboxClockActivities(deps),
     ...createApprovalActivities(deps),
+    ...createCustomerDataActivities(deps),
   };
 }
 

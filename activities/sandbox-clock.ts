@@ -2,6 +2,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import { customers, loans, sandboxClocks, workflowOutbox } from '../src/db/schema/index.js';
 import { workflowIds } from '../src/temporal/workflow-ids.js';
+import { erasureWaits, hasDocuments } from '../src/db/queries/erasure.js';
 import { clockAdvancedSignal } from '../workflows/sandbox-clock/messages.js';
 import type { ActivityDeps } from './index.js';
 
@@ -13,7 +14,8 @@ export function createSandboxClockActivities(deps: ActivityDeps) {
   return {
     /**
      * Tells every workflow waiting on the customer's behalf — onboarding until a denial, the
-     * credit offers once active, each loan until it ends — that the clock now runs `offsetMs`
+     * credit offers once active, each loan until it ends, a denied customer's documents' retention
+     * while they are kept, an erasure's while it keeps contracts — that the clock now runs `offsetMs`
      * ahead, and to answer round `round` of `advance`. A workflow not found is either over
      * (nothing to tell) or its start is still in the outbox: `starting` counts those, to be told
      * on a later round.
@@ -25,7 +27,7 @@ export function createSandboxClockActivities(deps: ActivityDeps) {
       round: number;
     }): Promise<{ told: string[]; starting: number }> {
       const [customer] = await deps.db
-        .select({ status: customers.status })
+        .select({ status: customers.status, erasedAt: customers.erasedAt })
         .from(customers)
         .where(eq(customers.id, input.customerId));
       if (!customer) return { told: [], starting: 0 };
@@ -38,10 +40,23 @@ export function createSandboxClockActivities(deps: ActivityDeps) {
             inArray(loans.status, [...waitingLoanStatuses]),
           ),
         );
+      const erased = customer.erasedAt !== null;
       const candidates = [
-        ...(customer.status !== 'denied' ? [workflowIds.customerOnboarding(input.customerId)] : []),
-        ...(customer.status === 'active' ? [workflowIds.creditOffers(input.customerId)] : []),
+        ...(customer.status !== 'denied' && !erased
+          ? [workflowIds.customerOnboarding(input.customerId)]
+          : []),
+        ...(customer.status === 'active' && !erased
+          ? [workflowIds.creditOffers(input.customerId)]
+          : []),
         ...open.map((loan) => workflowIds.loan(loan.id)),
+        ...(customer.status === 'denied' &&
+        !erased &&
+        (await hasDocuments(deps.db, input.customerId))
+          ? [workflowIds.deniedDocuments(input.customerId)]
+          : []),
+        ...((await erasureWaits(deps.db, input.customerId))
+          ? [workflowIds.customerErasure(input.customerId)]
+          : []),
       ];
 
       const told: string[] = [];

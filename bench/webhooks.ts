@@ -26,6 +26,7 @@ import { resolveTemporalCli } from '../src/devstack/temporal-binaries.js';
 import { startTemporalDevServer } from '../src/devstack/temporal-dev-server.js';
 import { keyRing } from '../src/domain/key-ring.js';
 import { createSealedBox } from '../src/domain/sealed-box.js';
+import { createLocalFileStore } from '../src/storage/file-store.js';
 import { newId } from '../src/domain/ids.js';
 import { createLogger } from '../src/logger.js';
 import { startWorker } from '../src/worker/start-worker.js';
@@ -98,6 +99,9 @@ try {
         ca: receiver.ca,
       },
       offers: { validityMs: 30 * 86_400_000, renewalDelayMs: 86_400_000 },
+      // Deliveries never touch files; a scratch folder stands as the store.
+      files: createLocalFileStore(join(scratch, 'files')),
+      deniedDocumentRetentionMs: developmentConfig.retention.deniedDocumentsMs,
       loans: {
         signingUrl: (loanId) => `http://127.0.0.1/hosted/signing/${loanId}`,
         iof: developmentConfig.iof,

@@ -56,6 +56,7 @@ import { loanCommandRoutes } from './http/routes/loans/commands-router.js';
 import { loanRoutes } from './http/routes/loans/router.js';
 import { signingUrls } from './domain/loans/signing-token.js';
 import { reviewRoutes } from './http/routes/reviews/router.js';
+import { erasureRoutes } from './http/routes/erasure/router.js';
 import { creditDecisionRoutes } from './http/routes/reviews/credit-decision.js';
 import { sandboxClockRoutes } from './http/routes/sandbox-clock/router.js';
 import { webhookDeliveryRoutes } from './http/routes/webhooks/deliveries.js';
@@ -169,6 +170,7 @@ export function createApp(deps: AppDeps): App {
     sandboxReviewDelayMs: config.sandboxReviewDelayMs,
     publicBaseUrl: config.publicBaseUrl,
     clock,
+    dataKeys: config.keys.dataEncryption,
   };
 
   const loanDeps = {
@@ -220,6 +222,11 @@ export function createApp(deps: AppDeps): App {
   approvalRoutes(opsApi, loanDeps);
   partnerRoutes(opsApi, { db });
   reviewRoutes(opsApi, customerDeps, 'ops');
+  erasureRoutes(opsApi, {
+    ...customerDeps,
+    sealedBox,
+    retentionAfterLoanEndMs: config.retention.afterLoanEndMs,
+  });
   creditDecisionRoutes(opsApi, {
     ...customerDeps,
     offers: { validityMs: config.offerValidityMs, renewalDelayMs: config.offerRenewalDelayMs },

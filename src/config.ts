@@ -102,6 +102,10 @@ const schema = z.object({
   OPS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   // How long money moved by hand waits for a second operator's approval (contract §15).
   APPROVAL_TTL: duration('24h'),
+  // Erasure (contract §15): what the law keeps after a customer's last loan ends, and for how
+  // long a denied applicant's documents stay.
+  RETENTION_AFTER_LOAN_END: duration('5y'),
+  DENIED_DOCUMENT_RETENTION: duration('90d'),
   PUBLIC_BASE_URL: z.url().optional(),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgres:// URL'),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
@@ -283,6 +287,11 @@ export interface Config {
   readonly requestTimeoutMs: number;
   /** APPROVAL_TTL: a pending approval expires this long after it was asked for. */
   readonly approvalTtlMs: number;
+  /**
+   * RETENTION_AFTER_LOAN_END: an erased customer's contracts and ledger are kept this long after
+   * the last loan ends; DENIED_DOCUMENT_RETENTION: a denied applicant's documents, after the denial.
+   */
+  readonly retention: { readonly afterLoanEndMs: number; readonly deniedDocumentsMs: number };
   /** Worker threads for simulations of more than 48 installments (0: on the event loop). */
   readonly simulationThreads: number;
   /** The longest a credential is served from memory (0: read on every request); see credential-cache.ts. */
@@ -501,6 +510,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     credentialCacheMaxAgeMs: e.CREDENTIAL_CACHE_MAX_AGE,
     requestTimeoutMs: e.REQUEST_TIMEOUT,
     approvalTtlMs: e.APPROVAL_TTL,
+    retention: Object.freeze({
+      afterLoanEndMs: e.RETENTION_AFTER_LOAN_END,
+      deniedDocumentsMs: e.DENIED_DOCUMENT_RETENTION,
+    }),
     simulationThreads: e.SIMULATION_THREADS,
     tokenFailures: Object.freeze({
       limit: e.TOKEN_FAILURE_LIMIT,

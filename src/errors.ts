@@ -136,6 +136,17 @@ export const errorCatalogue = {
       'The database or the workflow engine is unreachable; retry after `Retry-After` seconds.',
   },
   customer_not_found: { status: 404, title: 'Not Found', meaning: 'No customer with the id.' },
+  customer_erased: {
+    status: 410,
+    title: 'Gone',
+    meaning:
+      'The customer was erased (LGPD art. 18) at `erased_at`: its personal data is gone; its loans, if any, can still be read.',
+  },
+  erasure_not_found: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'The customer has not been erased.',
+  },
   document_not_found: {
     status: 404,
     title: 'Not Found',

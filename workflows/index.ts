@@ -6,3 +6,4 @@ export { loanWorkflow } from './loan/workflow.js';
 export { sandboxClockWorkflow } from './sandbox-clock/workflow.js';
 export { pixWorkflow } from './pix/workflow.js';
 export { approvalWorkflow } from './approval/workflow.js';
+export { customerErasureWorkflow, deniedDocumentsWorkflow } from './customer-data/workflow.js';

@@ -1,6 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/client.js';
-import { findCustomer } from '../db/queries/customers.js';
 import { clockOffset, findSandboxClock } from '../db/queries/sandbox-clocks.js';
 import { customers, sandboxClocks } from '../db/schema/index.js';
 import type { ClockStatus } from '../db/schema/sandbox.js';
@@ -62,7 +61,12 @@ export async function readCustomerClock(
   tenant: Tenant,
   customerId: string,
 ): Promise<CustomerClockView> {
-  if (!(await findCustomer(deps.db, tenant, customerId))) throw customerNotFound(customerId);
+  // An erased customer's clock still runs: its retention period is timed by it.
+  const [customer] = await deps.db
+    .select({ id: customers.id })
+    .from(customers)
+    .where(and(ofTenant(customers, tenant), eq(customers.id, customerId)));
+  if (!customer) throw customerNotFound(customerId);
   const clock = await findSandboxClock(deps.db, customerId);
   return {
     customerId,

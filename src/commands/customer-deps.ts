@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from '../db/client.js';
+import type { KeyRing } from '../domain/key-ring.js';
 import type { Logger } from '../logger.js';
 import type { FileStore } from '../storage/file-store.js';
 
@@ -13,4 +14,6 @@ export interface CustomerDeps {
   sandboxReviewDelayMs: number;
   publicBaseUrl: string;
   clock: () => Date;
+  /** DATA_ENCRYPTION_KEYS: an erased identity's keyed hash is derived from them. */
+  dataKeys: KeyRing;
 }

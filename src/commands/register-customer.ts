@@ -1,4 +1,6 @@
 import { findCustomerByIdentity, insertCustomer, type Customer } from '../db/queries/customers.js';
+import { findErasedIdentity } from '../db/queries/erasure.js';
+import { identityHashes } from '../domain/customers/erasure.js';
 import { initialKyc } from '../domain/customers/kyc.js';
 import { newId } from '../domain/ids.js';
 import { ProblemError } from '../errors.js';
@@ -42,6 +44,12 @@ export async function registerCustomer(
   input: Registration,
 ): Promise<{ customer: Customer; created: boolean }> {
   const outcome = await deps.db.transaction(async (tx) => {
+    // An identity erased before is recognized by its keyed hash: the new customer names the old.
+    const previousCustomerId = await findErasedIdentity(
+      tx,
+      tenant,
+      identityHashes(deps.dataKeys, input),
+    );
     const customer = await insertCustomer(tx, {
       id: newId('cust'),
       partnerId: tenant.partnerId,
@@ -55,6 +63,7 @@ export async function registerCustomer(
       tradingName: input.trading_name,
       externalId: input.external_id,
       kyc: initialKyc(input.cnpj !== null),
+      previousCustomerId: previousCustomerId ?? null,
     });
     if (!customer) {
       const existing = await findCustomerByIdentity(tx, tenant, input);

@@ -143,6 +143,7 @@ const nouns: Record<NonNullable<ReturnType<typeof notFoundCodeOf>>, string> = {
   operator_not_found: 'operator',
   approval_not_found: 'approval',
   customer_not_found: 'customer',
+  erasure_not_found: 'erasure',
   document_not_found: 'document',
   webhook_endpoint_not_found: 'webhook endpoint',
   delivery_not_found: 'delivery',

@@ -55,6 +55,7 @@ const statusText: Record<number, string> = {
   403: 'The operator holds none of the roles this command needs.',
   404: 'No such record for this partner and environment.',
   409: 'The record or the idempotency key is in a state that forbids this.',
+  410: 'The record was erased (LGPD art. 18).',
   413: 'Body too large.',
   415: 'Unsupported media type.',
   422: 'Invalid fields; `errors[]` lists each.',

@@ -37,6 +37,7 @@ await runMain('worker', async (logger) => {
       db: database.db,
       logger,
       files: createFileStore(config.fileStore),
+      deniedDocumentRetentionMs: config.retention.deniedDocumentsMs,
       metrics,
       offers: { validityMs: config.offerValidityMs, renewalDelayMs: config.offerRenewalDelayMs },
       loans: {

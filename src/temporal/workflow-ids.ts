@@ -11,6 +11,8 @@ export const workflowIds = {
   webhookDelivery: (deliveryId: string) => `webhook-delivery/${deliveryId}`,
   pix: (endToEndId: string) => `pix/${endToEndId}`,
   approval: (approvalId: string) => `approval/${approvalId}`,
+  customerErasure: (customerId: string) => `customer-erasure/${customerId}`,
+  deniedDocuments: (customerId: string) => `denied-documents/${customerId}`,
 };
 
 /**
@@ -26,4 +28,6 @@ export const workflowTypes = {
   webhookDelivery: 'webhookDeliveryWorkflow',
   pix: 'pixWorkflow',
   approval: 'approvalWorkflow',
+  customerErasure: 'customerErasureWorkflow',
+  deniedDocuments: 'deniedDocumentsWorkflow',
 } as const satisfies Record<keyof typeof workflowIds, keyof typeof workflows>;

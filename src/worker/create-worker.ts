@@ -24,6 +24,8 @@ export interface WorkerDeps {
   webhooks: ActivityDeps['webhooks'];
   offers: ActivityDeps['offers'];
   loans: ActivityDeps['loans'];
+  files: ActivityDeps['files'];
+  deniedDocumentRetentionMs: number;
   logger: Logger;
   /**
    * Path of a bundle made by `bundleWorkflowCode` (production: the prebuilt one; tests: one per
@@ -61,6 +63,8 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       webhooks: deps.webhooks,
       offers: deps.offers,
       loans: deps.loans,
+      files: deps.files,
+      deniedDocumentRetentionMs: deps.deniedDocumentRetentionMs,
     }),
     ...workflows,
     ...(deps.maxCachedWorkflows !== undefined

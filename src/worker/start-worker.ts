@@ -7,7 +7,6 @@ import {
 import { payloadDataConverter } from '../temporal/payload-codec.js';
 import type { ActivityDeps } from '../../activities/index.js';
 import { createWorker, NativeConnection } from './create-worker.js';
-import type { FileStore } from '../storage/file-store.js';
 import { startMaintenance } from './maintenance.js';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
 
@@ -27,9 +26,10 @@ export interface WorkerSettings extends TemporalSettings {
  */
 export async function startWorker(
   settings: WorkerSettings,
-  deps: Pick<ActivityDeps, 'db' | 'logger' | 'webhooks' | 'offers' | 'loans'> & {
-    /** The file store, for the orphan sweep (the worker process always has one). */
-    files?: FileStore;
+  deps: Pick<
+    ActivityDeps,
+    'db' | 'logger' | 'webhooks' | 'offers' | 'loans' | 'files' | 'deniedDocumentRetentionMs'
+  > & {
     metrics?: WorkerMetrics;
   },
 ) {
@@ -55,6 +55,8 @@ export async function startWorker(
     webhooks: deps.webhooks,
     offers: deps.offers,
     loans: deps.loans,
+    files: deps.files,
+    deniedDocumentRetentionMs: deps.deniedDocumentRetentionMs,
     ...(settings.workflowBundlePath ? { workflowBundlePath: settings.workflowBundlePath } : {}),
     ...(settings.maxCachedWorkflows !== undefined
       ? { maxCachedWorkflows: settings.maxCachedWorkflows }

@@ -139,6 +139,7 @@ describe('the partner OpenAPI document', () => {
       '/ops/v1/audit',
       '/ops/v1/customers/{customer_id}/credit-decision',
       '/ops/v1/customers/{customer_id}/deny',
+      '/ops/v1/customers/{customer_id}/erasure',
       '/ops/v1/customers/{customer_id}/review',
       '/ops/v1/ledger/trial-balance',
       '/ops/v1/loans/{loan_id}/disbursement',

@@ -28,6 +28,7 @@ import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { loadConfig, pixPayee } from '../../src/config.js';
 import { createDatabase } from '../../src/db/client.js';
+import { createFileStore } from '../../src/storage/create-file-store.js';
 import { migrateForApplication } from '../../src/devstack/database-roles.js';
 import { startMinio } from '../../src/devstack/minio.js';
 import { startEmbeddedPostgres } from '../../src/devstack/embedded-postgres.js';
@@ -115,6 +116,8 @@ try {
     {
       db: workerDatabase.db,
       logger,
+      files: createFileStore(config.fileStore),
+      deniedDocumentRetentionMs: config.retention.deniedDocumentsMs,
       loans: {
         signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink),
         iof: config.iof,

@@ -12,6 +12,7 @@ import { loadConfig, type Config, pixPayee } from '../../src/config.js';
 import { createDatabase, type Database } from '../../src/db/client.js';
 import { createHttpMetrics } from '../../src/http/metrics.js';
 import { createLogger } from '../../src/logger.js';
+import type { DestinationStream } from 'pino';
 import { startWorker } from '../../src/worker/start-worker.js';
 import { freePort } from '../../src/devstack/free-port.js';
 
@@ -49,6 +50,8 @@ export interface StackOptions {
   clock?: TestClock;
   /** A CA (PEM) the worker trusts for webhook deliveries: the test receiver's. */
   webhookCa?: string;
+  /** Where the API's and the worker's log lines go (with LOG_LEVEL in `env`): a test reads them. */
+  logDestination?: DestinationStream;
 }
 
 /** Real time plus an offset the test moves forward: tokens expire, idempotency keys age. */
@@ -87,7 +90,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     SMTP_URL: inject('smtpUrl'),
     ...options.env,
   });
-  const logger = createLogger(config.logLevel, 'test');
+  const logger = createLogger(config.logLevel, 'test', options.logDestination);
   const database = createDatabase(options.apiDatabaseUrl ?? config.databaseUrl, { max: 5 });
   // The API's client, made as src/main/api.ts makes it (or never connected, to a dead address).
   const temporal = options.apiTemporalAddress
@@ -110,6 +113,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     pix: pixPayee(config),
   };
   const files = createFileStore(config.fileStore);
+  const deniedDocumentRetentionMs = config.retention.deniedDocumentsMs;
   const stops: (() => Promise<void>)[] = [];
   if (options.worker ?? true) {
     const workerDatabase = createDatabase(config.databaseUrl, { max: 5 });
@@ -120,7 +124,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         maintenanceIntervalMs: config.outboxSweepIntervalMs,
         workflowBundlePath: inject('workflowBundlePath'),
       },
-      { db: workerDatabase.db, logger, webhooks, offers, loans, files },
+      { db: workerDatabase.db, logger, webhooks, offers, loans, files, deniedDocumentRetentionMs },
     );
     stops.push(async () => {
       await worker.stop();
@@ -154,7 +158,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
           maintenanceIntervalMs: config.outboxSweepIntervalMs,
           workflowBundlePath: inject('workflowBundlePath'),
         },
-        { db: database.db, logger, webhooks, offers, loans, files },
+        { db: database.db, logger, webhooks, offers, loans, files, deniedDocumentRetentionMs },
       ),
     activities: () =>
       createActivities({
@@ -166,6 +170,8 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         webhooks,
         offers,
         loans,
+        files,
+        deniedDocumentRetentionMs,
       }),
     webhooks,
     files,

@@ -1,4 +1,4 @@
-import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { CustomerStatus } from '../../domain/customers/kyc.js';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
@@ -14,11 +14,21 @@ const customerById = prepared((db) =>
   db
     .select()
     .from(customers)
-    .where(and(ofTenantParams(customers), eq(customers.id, sql.placeholder('id'))))
+    .where(
+      and(
+        ofTenantParams(customers),
+        eq(customers.id, sql.placeholder('id')),
+        isNull(customers.erasedAt),
+      ),
+    )
     .limit(1)
     .prepare('customer_by_id'),
 );
 
+/**
+ * The customer, unless erased (contract §15): an erased customer is no longer one to act on or
+ * read; `GET /v3/customers/{id}` tells it apart ({@link findErasedCustomer}) to answer 410.
+ */
 export async function findCustomer(
   db: DbOrTx,
   tenant: Tenant,
@@ -28,9 +38,24 @@ export async function findCustomer(
   return customer;
 }
 
-/** Ops only: the service's staff act on any partner's customer, named by id. */
+/** Ops only: the service's staff act on any partner's customer (not erased), named by id. */
 export async function findCustomerForOps(db: DbOrTx, id: string): Promise<Customer | undefined> {
-  return db.query.customers.findFirst({ where: eq(customers.id, id) });
+  return db.query.customers.findFirst({
+    where: and(eq(customers.id, id), isNull(customers.erasedAt)),
+  });
+}
+
+/** When the tenant's customer `id` was erased (undefined: not erased, or no such customer). */
+export async function findErasedCustomer(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+): Promise<Date | undefined> {
+  const [row] = await db
+    .select({ erasedAt: customers.erasedAt })
+    .from(customers)
+    .where(and(ofTenant(customers, tenant), eq(customers.id, id)));
+  return row?.erasedAt ?? undefined;
 }
 
 export async function findCustomerByIdentity(
@@ -43,6 +68,7 @@ export async function findCustomerByIdentity(
       ofTenant(customers, tenant),
       eq(customers.cpf, identity.cpf),
       sql`coalesce(${customers.cnpj}, '') = ${identity.cnpj ?? ''}`,
+      isNull(customers.erasedAt),
     ),
   });
 }
@@ -78,7 +104,7 @@ export async function updateCustomer(
   const [row] = await db
     .update(customers)
     .set({ ...values, updatedAt: sql`now()` })
-    .where(and(ofTenant(customers, tenant), eq(customers.id, id)))
+    .where(and(ofTenant(customers, tenant), eq(customers.id, id), isNull(customers.erasedAt)))
     .returning();
   return row;
 }
@@ -98,7 +124,7 @@ export async function listCustomers(
     status?: CustomerStatus | undefined;
   },
 ): Promise<Page<Customer>> {
-  const filters: SQL[] = [];
+  const filters: SQL[] = [isNull(customers.erasedAt)];
   if (params.external_id !== undefined) filters.push(eq(customers.externalId, params.external_id));
   if (params.cpf !== undefined) filters.push(eq(customers.cpf, params.cpf));
   if (params.status !== undefined) filters.push(eq(customers.status, params.status));

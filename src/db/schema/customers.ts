@@ -28,17 +28,26 @@ export const customers = pgTable(
     kyc: jsonb('kyc').$type<KycItem[]>().notNull(),
     deniedReason: text('denied_reason'),
     creditAnalysis: jsonb('credit_analysis').$type<CreditAnalysis>(),
+    /**
+     * Set when the customer was erased (contract §15): the personal fields hold placeholders and
+     * `identity_hash` the keyed hash of the identity, so a re-registration is recognized.
+     */
+    erasedAt: ts('erased_at'),
+    identityHash: text('identity_hash'),
+    /** The erased customer this one's identity belonged to, when it was registered again. */
+    previousCustomerId: text('previous_customer_id'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
   (t) => [
-    // Identity is the pair (cpf, cnpj) within one partner and environment.
-    uniqueIndex('customers_identity_idx').on(
-      t.partnerId,
-      t.environment,
-      t.cpf,
-      sql`coalesce(${t.cnpj}, '')`,
-    ),
+    // Identity is the pair (cpf, cnpj) within one partner and environment, among the customers
+    // not erased (an erased one keeps a hash of it, in identity_hash).
+    uniqueIndex('customers_identity_idx')
+      .on(t.partnerId, t.environment, t.cpf, sql`coalesce(${t.cnpj}, '')`)
+      .where(sql`${t.erasedAt} is null`),
+    index('customers_identity_hash_idx')
+      .on(t.partnerId, t.environment, t.identityHash)
+      .where(sql`${t.identityHash} is not null`),
     index('customers_created_idx').on(t.partnerId, t.environment, t.createdAt, t.id),
     index('customers_updated_idx').on(t.partnerId, t.environment, t.updatedAt, t.id),
     index('customers_name_idx').on(t.partnerId, t.environment, t.name, t.id),
@@ -91,6 +100,27 @@ export const biometricSessions = pgTable(
 );
 
 /**
+ * An erasure (contract §15, LGPD art. 18): asked for by an operator, the personal data erased at
+ * once, the files and workflows ended by its `customer-erasure/{cust_id}` workflow, and what the
+ * law keeps (contracts, ledger) erased by the same workflow at `retained_until`.
+ */
+export const customerErasures = pgTable('customer_erasures', {
+  customerId: text('customer_id')
+    .primaryKey()
+    .references(() => customers.id),
+  partnerId: text('partner_id').notNull(),
+  environment: text('environment', { enum: environments }).notNull(),
+  requestedBy: jsonb('requested_by').$type<Actor>().notNull(),
+  erasedAt: ts('erased_at').notNull(),
+  /** On the customer's clock: when the kept contracts are erased too (null: nothing kept). */
+  retainedUntil: ts('retained_until'),
+  /** When the documents were deleted from the object store and the workflows ended. */
+  filesDeletedAt: ts('files_deleted_at'),
+  /** When nothing personal was left (the retained records too). */
+  completedAt: ts('completed_at'),
+});
+
+/**
  * What happened, for partners: written in the same transaction as the change it reports, read by
  * `GET /v3/events`, delivered by the webhooks.
  */
@@ -111,5 +141,12 @@ export const events = pgTable(
   (t) => [
     index('events_seq_idx').on(t.partnerId, t.environment, t.seq),
     index('events_type_idx').on(t.partnerId, t.environment, t.type, t.seq),
+    // The customer an event is about (a customer event's `id`, anything else's `customer_id`):
+    // how an erasure finds the payloads to redact.
+    index('events_customer_idx').on(
+      t.partnerId,
+      t.environment,
+      sql`coalesce(${t.data}->>'customer_id', ${t.data}->>'id')`,
+    ),
   ],
 );

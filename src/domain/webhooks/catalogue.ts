@@ -5,6 +5,7 @@ export const eventCatalogue = [
   'customer.kyc_updated',
   'customer.active',
   'customer.denied',
+  'customer.erased',
   'credit_offer.available',
   'credit_offer.expired',
   'credit_offer.accepted',

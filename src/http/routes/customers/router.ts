@@ -4,10 +4,10 @@ import type { CustomerDeps } from '../../../commands/customer-deps.js';
 import { updateCustomerData } from '../../../commands/change-customer.js';
 import { registerCustomer } from '../../../commands/register-customer.js';
 import { uploadDocument } from '../../../commands/upload-document.js';
-import { findCustomer, listCustomers } from '../../../db/queries/customers.js';
+import { findCustomer, findErasedCustomer, listCustomers } from '../../../db/queries/customers.js';
 import { findDocument, listDocuments } from '../../../db/queries/documents.js';
 import { acceptedFileTypes } from '../../../domain/file-types.js';
-import { problems } from '../../../errors.js';
+import { ProblemError, problems } from '../../../errors.js';
 import { sendFile } from '../../send-file.js';
 import type { ApiRouter } from '../../api-router.js';
 import { tenantOf, type AppContext } from '../../context.js';
@@ -124,12 +124,22 @@ export function customerRoutes(api: ApiRouter, deps: CustomerDeps): void {
       security: 'partner',
       params: customerParams,
       responses: { 200: { description: 'The customer.', schema: customerSchema } },
-      errors: [404],
+      errors: [404, 410],
     },
     async (ctx, { params }) => {
-      const customer = await findCustomer(deps.db, tenantOf(ctx), params.customer_id);
-      if (!customer) throw customerNotFound(params.customer_id);
-      ctx.body = presentCustomer(customer);
+      const tenant = tenantOf(ctx);
+      const customer = await findCustomer(deps.db, tenant, params.customer_id);
+      if (customer) {
+        ctx.body = presentCustomer(customer);
+        return;
+      }
+      const erasedAt = await findErasedCustomer(deps.db, tenant, params.customer_id);
+      if (!erasedAt) throw customerNotFound(params.customer_id);
+      throw new ProblemError(
+        'customer_erased',
+        `Customer ${params.customer_id} was erased at ${erasedAt.toISOString()}.`,
+        { erased_at: erasedAt.toISOString() },
+      );
     },
   );
 

@@ -1,0 +1,362 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { activeLoan } from '../helpers/credit.js';
+import { files, registerCustomer, upload, type CustomerBody } from '../helpers/customers.js';
+import { createOperator, type TestOperator } from '../helpers/operators.js';
+import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
+import { eventually, OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
+
+const DAY = 86_400_000;
+
+let stack: TestStack;
+let api: Client;
+let admin: TestOperator;
+/** Every log line the API and the worker write, as written. */
+const logLines: string[] = [];
+
+/*
+ * Contract §15, "Erasure": what an erasure leaves in PostgreSQL, the object store, the events,
+ * Temporal and the logs, for a customer without loans, one whose loan is finished (kept for the
+ * law, then erased on its clock) and a denied applicant's documents.
+ */
+beforeAll(async () => {
+  stack = await startStack({
+    env: {
+      SANDBOX_REVIEW_DELAY: '1h',
+      SANDBOX_DISBURSEMENT_DELAY: '1h',
+      RETENTION_AFTER_LOAN_END: '30d',
+      DENIED_DOCUMENT_RETENTION: '10d',
+      LOG_LEVEL: 'debug',
+    },
+    logDestination: { write: (line: string) => void logLines.push(line) },
+  });
+  const partner = await createPartner(stack);
+  api = client(stack, await tokenFor(stack, partner.credentials.sandbox));
+  admin = await createOperator(stack, ['admin']);
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+interface ErasureBody {
+  customer_id: string;
+  status: 'erasing' | 'retained' | 'completed';
+  requested_by: { type: string; id: string };
+  erased_at: string;
+  retained_until: string | null;
+  files_deleted_at: string | null;
+  completed_at: string | null;
+  re_registered_as: string[];
+}
+
+/** A person's data, each value found nowhere else in the run's database. */
+function person() {
+  const tag = randomUUID().slice(0, 8);
+  return {
+    name: `Joana Apagada ${tag}`,
+    email: `joana.${tag}@example.com`,
+    phone: `+55119${String(randomInt(10_000_000, 100_000_000))}`,
+    trading_name: `Padaria ${tag}`,
+    external_id: `crm-${tag}`,
+  };
+}
+
+const erase = (customerId: string, token = admin.token) =>
+  fetch(`${stack.baseUrl}/ops/v1/customers/${customerId}/erasure`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+  });
+
+const erasureOf = async (customerId: string) =>
+  json<ErasureBody>(
+    fetch(`${stack.baseUrl}/ops/v1/customers/${customerId}/erasure`, {
+      headers: { authorization: `Bearer ${admin.token}` },
+    }),
+  );
+
+const erasureReaches = (customerId: string, status: ErasureBody['status']) =>
+  eventually(
+    async () => {
+      const erasure = await erasureOf(customerId);
+      return erasure.status === status ? erasure : undefined;
+    },
+    `the erasure of ${customerId} to be ${status}`,
+    60_000,
+  );
+
+/** The tables of the database with a row whose text holds `needle` (every table, every column). */
+async function tablesHolding(needle: string): Promise<string[]> {
+  const tables = await stack.database.sql<{ name: string }[]>`
+    select tablename as name from pg_tables where schemaname = 'public' order by tablename`;
+  const holding: string[] = [];
+  for (const { name } of tables) {
+    const [row] = await stack.database.sql<{ found: boolean }[]>`
+      select exists (select from ${stack.database.sql(name)} t where strpos(t::text, ${needle}) > 0) as found`;
+    if (row!.found) holding.push(name);
+  }
+  return holding;
+}
+
+/** Every event of the partner's sandbox about the customer (its own, its offers', its loans'). */
+async function eventsAbout(customerId: string): Promise<{ type: string; data: unknown }[]> {
+  const about: { type: string; data: { id?: string; customer_id?: string } }[] = [];
+  for (let after = ''; ;) {
+    const page = await json<{
+      data: { id: string; type: string; data: { id?: string; customer_id?: string } }[];
+      has_more: boolean;
+    }>(api(`/v3/events?order=asc&limit=100${after && `&starting_after=${after}`}`));
+    about.push(
+      ...page.data.filter((e) => e.data.id === customerId || e.data.customer_id === customerId),
+    );
+    if (!page.has_more) return about;
+    after = page.data.at(-1)!.id;
+  }
+}
+
+async function storageKeysOf(customerId: string): Promise<string[]> {
+  const rows = await stack.database.sql<{ key: string }[]>`
+    select storage_key as key from documents where customer_id = ${customerId}`;
+  return rows.map((row) => row.key);
+}
+
+async function stored(key: string): Promise<boolean> {
+  const file = await stack.files.open(key);
+  file?.body.destroy();
+  return file !== undefined;
+}
+
+async function advanceClock(customerId: string, to: Date): Promise<void> {
+  const response = await api(`/v3/sandbox/customers/${customerId}/clock`, {
+    method: 'POST',
+    body: { advance_to: to.toISOString() },
+  });
+  expect(response.status).toBe(202);
+  await eventually(
+    async () => {
+      const clock = await json<{ status: string }>(
+        api(`/v3/sandbox/customers/${customerId}/clock`),
+      );
+      return clock.status === 'ready' ? clock : undefined;
+    },
+    `the clock of ${customerId} to be ready`,
+    60_000,
+  );
+}
+
+async function workflowStatus(workflowId: string): Promise<string> {
+  return (await stack.temporal.workflow.getHandle(workflowId).describe()).status.name;
+}
+
+describe('a customer without loans', () => {
+  it('is anonymized at once, its files and workflows gone, and recognized when registered again', async () => {
+    const data = person();
+    const customer = await registerCustomer(api, data);
+    for (const type of ['identity_card_front', 'selfie'])
+      expect(
+        (await upload(api, customer.id, type, { bytes: files.png(), name: `${data.name}.png` }))
+          .status,
+      ).toBe(201);
+    const keys = await eventually(async () => {
+      const found = await storageKeysOf(customer.id);
+      return found.length === 2 ? found : undefined;
+    }, 'the documents to be recorded');
+    for (const key of keys) expect(await stored(key)).toBe(true);
+    expect((await tablesHolding(data.email)).length).toBeGreaterThan(0);
+
+    // Only an administrator erases.
+    const reviewer = await createOperator(stack, ['kyc_reviewer']);
+    expect((await erase(customer.id, reviewer.token)).status).toBe(403);
+
+    const erasedFromLine = logLines.length;
+    const response = await erase(customer.id);
+    expect(response.status).toBe(201);
+    const erasure = (await response.json()) as ErasureBody;
+    expect(erasure).toMatchObject({
+      customer_id: customer.id,
+      requested_by: { type: 'operator', id: admin.operator.id },
+      retained_until: null,
+      re_registered_as: [],
+    });
+    const done = await erasureReaches(customer.id, 'completed');
+    expect(done.files_deleted_at).not.toBeNull();
+    // Asking again answers the erasure made.
+    expect((await erase(customer.id)).status).toBe(200);
+
+    // The partner: the customer is gone (410), out of lists; its events keep ids, not data.
+    const gone = await api(`/v3/customers/${customer.id}`);
+    expect(gone.status).toBe(410);
+    expect(await gone.json()).toMatchObject({
+      code: 'customer_erased',
+      erased_at: erasure.erased_at,
+    });
+    expect((await api(`/v3/customers/${customer.id}/documents`)).status).toBe(404);
+    const listed = await json<{ data: CustomerBody[] }>(api(`/v3/customers?cpf=${customer.cpf}`));
+    expect(listed.data).toEqual([]);
+    const events = await eventsAbout(customer.id);
+    expect(events.map((event) => event.type)).toEqual(
+      expect.arrayContaining(['customer.created', 'customer.erased']),
+    );
+    const created = events.find((event) => event.type === 'customer.created')!;
+    expect(created.data).toMatchObject({
+      id: customer.id,
+      name: '[erased]',
+      cpf: '[erased]',
+      external_id: '[erased]',
+    });
+
+    // No trace in any table, object or workflow.
+    for (const needle of [
+      customer.cpf,
+      data.name,
+      data.email,
+      data.phone,
+      data.trading_name,
+      data.external_id,
+    ])
+      expect({ needle, tables: await tablesHolding(needle) }).toEqual({ needle, tables: [] });
+    for (const key of keys) expect(await stored(key)).toBe(false);
+    expect(JSON.stringify(events)).not.toContain(data.email);
+    expect(await workflowStatus(`customer-onboarding/${customer.id}`)).toBe('TERMINATED');
+    expect(await workflowStatus(`customer-erasure/${customer.id}`)).toBe('COMPLETED');
+
+    // Nothing written to the logs since names the person (and lines were written: the erasure's).
+    const since = logLines.slice(erasedFromLine).join('\n');
+    expect(since).toContain(customer.id);
+    for (const needle of [customer.cpf, data.name, data.email, data.phone])
+      expect(since).not.toContain(needle);
+
+    // The audit names the administrator.
+    const audit = await json<{
+      data: { operation_id: string; actor: { id: string }; status: number }[];
+    }>(
+      fetch(`${stack.baseUrl}/ops/v1/audit?operation_id=eraseCustomer&limit=100`, {
+        headers: { authorization: `Bearer ${OPS_TOKEN}` },
+      }),
+    );
+    expect(audit.data).toContainEqual(
+      expect.objectContaining({
+        operation_id: 'eraseCustomer',
+        actor: { type: 'operator', id: admin.operator.id },
+        status: 201,
+      }),
+    );
+
+    // The same identity registered again is a new customer, recognized as the erased one's.
+    const again = await registerCustomer(api, { ...person(), cpf: customer.cpf });
+    expect(again.id).not.toBe(customer.id);
+    expect((await erasureOf(customer.id)).re_registered_as).toEqual([again.id]);
+  }, 180_000);
+});
+
+describe('a customer whose loan is finished', () => {
+  it('keeps the contract and the ledger until the period passes on its clock, then loses them too', async () => {
+    const data = person();
+    const loan = await activeLoan(stack, api, { opsToken: OPS_TOKEN, customer: data });
+    const customerId = loan.customer_id;
+    const [signer] = loan.signers;
+    const keys = await storageKeysOf(customerId);
+    expect(keys.length).toBeGreaterThan(0);
+
+    // A loan in force refuses the erasure.
+    const inForce = await erase(customerId);
+    expect(inForce.status).toBe(409);
+    expect(((await inForce.json()) as { detail: string }).detail).toContain(loan.id);
+
+    const finished = await json<{ status: string; updated_at: string }>(
+      api(`/v3/sandbox/loans/${loan.id}/payoff`, { method: 'POST', body: {} }),
+    );
+    expect(finished.status).toBe('finished');
+    const contractKey = (
+      await stack.database.sql<
+        { key: string }[]
+      >`select contract_key as key from loans where id = ${loan.id}`
+    )[0]!.key;
+
+    expect((await erase(customerId)).status).toBe(201);
+    const retained = await erasureReaches(customerId, 'retained');
+    const until = new Date(retained.retained_until!).getTime();
+    expect(until - new Date(finished.updated_at).getTime()).toBeGreaterThanOrEqual(30 * DAY);
+    expect(until - new Date(finished.updated_at).getTime()).toBeLessThan(30 * DAY + 60_000);
+
+    // Kept: the contract, its signer and the ledger. Gone: the rest.
+    expect(await stored(contractKey)).toBe(true);
+    const kept = await json<{ status: string; signers: { name: string; cpf: string }[] }>(
+      api(`/v3/loans/${loan.id}`),
+    );
+    expect(kept).toMatchObject({
+      status: 'finished',
+      signers: [{ name: signer!.name, cpf: signer!.cpf }],
+    });
+    const ledger = await json<{ data: unknown[] }>(api(`/v3/loans/${loan.id}/transactions`));
+    expect(ledger.data.length).toBeGreaterThanOrEqual(2);
+    expect((await api(`/v3/customers/${customerId}`)).status).toBe(410);
+    for (const key of keys) expect(await stored(key)).toBe(false);
+    expect(await tablesHolding(signer!.cpf)).toEqual(['loan_signers']);
+    expect(await tablesHolding(data.name)).toEqual(['loan_signers']);
+    // The signer's record (where the signing code went) and the payout's (the pix key is the
+    // e-mail) keep it with the contract.
+    expect(await tablesHolding(data.email)).toEqual(['loan_signers', 'loans']);
+    expect(await tablesHolding(data.phone)).toEqual([]);
+    expect(JSON.stringify(await eventsAbout(customerId))).not.toContain(data.email);
+    expect(JSON.stringify(await eventsAbout(customerId))).not.toContain(signer!.cpf);
+
+    // Not before its time: a day short of the period, everything kept is still there.
+    await advanceClock(customerId, new Date(until - DAY));
+    expect((await erasureOf(customerId)).status).toBe('retained');
+    expect(await stored(contractKey)).toBe(true);
+
+    await advanceClock(customerId, new Date(until + DAY));
+    const completed = await erasureReaches(customerId, 'completed');
+    expect(completed.completed_at).not.toBeNull();
+    for (const needle of [signer!.cpf, data.name, data.email, data.phone])
+      expect({ needle, tables: await tablesHolding(needle) }).toEqual({ needle, tables: [] });
+    expect(await stored(contractKey)).toBe(false);
+    // The ledger stays: amounts and dates, nobody's data.
+    expect(
+      (await json<{ data: unknown[] }>(api(`/v3/loans/${loan.id}/transactions`))).data,
+    ).toEqual(ledger.data);
+  }, 240_000);
+});
+
+describe("a denied applicant's documents", () => {
+  it('are kept for DENIED_DOCUMENT_RETENTION on the clock, then deleted', async () => {
+    const customer = await registerCustomer(api, person());
+    expect(
+      (
+        await upload(api, customer.id, 'identity_card_front', {
+          bytes: files.png(),
+          name: 'rg.png',
+        })
+      ).status,
+    ).toBe(201);
+    const keys = await eventually(async () => {
+      const found = await storageKeysOf(customer.id);
+      return found.length === 1 ? found : undefined;
+    }, 'the document to be recorded');
+    const denied = await json<{ status: string; updated_at: string }>(
+      api(`/v3/sandbox/customers/${customer.id}/deny`, {
+        method: 'POST',
+        body: { reason: 'Fraud suspected.' },
+      }),
+    );
+    expect(denied.status).toBe('denied');
+    const deniedAt = new Date(denied.updated_at).getTime();
+
+    await advanceClock(customer.id, new Date(deniedAt + 9 * DAY));
+    expect(await stored(keys[0]!)).toBe(true);
+    expect(
+      (await json<{ data: unknown[] }>(api(`/v3/customers/${customer.id}/documents`))).data,
+    ).toHaveLength(1);
+
+    await advanceClock(customer.id, new Date(deniedAt + 11 * DAY));
+    expect(
+      (await json<{ data: unknown[] }>(api(`/v3/customers/${customer.id}/documents`))).data,
+    ).toEqual([]);
+    expect(await stored(keys[0]!)).toBe(false);
+    expect(await workflowStatus(`denied-documents/${customer.id}`)).toBe('COMPLETED');
+    // The denial itself stands: the customer is still there, denied.
+    expect(await json<{ status: string }>(api(`/v3/customers/${customer.id}`))).toMatchObject({
+      status: 'denied',
+    });
+  });
+});
