@@ -71,7 +71,7 @@ export function createCreditOfferActivities(deps: ActivityDeps) {
           )
           .for('update');
         const analysis = customer?.creditAnalysis;
-        if (!customer || customer.status !== 'active') return undefined;
+        if (!customer || customer.status !== 'active' || customer.erasedAt) return undefined;
         // The analysis runs first thing at registration; if it has not been stored yet, retry.
         if (!analysis) throw new Error(`credit analysis of ${customer.id} not stored yet`);
         if (analysis.status !== 'approved' || analysis.approved_limit_amount === null)

@@ -121,10 +121,11 @@ export async function createLoan(
       if (!locked || locked.status !== 'available')
         throw offerUnavailable(locked?.status ?? 'gone');
       const [holder] = await tx
-        .select({ status: customers.status })
+        .select({ status: customers.status, erasedAt: customers.erasedAt })
         .from(customers)
         .where(eq(customers.id, customer.id))
         .for('share');
+      if (holder?.erasedAt) throw offerUnavailable('not available: the customer was erased');
       if (holder?.status !== 'active')
         throw offerUnavailable(`not available: the customer is ${holder?.status ?? 'gone'}`);
       // Read again under the customer's lock: a clock advance committed meanwhile counts.

@@ -1,9 +1,10 @@
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Client } from '@temporalio/client';
 import type { Db } from '../db/client.js';
 import { erasePersonalData, findErasure, type Erasure } from '../db/queries/erasure.js';
 import { clockOffset } from '../db/queries/sandbox-clocks.js';
-import { customerErasures, customers, loans } from '../db/schema/index.js';
+import { creditOffers, customerErasures, customers, loans } from '../db/schema/index.js';
+import { presentCreditOffer } from '../presenters/credit-offers.js';
 import { identityHashes } from '../domain/customers/erasure.js';
 import { newId } from '../domain/ids.js';
 import type { KeyRing } from '../domain/key-ring.js';
@@ -93,10 +94,23 @@ export async function eraseCustomer(
       })
       .returning();
     const tenant = { partnerId: customer.partnerId, environment: customer.environment };
+    // An offer still available is withdrawn, as on a denial: nobody is left to take it.
+    const withdrawn = await tx
+      .update(creditOffers)
+      .set({ status: 'cancelled', updatedAt: at })
+      .where(and(eq(creditOffers.customerId, customerId), eq(creditOffers.status, 'available')))
+      .returning();
     const deliveries = await recordAndFanOut(
       tx,
       tenant,
       [
+        ...withdrawn.map((offer) => ({
+          id: newId('evt'),
+          type: 'credit_offer.cancelled',
+          createdAt: at,
+          actor,
+          data: presentCreditOffer(offer),
+        })),
         {
           id: newId('evt'),
           type: 'customer.erased',

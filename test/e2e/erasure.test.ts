@@ -1,6 +1,6 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activeLoan } from '../helpers/credit.js';
+import { activeCustomer, activeLoan, offerOf, type OfferBody } from '../helpers/credit.js';
 import { files, registerCustomer, upload, type CustomerBody } from '../helpers/customers.js';
 import { createOperator, type TestOperator } from '../helpers/operators.js';
 import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
@@ -246,6 +246,23 @@ describe('a customer without loans', () => {
     expect(again.id).not.toBe(customer.id);
     expect((await erasureOf(customer.id)).re_registered_as).toEqual([again.id]);
   }, 180_000);
+
+  it('withdraws an available offer and ends the offers workflow', async () => {
+    const customer = await activeCustomer(stack, api, person());
+    const offer = await offerOf(api, customer.id);
+    expect(await workflowStatus(`credit-offers/${customer.id}`)).toBe('RUNNING');
+
+    expect((await erase(customer.id)).status).toBe(201);
+    await erasureReaches(customer.id, 'completed');
+    expect(await json<OfferBody>(api(`/v3/credit-offers/${offer.id}`))).toMatchObject({
+      status: 'cancelled',
+    });
+    expect(await workflowStatus(`credit-offers/${customer.id}`)).toBe('TERMINATED');
+    const cancelled = (await eventsAbout(customer.id)).filter(
+      (event) => event.type === 'credit_offer.cancelled',
+    );
+    expect(cancelled).toHaveLength(1);
+  }, 120_000);
 });
 
 describe('a customer whose loan is finished', () => {
