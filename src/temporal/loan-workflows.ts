@@ -90,16 +90,20 @@ export async function changeLoan<Ret, Args extends unknown[]>(
       updateId,
     );
   } catch (error) {
-    throw toProblem(error, loan);
+    throw toProblem(error);
   }
 }
 
 /** A loan workflow's failure as the partner reads it (exported for its tests). */
-export function toProblem(error: unknown, loan: Pick<LoanView, 'status'>): unknown {
+export function toProblem(error: unknown): unknown {
   return updateProblem(error, {
     workflow: 'The loan’s workflow',
-    // Only a closed workflow refuses to be used: the loan has ended.
-    closed: () => new ProblemError('invalid_state', `The loan has ended (it was ${loan.status}).`),
+    // The record says the loan goes on (an ended one is refused before), yet Temporal found no
+    // run to take the command: the workflow was between two runs (a continue-as-new). Retry.
+    closed: () =>
+      problems.serviceUnavailable(
+        `The loan’s workflow was between two runs and did not take the command; retry shortly.`,
+      ),
     byType: {
       invalid_state: (message) => new ProblemError('invalid_state', message),
       release_window_passed: (message) => new ProblemError('invalid_state', message),

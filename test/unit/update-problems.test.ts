@@ -1,4 +1,7 @@
-import { WorkflowUpdateFailedError } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { ProblemError } from '../../src/errors.js';
@@ -59,7 +62,7 @@ const customerRefusals: [string, number, string, string[]][] = [
 
 describe('a workflow’s refusal reaches the partner as its problem', () => {
   for (const [workflow, map, refusals] of [
-    ['loan', (error: unknown) => loanProblem(error, { status: 'active' }), loanRefusals],
+    ['loan', (error: unknown) => loanProblem(error), loanRefusals],
     [
       'customer',
       (error: unknown) => customerProblem(error, { status: 'under_review' }),
@@ -74,9 +77,22 @@ describe('a workflow’s refusal reaches the partner as its problem', () => {
     }
   }
 
+  it('a loan the record says goes on, whose workflow Temporal found closed, is a 503 to retry', () => {
+    const closed = new WorkflowExecutionAlreadyStartedError(
+      'Workflow execution already started',
+      'loan/ln_0123456789abcdef0123456789abcdef',
+      'loanWorkflow',
+    );
+    expect(problemOf(loanProblem(closed))).toEqual({
+      status: 503,
+      code: 'service_unavailable',
+      paths: [],
+    });
+  });
+
   it('leaves what is not a refusal as it is: a 500, never a made-up problem', () => {
     for (const error of [byActivity('ECONNREFUSED'), byActivity(''), new Error('boom')])
-      expect(loanProblem(error, { status: 'active' })).toBe(error);
+      expect(loanProblem(error)).toBe(error);
     const timedOut = new WorkflowUpdateFailedError(
       'Workflow Update failed',
       new ActivityFailure(
