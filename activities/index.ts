@@ -38,6 +38,8 @@ export interface ActivityDeps {
     allowPrivateTargets: boolean;
     /** Ports a webhook URL may name (WEBHOOK_ALLOWED_PORTS); any with private targets allowed. */
     allowedPorts: readonly number[];
+    /** WEBHOOK_ALLOW_LOOPBACK_HTTP: plain http to this machine (development); absent: refused. */
+    allowLoopbackHttp?: boolean;
     /** Extra CA certificates (PEM) trusted for deliveries. */
     ca?: string;
   };

@@ -100,6 +100,7 @@ export function createWebhookActivities(deps: ActivityDeps) {
         },
         allowPrivate: deps.webhooks.allowPrivateTargets,
         allowedPorts: deps.webhooks.allowedPorts,
+        allowLoopbackHttp: deps.webhooks.allowLoopbackHttp ?? false,
         ...(deps.webhooks.ca ? { ca: deps.webhooks.ca } : {}),
       });
 

@@ -205,6 +205,7 @@ export function createApp(deps: AppDeps): App {
     sealedBox,
     allowPrivateTargets: config.webhookAllowPrivateTargets,
     allowedPorts: config.webhookAllowedPorts,
+    allowLoopbackHttp: config.webhookAllowLoopbackHttp,
     clock,
   });
   webhookDeliveryRoutes(partnerApi, { db, temporal, logger, taskQueue: config.temporal.taskQueue });

@@ -169,6 +169,8 @@ const schema = z.object({
     why: 'late interest (juros de mora) is capped at 1 % a month',
   }),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: flag,
+  // Plain http to this machine's loopback (a partner's receiver under `npm run dev`).
+  WEBHOOK_ALLOW_LOOPBACK_HTTP: flag,
   OUTBOX_SWEEP_INTERVAL: duration('5s'),
   TOKEN_SIGNING_KEYS: keyRingVariable,
   DATA_ENCRYPTION_KEYS: keyRingVariable,
@@ -259,6 +261,8 @@ export interface Config {
   /** LATE_FEE_RATE and LATE_INTEREST_MONTHLY_RATE as decimal strings. */
   readonly lateCharges: LateChargeRates;
   readonly webhookAllowPrivateTargets: boolean;
+  /** WEBHOOK_ALLOW_LOOPBACK_HTTP: `http://localhost…`, `http://127.…`, `http://[::1]…` targets. */
+  readonly webhookAllowLoopbackHttp: boolean;
   readonly outboxSweepIntervalMs: number;
   /** Workflows a worker keeps in memory between their tasks. */
   readonly workerMaxCachedWorkflows: number;
@@ -392,11 +396,9 @@ function failClosedRules(env: NodeJS.ProcessEnv): string[] {
         'TEMPORAL_UI_ORIGIN: must be https outside development (loopback aside): its pages get decoded payloads',
       );
   }
-  if (['true', '1'].includes(env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? '')) {
-    problems.push(
-      'WEBHOOK_ALLOW_PRIVATE_TARGETS: is for local development only and cannot be set outside it',
-    );
-  }
+  for (const name of ['WEBHOOK_ALLOW_PRIVATE_TARGETS', 'WEBHOOK_ALLOW_LOOPBACK_HTTP'] as const)
+    if (['true', '1'].includes(env[name] ?? ''))
+      problems.push(`${name}: is for local development only and cannot be set outside it`);
   return problems;
 }
 
@@ -478,6 +480,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       monthlyInterestRate: e.LATE_INTEREST_MONTHLY_RATE,
     }),
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+    webhookAllowLoopbackHttp: e.WEBHOOK_ALLOW_LOOPBACK_HTTP,
     outboxSweepIntervalMs: e.OUTBOX_SWEEP_INTERVAL,
     workerMaxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     workerMetricsPort: e.WORKER_METRICS_PORT,

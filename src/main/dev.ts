@@ -141,6 +141,8 @@ async function main(): Promise<void> {
     TEMPORAL_ADDRESS: temporalAddress,
     PUBLIC_BASE_URL: publicBaseUrl,
     WEBHOOK_ALLOW_PRIVATE_TARGETS: env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? 'true',
+    // A partner's receiver on this machine: http://localhost:4000/hook (docs/walkthrough).
+    WEBHOOK_ALLOW_LOOPBACK_HTTP: env.WEBHOOK_ALLOW_LOOPBACK_HTTP ?? 'true',
     TEMPORAL_UI_ORIGIN: uiOrigin,
   };
   startChild('worker', 'src/main/worker.ts', childEnv);

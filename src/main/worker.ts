@@ -49,6 +49,7 @@ await runMain('worker', async (logger) => {
         sealedBox: createSealedBox(config.keys.dataEncryption),
         allowPrivateTargets: config.webhookAllowPrivateTargets,
         allowedPorts: config.webhookAllowedPorts,
+        allowLoopbackHttp: config.webhookAllowLoopbackHttp,
         ...(config.webhookCaFile ? { ca: await readFile(config.webhookCaFile, 'utf8') } : {}),
       },
     },

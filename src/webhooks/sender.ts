@@ -1,4 +1,6 @@
-import { Agent, request } from 'node:https';
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { Agent, request as httpsRequest } from 'node:https';
+import ipaddr from 'ipaddr.js';
 import {
   checkPort,
   checkUrlTarget,
@@ -28,6 +30,8 @@ export async function postWebhook(input: {
   allowPrivate: boolean;
   /** The ports a URL may name (WEBHOOK_ALLOWED_PORTS); 443 alone when not given. */
   allowedPorts?: readonly number[];
+  /** WEBHOOK_ALLOW_LOOPBACK_HTTP: plain http to this machine's loopback (development). */
+  allowLoopbackHttp?: boolean;
   /** Extra trusted CA certificates (PEM), for receivers on a private PKI. */
   ca?: string;
   timeoutMs?: number;
@@ -38,27 +42,44 @@ export async function postWebhook(input: {
     durationMs: Date.now() - started,
   });
   const url = new URL(input.url);
-  if (url.protocol !== 'https:')
+  const plainLoopback = url.protocol === 'http:' && input.allowLoopbackHttp === true;
+  if (url.protocol !== 'https:' && !plainLoopback)
     return result({ status: null, retryAfter: null, error: 'only https:// is delivered to' });
-  const refused =
-    checkUrlTarget(url, { allowPrivate: input.allowPrivate }) ??
-    checkPort(url, { allowPrivate: input.allowPrivate, allowedPorts: input.allowedPorts ?? [443] });
+  const refused = plainLoopback
+    ? checkLoopbackHost(url)
+    : (checkUrlTarget(url, { allowPrivate: input.allowPrivate }) ??
+      checkPort(url, {
+        allowPrivate: input.allowPrivate,
+        allowedPorts: input.allowedPorts ?? [443],
+      }));
   if (refused)
     return result({ status: null, retryAfter: null, error: `forbidden target: ${refused}` });
 
-  const agent = new Agent({
-    lookup: guardedLookup({ allowPrivate: input.allowPrivate }),
-    ...(input.ca ? { ca: input.ca } : {}),
-    keepAlive: false,
-  });
+  const agent = plainLoopback
+    ? undefined
+    : new Agent({
+        lookup: guardedLookup({ allowPrivate: input.allowPrivate }),
+        ...(input.ca ? { ca: input.ca } : {}),
+        keepAlive: false,
+      });
   const timeoutMs = input.timeoutMs ?? RECEIVER_TIMEOUT_MS;
   try {
     return await new Promise<SendResult>((resolve) => {
-      const req = request(
-        url,
+      const send = (
+        options: Parameters<typeof httpsRequest>[1],
+        done: (res: IncomingMessage) => void,
+      ): ClientRequest =>
+        plainLoopback
+          ? // `localhost` is sent to 127.0.0.1: no name is resolved for a plain-http target.
+            httpRequest(
+              url,
+              { ...options, ...(url.hostname === 'localhost' ? { host: '127.0.0.1' } : {}) },
+              done,
+            )
+          : httpsRequest(url, { ...options, agent }, done);
+      const req = send(
         {
           method: 'POST',
-          agent,
           headers: {
             ...input.headers,
             'content-type': 'application/json',
@@ -91,6 +112,15 @@ export async function postWebhook(input: {
       req.end(input.body);
     });
   } finally {
-    agent.destroy();
+    agent?.destroy();
   }
+}
+
+/** A plain-http target must be this machine: `localhost`, 127.0.0.0/8 or ::1, nothing resolved. */
+function checkLoopbackHost(url: URL): string | undefined {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (host === 'localhost') return undefined;
+  return ipaddr.isValid(host) && ipaddr.parse(host).range() === 'loopback'
+    ? undefined
+    : 'plain http goes to this machine only (localhost, 127.0.0.1, [::1])';
 }

@@ -101,6 +101,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     sealedBox: createSealedBox(config.keys.dataEncryption),
     allowPrivateTargets: config.webhookAllowPrivateTargets,
     allowedPorts: config.webhookAllowedPorts,
+    allowLoopbackHttp: config.webhookAllowLoopbackHttp,
     ...(options.webhookCa ? { ca: options.webhookCa } : {}),
   };
   const offers = {

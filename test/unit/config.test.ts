@@ -115,6 +115,7 @@ describe('configuration', () => {
       SMTP_URL: 'smtp://smtp.credit.example:25',
       PUBLIC_BASE_URL: 'http://api.credit.example',
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_ALLOW_LOOPBACK_HTTP: 'true',
     });
     expect(problems).toEqual(
       expect.arrayContaining([
@@ -123,6 +124,7 @@ describe('configuration', () => {
         'DATA_ENCRYPTION_KEYS: key k1: must be at least 32 bytes',
         'PUBLIC_BASE_URL: must be https outside development (loopback aside)',
         'WEBHOOK_ALLOW_PRIVATE_TARGETS: is for local development only and cannot be set outside it',
+        'WEBHOOK_ALLOW_LOOPBACK_HTTP: is for local development only and cannot be set outside it',
       ]),
     );
     const shared = problemsOf({

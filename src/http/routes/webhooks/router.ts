@@ -26,6 +26,7 @@ import {
   rotateBody,
   secretSchema,
   endpointBodies,
+  loopbackHttpTarget,
 } from './schema.js';
 
 export interface WebhookRouteDeps {
@@ -34,6 +35,8 @@ export interface WebhookRouteDeps {
   allowPrivateTargets: boolean;
   /** Ports a webhook URL may name (WEBHOOK_ALLOWED_PORTS); any with private targets allowed. */
   allowedPorts: readonly number[];
+  /** WEBHOOK_ALLOW_LOOPBACK_HTTP: plain http to this machine (development). */
+  allowLoopbackHttp: boolean;
   clock: () => Date;
 }
 
@@ -45,6 +48,7 @@ export function webhookEndpointRoutes(api: ApiRouter, deps: WebhookRouteDeps): v
   const bodies = endpointBodies({
     allowPrivateTargets: deps.allowPrivateTargets,
     allowedPorts: deps.allowedPorts,
+    allowLoopbackHttp: deps.allowLoopbackHttp,
   });
   const policy = { allowPrivate: deps.allowPrivateTargets };
   /**
@@ -53,6 +57,7 @@ export function webhookEndpointRoutes(api: ApiRouter, deps: WebhookRouteDeps): v
    * attempt, where it resolves.
    */
   const assertTarget = (url: string) => {
+    if (deps.allowLoopbackHttp && loopbackHttpTarget.test(url)) return;
     const refused = checkUrlTarget(new URL(url), policy);
     if (refused) {
       throw problems.validation([

@@ -16,6 +16,10 @@ const anyHost = `(?:(?:${label}\\.)*${label}\\.?|\\[[0-9A-Fa-f:.]+\\])`;
  */
 const namedHost = `(?:${label}\\.)*(?![Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt]\\.?(?:[:/?#]|$))[A-Za-z][A-Za-z0-9-]*\\.?`;
 const urlOf = (host: string, ports = port) => new RegExp(`^https://${host}${ports}${rest}$`);
+/** Plain http to this machine's loopback (WEBHOOK_ALLOW_LOOPBACK_HTTP, development only). */
+export const loopbackHttpTarget = new RegExp(
+  `^http://(?:localhost|127(?:\\.(?:25[0-5]|2[0-4]\\d|1?\\d?\\d)){3}|\\[::1\\])${port}${rest}$`,
+);
 const anyTarget = urlOf(anyHost);
 const namedTarget = urlOf(namedHost);
 /** Only these ports, and no port at all when 443 (https's own) is one of them. */
@@ -30,34 +34,46 @@ const portsOf = (allowed: readonly number[]) => {
  * says so. Names are checked against the address policy at every delivery attempt, where they
  * resolve; with private targets allowed, address literals are checked here (src/webhooks).
  */
-function webhookUrl(allowPrivateTargets: boolean, allowedPorts: readonly number[]) {
+function webhookUrl(policy: TargetRules) {
+  const { allowPrivateTargets, allowedPorts, allowLoopbackHttp } = policy;
+  const loopback = (value: string) => allowLoopbackHttp && loopbackHttpTarget.test(value);
   const syntax = z
     .string()
     .max(2048)
-    .regex(anyTarget, {
-      message: 'Must be an https:// URL (plain HTTP is refused) of printable ASCII characters.',
+    .refine((value) => anyTarget.test(value) || loopback(value), {
+      message: allowLoopbackHttp
+        ? 'Must be an https:// URL of printable ASCII characters, or http:// to this machine (localhost, 127.0.0.1, [::1]).'
+        : 'Must be an https:// URL (plain HTTP is refused) of printable ASCII characters.',
+      params: { code: 'invalid_format' },
       abort: true,
     })
-    .pipe(z.url({ protocol: /^https$/, error: 'Not a URL.' }));
+    .pipe(z.url({ protocol: allowLoopbackHttp ? /^https?$/ : /^https$/, error: 'Not a URL.' }));
+  const example = 'https://hooks.partner.example/embedded-credit';
+  const documented = (pattern: RegExp) =>
+    allowLoopbackHttp ? `${pattern.source}|${loopbackHttpTarget.source}` : pattern.source;
   if (allowPrivateTargets)
-    return syntax.meta({ example: 'https://hooks.partner.example/embedded-credit' });
+    return syntax.meta({ example, override: { pattern: documented(anyTarget) } });
   // Ports (WEBHOOK_ALLOWED_PORTS) are part of the documented pattern, so a URL the document
   // allows is one the API takes.
   const allowedTarget = urlOf(namedHost, portsOf(allowedPorts));
   return syntax
-    .refine((value) => namedTarget.test(value), {
+    .refine((value) => loopback(value) || namedTarget.test(value), {
       message: 'Webhooks must name their host: an IP address or localhost is refused.',
       params: { code: 'forbidden_target' },
       abort: true,
     })
-    .refine((value) => allowedTarget.test(value), {
+    .refine((value) => loopback(value) || allowedTarget.test(value), {
       message: `Webhooks go to port ${allowedPorts.join(' or ')} only${allowedPorts.includes(443) ? ' (no port means 443)' : ''}.`,
       params: { code: 'forbidden_target' },
     })
-    .meta({
-      example: 'https://hooks.partner.example/embedded-credit',
-      override: { pattern: allowedTarget.source },
-    });
+    .meta({ example, override: { pattern: documented(allowedTarget) } });
+}
+
+/** What decides where webhooks may go (the configuration's WEBHOOK_* rules). */
+export interface TargetRules {
+  allowPrivateTargets: boolean;
+  allowedPorts: readonly number[];
+  allowLoopbackHttp: boolean;
 }
 
 /** Every event name of the catalogue, and a wildcard per resource (`loan.*`). */
@@ -78,8 +94,8 @@ const events = z
       'Event names or resource wildcards (`loan.*`); empty or omitted means every event.',
   });
 
-function endpointBodiesFor(allowPrivateTargets: boolean, allowedPorts: readonly number[]) {
-  const url = webhookUrl(allowPrivateTargets, allowedPorts);
+function endpointBodiesFor(policy: TargetRules) {
+  const url = webhookUrl(policy);
   return {
     create: z
       .strictObject({
@@ -105,14 +121,14 @@ function endpointBodiesFor(allowPrivateTargets: boolean, allowedPorts: readonly 
 
 const endpointBodyVariants = new Map<string, ReturnType<typeof endpointBodiesFor>>();
 /** The create and update bodies under the configured target policy (built once per policy). */
-export function endpointBodies(policy: {
-  allowPrivateTargets: boolean;
-  allowedPorts: readonly number[];
-}) {
-  const key = policy.allowPrivateTargets ? 'any' : policy.allowedPorts.join(',');
+export function endpointBodies(policy: TargetRules) {
+  const key = [
+    policy.allowPrivateTargets ? 'any' : policy.allowedPorts.join(','),
+    policy.allowLoopbackHttp ? 'loopback-http' : '',
+  ].join(' ');
   let bodies = endpointBodyVariants.get(key);
   if (!bodies) {
-    bodies = endpointBodiesFor(policy.allowPrivateTargets, policy.allowedPorts);
+    bodies = endpointBodiesFor(policy);
     endpointBodyVariants.set(key, bodies);
   }
   return bodies;
