@@ -47,20 +47,22 @@ const pay = (chargeId: string, body: Record<string, unknown> = {}) =>
   api(`/v3/sandbox/charges/${chargeId}/pay`, { method: 'POST', body });
 const transactions = async (loanId: string) =>
   (await json<{ data: Transaction[] }>(api(`/v3/loans/${loanId}/transactions?limit=100`))).data;
-/** This partner's events about a loan or a charge `id`, oldest first, every page read. */
-const eventsOf = async (id: string) => {
-  type Event = { id: string; type: string; data: { id: string; loan_id?: string } };
+type Event = { id: string; type: string; data: { id: string; loan_id?: string } };
+/** This partner's events, oldest first, every page read (`query`: the filters). */
+const allEvents = async (query = '') => {
   const events: Event[] = [];
   for (let after: string | undefined; ;) {
     const page = await json<{ data: Event[]; has_more: boolean }>(
-      api(`/v3/events?order=asc&limit=100${after ? `&starting_after=${after}` : ''}`),
+      api(`/v3/events?order=asc&limit=100${query}${after ? `&starting_after=${after}` : ''}`),
     );
     events.push(...page.data);
     if (!page.has_more) break;
     after = page.data.at(-1)!.id;
   }
-  return events.filter((e) => e.data.id === id || e.data.loan_id === id);
+  return events;
 };
+/** The events about a loan (its own and its charges') or a charge: `?resource_id=`. */
+const eventsOf = (id: string) => allEvents(`&resource_id=${id}`);
 
 describe('Pix charges (contract §14)', () => {
   it('a charge per installment, paid by Pix, records the payment by itself, once', async () => {
@@ -104,6 +106,14 @@ describe('Pix charges (contract §14)', () => {
     expect((await pay(second.id)).status).toBe(409); // paid: no second Pix through the sandbox
     const types = (await eventsOf(second.id)).map((e) => e.type);
     expect(types).toEqual(['charge.created', 'charge.paid']);
+    // The filter finds what reading every event would: the loan's own and its charges'.
+    const about = (await allEvents()).filter(
+      (e) => e.data.id === loan.id || e.data.loan_id === loan.id,
+    );
+    expect((await eventsOf(loan.id)).map((e) => e.id)).toEqual(about.map((e) => e.id));
+    expect(about.map((e) => e.type)).toEqual(
+      expect.arrayContaining(['loan.active', 'charge.created', 'charge.paid']),
+    );
     expect(
       (await eventsOf(loan.id)).filter((e) => e.type === 'loan.payment_received'),
     ).toHaveLength(1);

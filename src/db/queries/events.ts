@@ -1,5 +1,5 @@
 import type { Actor } from '../../domain/operators.js';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, or, sql, type SQL } from 'drizzle-orm';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
 import { ofTenant } from '../tenancy.js';
@@ -48,17 +48,43 @@ export async function findEvent(
 // `created_at` order is insertion order: events written together share a timestamp.
 export const eventSorts = { created_at: events.seq } as const;
 
+/** The payload fields that name a record an event is about (its own `id`, and its owners'). */
+export const resourceFields = [
+  'id',
+  'customer_id',
+  'credit_offer_id',
+  'loan_id',
+  'charge_id',
+  'simulation_id',
+] as const;
+
 export async function listEvents(
   db: DbOrTx,
   tenant: Tenant,
-  params: ListParams<keyof typeof eventSorts> & { type?: string | undefined },
+  params: ListParams<keyof typeof eventSorts> & {
+    type?: string | undefined;
+    resource_id?: string | undefined;
+  },
 ): Promise<Page<Event>> {
+  const filters: SQL[] = [];
+  if (params.type !== undefined) filters.push(eq(events.type, params.type));
+  if (params.resource_id !== undefined) {
+    // One containment per field, so the GIN index (`events_data_idx`) answers each.
+    const id = params.resource_id;
+    filters.push(
+      or(
+        ...resourceFields.map(
+          (field) => sql`${events.data} @> ${JSON.stringify({ [field]: id })}::jsonb`,
+        ),
+      )!,
+    );
+  }
   return paginate<Event>(db, {
     table: events,
     idColumn: events.id,
     sortColumn: eventSorts[params.sort],
     tenant,
-    filters: params.type !== undefined ? eq(events.type, params.type) : undefined,
+    filters: filters.length > 0 ? and(...filters) : undefined,
     params,
   });
 }

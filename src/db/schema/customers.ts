@@ -143,6 +143,8 @@ export const events = pgTable(
     index('events_type_idx').on(t.partnerId, t.environment, t.type, t.seq),
     // The customer an event is about (a customer event's `id`, anything else's `customer_id`):
     // how an erasure finds the payloads to redact.
+    // `GET /v3/events?resource_id=`: the events whose payload names a record (containment).
+    index('events_data_idx').using('gin', sql`${t.data} jsonb_path_ops`),
     index('events_customer_idx').on(
       t.partnerId,
       t.environment,

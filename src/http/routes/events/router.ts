@@ -27,8 +27,19 @@ export const eventSchema = z
   .meta({ id: 'Event' });
 
 const eventList = listEnvelope(eventSchema, 'EventList');
+/** The records an event can be about, by the prefix of their ids. */
+const resourceId = z
+  .string()
+  .regex(/^(?:cust|co|sim|ln|chg)_[0-9a-f]{32}$/)
+  .meta({
+    description:
+      'Only the events about this record: a customer (`cust_…`: its own events, its offers’ and its loans’), a credit offer (`co_…`), a simulation (`sim_…`), a loan (`ln_…`: its events and its charges’) or a charge (`chg_…`).',
+    example: 'ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9',
+  });
+
 const eventListQuery = listQuery('evt', ['created_at'], {
-  type: z.enum(eventCatalogue).optional(),
+  type: z.enum(eventCatalogue).optional().meta({ description: 'Only events of this type.' }),
+  resource_id: resourceId.optional(),
 });
 
 /** The events written for this partner and environment, newest first by default. */
@@ -39,7 +50,8 @@ export function eventRoutes(api: ApiRouter, deps: { db: Db }): void {
       path: '/events',
       operationId: 'listEvents',
       summary: 'List events',
-      description: 'Every event, in the order it was written; filter by `type`.',
+      description:
+        'Every event, in the order it was written; filter by `type` and by the record it is about (`resource_id`).',
       tag: 'Events',
       security: 'partner',
       query: eventListQuery,

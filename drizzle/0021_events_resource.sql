@@ -1,0 +1,1 @@
+CREATE INDEX "events_data_idx" ON "events" USING gin ("data" jsonb_path_ops);
