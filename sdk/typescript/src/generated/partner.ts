@@ -561,7 +561,7 @@ export interface paths {
     };
     /**
      * List events
-     * @description Every event, in the order it was written; filter by `type`.
+     * @description Every event, in the order it was written; filter by `type` and by the record it is about (`resource_id`).
      */
     get: operations['listEvents'];
     put?: never;
@@ -5054,6 +5054,7 @@ export interface operations {
         starting_after?: string;
         sort?: 'created_at';
         order?: 'asc' | 'desc';
+        /** @description Only events of this type. */
         type?:
           | 'customer.created'
           | 'customer.under_review'
@@ -5080,6 +5081,7 @@ export interface operations {
           | 'charge.paid'
           | 'charge.expired'
           | 'charge.cancelled';
+        resource_id?: string;
       };
       header?: never;
       path?: never;
