@@ -206,10 +206,55 @@ export const errorCatalogue = {
 
 export type ErrorCode = keyof typeof errorCatalogue;
 
+/**
+ * The codes of a `validation_error`'s `errors[]`, one name per kind of problem (`/docs/errors`
+ * lists them): a partner's code can branch on `code` and show `message`.
+ */
+export const fieldErrorCatalogue = {
+  required: 'The field is missing.',
+  unknown_field:
+    'The field is not part of the request schema (a typo, or a field of another request).',
+  invalid_type:
+    'The value has the wrong JSON type: a string where a number goes, a fraction where an integer goes.',
+  invalid_format:
+    'The text does not have the field’s format: a pattern, an e-mail, a URL, a date, an id, a cpf or cnpj (check digits included), a pix key, a header’s syntax.',
+  invalid_value:
+    'The value is not one the field takes: not in its list (an enum), or not the literal it must be.',
+  invalid_text: 'The text holds a NUL character or an unpaired UTF-16 surrogate.',
+  out_of_range:
+    'A number or a date outside the bounds allowed: the field’s own, the offer’s (amount, installments), the customer’s clock (dates). `message` names the bounds.',
+  too_long: 'Text or a list longer than the field allows.',
+  too_short:
+    'Text or a list shorter than the field allows (an empty string where text is required).',
+  duplicate:
+    'The same value twice where each must differ (two signers with one cpf, a role twice).',
+  immutable: 'A field that cannot change after creation (a customer’s `cpf`, `external_id`).',
+  nothing_to_change: 'An update that names no field to change.',
+  unreadable:
+    'The body could not be read as the content type it declares (a broken multipart form).',
+  forbidden_target:
+    'A webhook URL the service will not deliver to: an address that is not public, localhost, a port not allowed.',
+  customer_cpf: 'The customer’s own cpf among the extra signers: the customer signs already.',
+  not_a_signer: 'The cpf does not sign this loan.',
+  in_the_future: 'A payment dated later than now (the customer’s clock in the sandbox).',
+  before_disbursement: 'A payment dated before the loan’s disbursement.',
+  before_latest_payment: 'A payment dated before the loan’s latest payment.',
+  above_payoff_amount:
+    'More than the payoff amount of the day: `message` says how much pays everything.',
+  not_the_amount_due:
+    'Not the amount the installment asks for (the sandbox’s exact-amount helper).',
+  above_refund_due: 'A refund larger than what the loan owes back to the borrower.',
+  nothing_overdue: 'A charge for the overdue installments of a loan with none overdue.',
+  codec_failed:
+    'A workflow payload the codec could not decode or encode (ops: an unknown key id, a failed tag).',
+} as const;
+
+export type FieldErrorCode = keyof typeof fieldErrorCatalogue;
+
 export interface FieldError {
   /** JSON-pointer-like path of the field, e.g. `body.email` or `query.limit`. */
   path: string;
-  code: string;
+  code: FieldErrorCode;
   message: string;
 }
 

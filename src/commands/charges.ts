@@ -76,7 +76,7 @@ export async function createCharge(
   );
   if (!expiry.ok)
     throw problems.validation([
-      { path: 'body.expires_at', code: 'invalid_expires_at', message: expiry.message },
+      { path: 'body.expires_at', code: 'out_of_range', message: expiry.message },
     ]);
   return written(deps, tenant, loan, {
     chargeId: newId('chg'),

@@ -5,7 +5,12 @@ import {
   type ZodOpenApiPathsObject,
   type ZodOpenApiResponseObject,
 } from 'zod-openapi';
-import { errorCatalogue, type ErrorCode } from '../errors.js';
+import {
+  errorCatalogue,
+  fieldErrorCatalogue,
+  type ErrorCode,
+  type FieldErrorCode,
+} from '../errors.js';
 import { API_VERSION } from './middleware/request-context.js';
 import type { DocumentedOperation, Security } from './api-router.js';
 import { TEXT_PATTERN } from './text.js';
@@ -29,11 +34,22 @@ export const validationProblemSchema = z
     code: z.literal('validation_error'),
     errors: z
       .array(
-        z.object({
-          path: z.string().meta({ description: 'Where: `body.email`, `query.limit`, `header.…`.' }),
-          code: z.string().meta({ description: 'What: `required`, `unknown_field`, `too_big`, …' }),
-          message: z.string(),
-        }),
+        z
+          .object({
+            path: z
+              .string()
+              .meta({ description: 'Where: `body.email`, `query.limit`, `header.…`.' }),
+            code: z
+              .enum(Object.keys(fieldErrorCatalogue) as [FieldErrorCode, ...FieldErrorCode[]])
+              .meta({
+                description:
+                  'What kind of problem, one name per kind: the catalogue is at `/docs/errors#field-codes`.',
+              }),
+            message: z
+              .string()
+              .meta({ description: 'What to fix, for a person: the bounds, the format.' }),
+          })
+          .meta({ id: 'FieldError' }),
       )
       .min(1)
       .meta({ description: 'One entry per invalid field.' }),

@@ -1,6 +1,6 @@
 import type { RouterMiddleware } from '@koa/router';
 import type { z } from 'zod';
-import { problems, type FieldError } from '../errors.js';
+import { fieldErrorCatalogue, problems, type FieldError, type FieldErrorCode } from '../errors.js';
 import type { AppContext, AppState } from './context.js';
 import { isValidText } from './text.js';
 
@@ -44,7 +44,7 @@ export function validated<S extends InputSchemas>(
       errors.push(
         ...badText.map((path) => ({
           path,
-          code: 'invalid_text',
+          code: 'invalid_text' as const,
           message: 'Text must not contain NUL characters or unpaired UTF-16 surrogates.',
         })),
       );
@@ -77,7 +77,8 @@ function invalidTextPaths(value: unknown, path: string): string[] {
   );
 }
 
-function toFieldErrors(location: string, issue: z.core.$ZodIssue): FieldError[] {
+/** A zod issue as the partner reads it: one of the field codes of `fieldErrorCatalogue`. */
+export function toFieldErrors(location: string, issue: z.core.$ZodIssue): FieldError[] {
   const path = [location, ...issue.path.map(String)].join('.');
   if (issue.code === 'unrecognized_keys') {
     return issue.keys.map((key) => ({
@@ -89,10 +90,34 @@ function toFieldErrors(location: string, issue: z.core.$ZodIssue): FieldError[] 
   if (issue.code === 'invalid_type' && issue.message.endsWith('received undefined')) {
     return [{ path, code: 'required', message: 'This field is required.' }];
   }
-  // A custom check may name its own code (`params: { code }`), e.g. `forbidden_target`.
-  const code =
-    issue.code === 'custom'
-      ? ((issue.params as { code?: string } | undefined)?.code ?? 'invalid')
-      : issue.code;
-  return [{ path, code, message: issue.message }];
+  return [{ path, code: fieldCodeOf(issue), message: issue.message }];
+}
+
+/** One name per kind of problem: a length is `too_long`/`too_short`, a bound `out_of_range`. */
+function fieldCodeOf(issue: z.core.$ZodIssue): FieldErrorCode {
+  switch (issue.code) {
+    case 'too_big':
+    case 'too_small': {
+      const measured =
+        issue.origin === 'string' || issue.origin === 'array' || issue.origin === 'set';
+      if (!measured) return 'out_of_range';
+      return issue.code === 'too_big' ? 'too_long' : 'too_short';
+    }
+    case 'invalid_type':
+    case 'invalid_format':
+    case 'invalid_value':
+      return issue.code;
+    case 'not_multiple_of':
+      return 'invalid_type';
+    case 'custom': {
+      // A custom check names its code (`params: { code }`), e.g. `forbidden_target`.
+      const code = (issue.params as { code?: string } | undefined)?.code;
+      return code !== undefined && code in fieldErrorCatalogue
+        ? (code as FieldErrorCode)
+        : 'invalid_value';
+    }
+    default:
+      // invalid_union, invalid_key, invalid_element: none of the shapes the field takes.
+      return 'invalid_value';
+  }
 }

@@ -124,7 +124,7 @@ export function toProblem(error: unknown): unknown {
       above_payoff_amount: (message) =>
         problems.validation([{ path: 'body.amount', code: 'above_payoff_amount', message }]),
       invalid_expires_at: (message) =>
-        problems.validation([{ path: 'body.expires_at', code: 'invalid_expires_at', message }]),
+        problems.validation([{ path: 'body.expires_at', code: 'out_of_range', message }]),
     },
   });
 }

@@ -213,7 +213,7 @@ describe('Idempotency-Key', () => {
       expect(response.status).toBe(422);
       expect(await response.json()).toMatchObject({
         code: 'validation_error',
-        errors: [{ path: 'header.Idempotency-Key', code: 'invalid' }],
+        errors: [{ path: 'header.Idempotency-Key', code: 'invalid_format' }],
       });
     }
     expect(await credentialsNamed('never')).toHaveLength(0);

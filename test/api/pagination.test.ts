@@ -142,7 +142,7 @@ describe('validation of a list query and a create body', () => {
     expect(body.errors.map((e) => `${e.path}:${e.code}`).sort()).toEqual(
       [
         'query.colour:unknown_field',
-        'query.limit:too_small',
+        'query.limit:out_of_range',
         'query.order:invalid_value',
         'query.sort:invalid_value',
       ].sort(),
@@ -150,7 +150,7 @@ describe('validation of a list query and a create body', () => {
   });
 
   it.each([
-    ['limit=101', 'query.limit', 'too_big'],
+    ['limit=101', 'query.limit', 'out_of_range'],
     ['limit=2.5', 'query.limit', 'invalid_type'],
     ['limit=ten', 'query.limit', 'invalid_type'],
   ])('refuses %s', async (query, path, code) => {
@@ -162,8 +162,8 @@ describe('validation of a list query and a create body', () => {
   it('reports every bad body field at once and creates nothing', async () => {
     const before = (await walk('limit=100')).items.length;
     for (const [body, expected] of [
-      [{ name: '' }, ['body.name:too_small']],
-      [{ name: 'x'.repeat(101) }, ['body.name:too_big']],
+      [{ name: '' }, ['body.name:too_short']],
+      [{ name: 'x'.repeat(101) }, ['body.name:too_long']],
       [
         { name: 42, secret: 'mine', environment: 'production' },
         ['body.environment:unknown_field', 'body.name:invalid_type', 'body.secret:unknown_field'],

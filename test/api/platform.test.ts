@@ -1,3 +1,4 @@
+import { fieldErrorCatalogue } from '../../src/errors.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 import { createPartner, tokenFor } from '../helpers/partners.js';
@@ -111,7 +112,7 @@ describe('the error model', () => {
     const body = await expectProblem(response, 422, 'validation_error');
     expect(body.errors).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ path: 'body.delay', code: 'invalid' }),
+        expect.objectContaining({ path: 'body.delay', code: 'invalid_format' }),
         expect.objectContaining({ path: 'body.colour', code: 'unknown_field' }),
       ]),
     );
@@ -149,6 +150,10 @@ describe('documentation', () => {
     ]) {
       expect(html).toContain(`id="${code}"`);
     }
+    // The field codes of a validation_error, each with its row.
+    expect(html).toContain('id="field-codes"');
+    for (const code of Object.keys(fieldErrorCatalogue))
+      expect(html).toContain(`id="field-${code}"`);
     expect(html).not.toMatch(/<script|https?:\/\/(?!localhost)/);
   });
 });

@@ -52,7 +52,7 @@ const loanRefusals: [string, number, string, string[]][] = [
   ['before_latest_payment', 422, 'validation_error', ['body.paid_at before_latest_payment']],
   ['nothing_overdue', 422, 'validation_error', ['body.scope nothing_overdue']],
   ['above_payoff_amount', 422, 'validation_error', ['body.amount above_payoff_amount']],
-  ['invalid_expires_at', 422, 'validation_error', ['body.expires_at invalid_expires_at']],
+  ['invalid_expires_at', 422, 'validation_error', ['body.expires_at out_of_range']],
 ];
 const customerRefusals: [string, number, string, string[]][] = [
   ['unknown_type', 409, 'invalid_state', []],

@@ -78,7 +78,7 @@ export function idempotency(deps: {
       throw problems.validation([
         {
           path: 'header.Idempotency-Key',
-          code: 'invalid',
+          code: 'invalid_format',
           message: 'Use 1 to 255 printable ASCII characters.',
         },
       ]);

@@ -52,7 +52,7 @@ export const multipartBody: Middleware<AppState> = async (ctx, next) => {
       typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
     if (tooLarge.has(code as number)) throw problems.payloadTooLarge('10 MiB');
     throw problems.validation([
-      { path: 'body', code: 'invalid', message: 'The multipart body could not be read.' },
+      { path: 'body', code: 'unreadable', message: 'The multipart body could not be read.' },
     ]);
   }
   const files = ctx.request.files ?? {};

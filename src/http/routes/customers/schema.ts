@@ -35,6 +35,7 @@ export const cpf = z
       normalizeCpf(value) ??
       (ctx.addIssue({
         code: 'custom',
+        params: { code: 'invalid_format' },
         message: 'Not a valid CPF: 11 digits with matching check digits.',
       }),
       z.NEVER),
@@ -56,6 +57,7 @@ const cnpj = z
       normalizeCnpj(value) ??
       (ctx.addIssue({
         code: 'custom',
+        params: { code: 'invalid_format' },
         message:
           'Not a valid CNPJ: 14 characters (numeric or alphanumeric) with matching check digits.',
       }),
@@ -74,7 +76,10 @@ const phone = z
     message: 'Not an E.164 phone number, e.g. +5511987654321.',
     abort: true,
   })
-  .refine(isValidPhoneNumber, 'Not a phone number in use in its country’s numbering plan.')
+  .refine(isValidPhoneNumber, {
+    message: 'Not a phone number in use in its country’s numbering plan.',
+    params: { code: 'invalid_format' },
+  })
   .meta({
     description: 'E.164, and a number of its country’s numbering plan (as libphonenumber judges).',
     format: 'e164',
@@ -111,7 +116,10 @@ const immutable = (field: string) =>
   z
     .unknown()
     .optional()
-    .refine((value) => value === undefined, `${field} cannot be changed after creation.`);
+    .refine((value) => value === undefined, {
+      message: `${field} cannot be changed after creation.`,
+      params: { code: 'immutable' },
+    });
 
 const changeableFields = {
   email: email.optional(),
@@ -128,10 +136,10 @@ export const patchCustomerBody = z
     cpf: immutable('cpf'),
     external_id: immutable('external_id'),
   })
-  .refine(
-    (body) => Object.values(body).some((value) => value !== undefined),
-    'Send at least one field to change.',
-  );
+  .refine((body) => Object.values(body).some((value) => value !== undefined), {
+    message: 'Send at least one field to change.',
+    params: { code: 'nothing_to_change' },
+  });
 
 export const patchCustomerDocumentation = z.strictObject(changeableFields).meta({
   id: 'UpdateCustomerRequest',

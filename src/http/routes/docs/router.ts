@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { errorCatalogue } from '../../../errors.js';
+import { errorCatalogue, fieldErrorCatalogue } from '../../../errors.js';
 import type { AppState } from '../../context.js';
 
 const escape = (text: string) =>
@@ -49,6 +49,19 @@ ${Object.entries(errorCatalogue)
   .map(
     ([code, entry]) =>
       `<tr id="${code}"><td><code>${code}</code></td><td>${entry.status} ${escape(entry.title)}</td><td>${escape(entry.meaning)}</td></tr>`,
+  )
+  .join('\n')}
+</tbody></table>
+<h2 id="field-codes">Field codes</h2>
+<p>A <code>validation_error</code> (422) lists each invalid field in <code>errors[]</code> with its
+<code>path</code> (<code>body.amount</code>, <code>query.limit</code>, <code>header.Idempotency-Key</code>),
+a <code>code</code> from this list — one name per kind of problem — and a <code>message</code> for a
+person (the bounds, the format expected).</p>
+<table><thead><tr><th>code</th><th>meaning</th></tr></thead><tbody>
+${Object.entries(fieldErrorCatalogue)
+  .map(
+    ([code, meaning]) =>
+      `<tr id="field-${code}"><td><code>${code}</code></td><td>${escape(meaning)}</td></tr>`,
   )
   .join('\n')}
 </tbody></table>`,

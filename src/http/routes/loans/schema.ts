@@ -38,6 +38,7 @@ const pixAccount = z
           parsePixKey(value) ??
           (ctx.addIssue({
             code: 'custom',
+            params: { code: 'invalid_format' },
             message:
               'Not a pix key: a cpf, a cnpj, an e-mail, a Brazilian phone in E.164 (+5511…) or a random key (UUID).',
           }),
@@ -89,6 +90,7 @@ export const createLoanBody = z
           if (seen.has(signer.cpf))
             ctx.addIssue({
               code: 'custom',
+              params: { code: 'duplicate' },
               path: [index, 'cpf'],
               message: 'Each signer needs a distinct cpf.',
             });

@@ -23,7 +23,10 @@ const roles = z
   .array(z.enum(operatorRoles))
   .min(1)
   .max(operatorRoles.length)
-  .refine((list) => new Set(list).size === list.length, 'Each role once.')
+  .refine((list) => new Set(list).size === list.length, {
+    message: 'Each role once.',
+    params: { code: 'duplicate' },
+  })
   .meta({
     description:
       '`kyc_reviewer`: KYC reviews and credit decisions; `disbursement`: claims and reports disbursements; `payments`: payments, payoffs and refunds; `admin`: operators, partners, the audit, smoke checks.',

@@ -19,6 +19,7 @@ export const createSmokeCheckBody = z
         ) {
           ctx.addIssue({
             code: 'custom',
+            params: { code: 'invalid_format' },
             message: 'Expected a duration from 0s to 90d, such as 30s or 30d.',
           });
           return z.NEVER;

@@ -7,6 +7,7 @@ import type { AppState } from '../../context.js';
 import { formOrJsonBody } from '../../middleware/form-or-json-body.js';
 import { jsonBody } from '../../middleware/json-body.js';
 import { hostedPageHeaders } from '../../middleware/security-headers.js';
+import { toFieldErrors } from '../../validate.js';
 import { SESSION_COOKIE, SESSION_SECONDS, type CodecSessions } from './session.js';
 
 type Ctx = Parameters<Middleware<AppState>>[0];
@@ -113,11 +114,7 @@ export function temporalCodecRoutes(deps: TemporalCodecDeps): Router<AppState> {
       const parsed = payloadsBody.safeParse((ctx.request as { body?: unknown }).body ?? {});
       if (!parsed.success)
         throw problems.validation(
-          parsed.error.issues.map((issue) => ({
-            path: issue.path.join('.'),
-            code: issue.code,
-            message: issue.message,
-          })),
+          parsed.error.issues.flatMap((issue) => toFieldErrors('body', issue)),
         );
       const out: Payload[] = [];
       const errors: FieldError[] = [];
@@ -127,7 +124,7 @@ export function temporalCodecRoutes(deps: TemporalCodecDeps): Router<AppState> {
         } catch (error) {
           errors.push({
             path: `payloads.${index}`,
-            code: `not_${direction}d`,
+            code: 'codec_failed',
             message: error instanceof Error ? error.message : String(error),
           });
         }

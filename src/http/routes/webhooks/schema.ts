@@ -111,10 +111,10 @@ function endpointBodiesFor(policy: TargetRules) {
         description: z.string().max(500).trim().nullable().optional(),
         status: z.enum(['enabled', 'disabled']).optional(),
       })
-      .refine(
-        (body) => Object.values(body).some((value) => value !== undefined),
-        'Send at least one field to change.',
-      )
+      .refine((body) => Object.values(body).some((value) => value !== undefined), {
+        message: 'Send at least one field to change.',
+        params: { code: 'nothing_to_change' },
+      })
       .meta({ id: 'UpdateWebhookEndpointRequest', minProperties: 1 }),
   };
 }
