@@ -1333,13 +1333,42 @@ export interface components {
       /** @constant */
       code: 'validation_error';
       /** @description One entry per invalid field. */
-      errors: {
-        /** @description Where: `body.email`, `query.limit`, `header.…`. */
-        path: string;
-        /** @description What: `required`, `unknown_field`, `too_big`, … */
-        code: string;
-        message: string;
-      }[];
+      errors: components['schemas']['FieldError'][];
+    };
+    FieldError: {
+      /** @description Where: `body.email`, `query.limit`, `header.…`. */
+      path: string;
+      /**
+       * @description What kind of problem, one name per kind: the catalogue is at `/docs/errors#field-codes`.
+       * @enum {string}
+       */
+      code:
+        | 'required'
+        | 'unknown_field'
+        | 'invalid_type'
+        | 'invalid_format'
+        | 'invalid_value'
+        | 'invalid_text'
+        | 'out_of_range'
+        | 'too_long'
+        | 'too_short'
+        | 'duplicate'
+        | 'immutable'
+        | 'nothing_to_change'
+        | 'unreadable'
+        | 'forbidden_target'
+        | 'customer_cpf'
+        | 'not_a_signer'
+        | 'in_the_future'
+        | 'before_disbursement'
+        | 'before_latest_payment'
+        | 'above_payoff_amount'
+        | 'not_the_amount_due'
+        | 'above_refund_due'
+        | 'nothing_overdue'
+        | 'codec_failed';
+      /** @description What to fix, for a person: the bounds, the format. */
+      message: string;
     };
     CreatedCredential: {
       /** @example cred_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
