@@ -30,6 +30,8 @@ import { requestBudget } from './http/middleware/request-budget.js';
 import { requestContext } from './http/middleware/request-context.js';
 import { securityHeaders } from './http/middleware/security-headers.js';
 import { buildOpenApiDocument } from './http/openapi.js';
+import { eventMeanings, eventVariants, webhookDeliveryText } from './http/routes/events/schema.js';
+import { eventCatalogue } from './domain/webhooks/catalogue.js';
 import { authRoutes } from './http/routes/auth/router.js';
 import { docsRoutes } from './http/routes/docs/router.js';
 import { temporalCodecRoutes } from './http/routes/temporal-codec/router.js';
@@ -327,9 +329,18 @@ function lazyDocuments(
       (partner ??= buildOpenApiDocument(
         {
           title: 'Embedded credit partner API',
-          description:
-            'Register borrowers, run KYC, read pre-approved offers, simulate and take loans, and receive webhooks. Errors: /docs/errors.',
+          description: `Register borrowers, run KYC, read pre-approved offers, simulate and take loans, and receive webhooks. Errors: /docs/errors.\n\n## Webhooks\n\n${webhookDeliveryText}`,
           serverUrl: `${publicBaseUrl}`,
+          webhooks: Object.fromEntries(
+            eventCatalogue.map((type) => [
+              type,
+              {
+                summary: eventMeanings[type],
+                description: `${eventMeanings[type]} ${webhookDeliveryText.split('\n')[0]} How deliveries are signed and retried: the document's description, "Webhooks".`,
+                body: eventVariants[type],
+              },
+            ]),
+          ),
           securitySchemes: {
             partner: {
               type: 'http',

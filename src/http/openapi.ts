@@ -109,6 +109,8 @@ function requestContent(spec: DocumentedOperation['spec']) {
 export interface DocumentInfo {
   title: string;
   description: string;
+  /** OpenAPI 3.1 `webhooks`: what the service POSTs to the partner, by name. */
+  webhooks?: Record<string, { summary: string; description: string; body: z.ZodType }>;
   serverUrl: string;
   securitySchemes: Partial<
     Record<
@@ -214,6 +216,35 @@ export function buildOpenApiDocument(info: DocumentInfo, operations: DocumentedO
         securitySchemes: Object.fromEntries(Object.entries(info.securitySchemes)),
       },
       paths,
+      ...(info.webhooks
+        ? {
+            webhooks: Object.fromEntries(
+              Object.entries(info.webhooks).map(([name, hook]) => [
+                name,
+                {
+                  post: {
+                    operationId: `webhook.${name}`,
+                    summary: hook.summary,
+                    description: hook.description,
+                    tags: ['Webhooks'],
+                    requestBody: {
+                      required: true,
+                      content: { 'application/json': { schema: hook.body } },
+                    },
+                    responses: {
+                      '2XX': { description: 'Received: any 2xx ends the delivery.' },
+                      '410': { description: 'Gone: the endpoint is disabled, no retry.' },
+                      default: {
+                        description:
+                          'Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`.',
+                      },
+                    },
+                  },
+                },
+              ]),
+            ),
+          }
+        : {}),
     },
     {
       override: ({ jsonSchema, io }) => {

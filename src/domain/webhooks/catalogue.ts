@@ -27,6 +27,8 @@ export const eventCatalogue = [
   'charge.cancelled',
 ] as const;
 
+export type EventType = (typeof eventCatalogue)[number];
+
 const resources = new Set(eventCatalogue.map((name) => name.split('.')[0]));
 
 /** An exact event name or a resource wildcard such as `loan.*`. */

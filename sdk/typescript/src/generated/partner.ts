@@ -463,7 +463,7 @@ export interface paths {
     put?: never;
     /**
      * Charge by Pix
-     * @description A Pix charge for an `active` loan: a BR Code (“copia e cola”) for an amount fixed until `expires_at`. The loan’s active charge, if any, is `cancelled` (`charge.cancelled`); `charge.created`. The Pix that pays it is recorded by itself as a payment (`loan.payment_received`, `charge.paid`): no call marks an installment paid. 409 `invalid_state` unless `active`; 422 `nothing_overdue` for an `overdue` charge when nothing is late, `above_payoff_amount`, `invalid_expires_at`.
+     * @description A Pix charge for an `active` loan: a BR Code (“copia e cola”) for an amount fixed until `expires_at`. The loan’s active charge, if any, is `cancelled` (`charge.cancelled`); `charge.created`. The Pix that pays it is recorded by itself as a payment (`loan.payment_received`, `charge.paid`): no call marks an installment paid. 409 `invalid_state` unless `active`; 422 `nothing_overdue` for an `overdue` charge when nothing is late, `above_payoff_amount`, `out_of_range` for an `expires_at` outside its window.
      */
     post: operations['createCharge'];
     delete?: never;
@@ -869,7 +869,508 @@ export interface paths {
     trace?: never;
   };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+  'customer.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A customer was registered; its KYC begins.
+     * @description A customer was registered; its KYC begins. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.customer.created'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'customer.under_review': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Every KYC item is in: the review has begun.
+     * @description Every KYC item is in: the review has begun. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.customer.under_review'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'customer.kyc_updated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A KYC item moved (submitted, approved, rejected, a correction asked): read `kyc`.
+     * @description A KYC item moved (submitted, approved, rejected, a correction asked): read `kyc`. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.customer.kyc_updated'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'customer.active': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * KYC passed: offers may follow.
+     * @description KYC passed: offers may follow. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.customer.active'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'customer.denied': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The customer is permanently blocked (final).
+     * @description The customer is permanently blocked (final). Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.customer.denied'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'customer.erased': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The customer’s personal data was erased on request (LGPD art. 18).
+     * @description The customer’s personal data was erased on request (LGPD art. 18). Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.customer.erased'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'credit_offer.available': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A pre-approved offer can be simulated and taken.
+     * @description A pre-approved offer can be simulated and taken. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.credit_offer.available'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'credit_offer.expired': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The offer passed `valid_until` untaken.
+     * @description The offer passed `valid_until` untaken. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.credit_offer.expired'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'credit_offer.accepted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A loan was created from the offer.
+     * @description A loan was created from the offer. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.credit_offer.accepted'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'credit_offer.cancelled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The offer was withdrawn (the customer denied or erased).
+     * @description The offer was withdrawn (the customer denied or erased). Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.credit_offer.cancelled'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'loan.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A loan awaits its signatures (`signing_url`).
+     * @description A loan awaits its signatures (`signing_url`). Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.loan.created'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'loan.signature_received': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A signer signed the contract.
+     * @description A signer signed the contract. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.loan.signature_received'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'loan.processing': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Every signer signed: the money is being sent.
+     * @description Every signer signed: the money is being sent. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.loan.processing'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'loan.active': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The money reached the borrower: repayment runs.
+     * @description The money reached the borrower: repayment runs. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.loan.active'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'loan.payment_received': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A payment was recorded: `payment` says what it paid.
+     * @description A payment was recorded: `payment` says what it paid. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.loan.payment_received'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'loan.installment_overdue': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * An installment passed its due date unpaid: `installment`.
+     * @description An installment passed its due date unpaid: `installment`. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.loan.installment_overdue'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'loan.finished': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Everything is paid.
+     * @description Everything is paid. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.loan.finished'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'loan.cancelled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The loan ended before its money moved (or was withdrawn within 7 days).
+     * @description The loan ended before its money moved (or was withdrawn within 7 days). Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.loan.cancelled'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'loan.error': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The disbursement failed: `error` says why.
+     * @description The disbursement failed: `error` says why. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.loan.error'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'loan.refund_due': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Money received belongs back to the borrower: `refund`.
+     * @description Money received belongs back to the borrower: `refund`. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.loan.refund_due'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'loan.refund_sent': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Money due back was sent: `refund`.
+     * @description Money due back was sent: `refund`. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.loan.refund_sent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'charge.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A Pix charge (BR Code) was issued.
+     * @description A Pix charge (BR Code) was issued. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.charge.created'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'charge.paid': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A Pix paid the charge; its payment is recorded on the loan.
+     * @description A Pix paid the charge; its payment is recorded on the loan. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.charge.paid'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'charge.expired': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The charge passed `expires_at` unpaid.
+     * @description The charge passed `expires_at` unpaid. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.charge.expired'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'charge.cancelled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A newer charge replaced it, or its loan ended.
+     * @description A newer charge replaced it, or its loan ended. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.charge.cancelled'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+}
 export interface components {
   schemas: {
     TokenRequest: {
@@ -1199,6 +1700,1206 @@ export interface components {
        */
       advance_to: string;
     };
+    /** @description A customer was registered; its KYC begins. */
+    CustomerCreatedEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'customer.created';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CustomerCreatedData'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    CustomerCreatedData: {
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @enum {string} */
+      status: 'pending_kyc' | 'under_review' | 'active' | 'denied';
+      cpf: string;
+      cnpj: string | null;
+      name: string;
+      email: string;
+      phone: string;
+      trading_name: string | null;
+      external_id: string | null;
+    };
+    Actor: {
+      /** @enum {string} */
+      type: 'operator' | 'partner' | 'system';
+      /** @description The operator (`op_…`) or `break_glass`. */
+      id: string;
+    };
+    /** @description Every KYC item is in: the review has begun. */
+    CustomerUnderReviewEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'customer.under_review';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CustomerStatusData'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    CustomerStatusData: {
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @description Your own id of the customer, as registered. */
+      external_id: string | null;
+      /** @constant */
+      status: 'under_review';
+    };
+    /** @description A KYC item moved (submitted, approved, rejected, a correction asked): read `kyc`. */
+    CustomerKycUpdatedEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'customer.kyc_updated';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CustomerKycData'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    CustomerKycData: {
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @description Your own id of the customer, as registered. */
+      external_id: string | null;
+      /** @enum {string} */
+      status: 'pending_kyc' | 'under_review' | 'active' | 'denied';
+      kyc: components['schemas']['KycItem'][];
+    };
+    KycItem: {
+      /** @enum {string} */
+      kind: 'document' | 'data';
+      /**
+       * @example identity_card_front
+       * @enum {string}
+       */
+      type:
+        | 'identity_card_front'
+        | 'identity_card_back'
+        | 'cnh'
+        | 'selfie'
+        | 'biometrics'
+        | 'ccmei'
+        | 'email'
+        | 'phone'
+        | 'name'
+        | 'trading_name';
+      description: string;
+      /** @enum {string} */
+      status: 'pending' | 'submitted' | 'approved' | 'pending_resubmission' | 'pending_correction';
+      message: string | null;
+      uploaded_at: string | null;
+    };
+    /** @description KYC passed: offers may follow. */
+    CustomerActiveEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'customer.active';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CustomerActiveData'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    CustomerActiveData: {
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @description Your own id of the customer, as registered. */
+      external_id: string | null;
+      /** @constant */
+      status: 'active';
+    };
+    /** @description The customer is permanently blocked (final). */
+    CustomerDeniedEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'customer.denied';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CustomerDeniedData'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    CustomerDeniedData: {
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @description Your own id of the customer, as registered. */
+      external_id: string | null;
+      /** @constant */
+      status: 'denied';
+      /** @description Why, as the reviewer wrote it. */
+      reason: string | null;
+    };
+    /** @description The customer’s personal data was erased on request (LGPD art. 18). */
+    CustomerErasedEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'customer.erased';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CustomerErasedData'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    CustomerErasedData: {
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** Format: date-time */
+      erased_at: string;
+      /** @description Until when the contracts and ledger of its loans are kept (null: it had none). Read the customer: 410 `customer_erased`. */
+      retained_until: string | null;
+      /** @description Its loans, still readable while kept. */
+      loan_ids: string[];
+    };
+    /** @description A pre-approved offer can be simulated and taken. */
+    CreditOfferAvailableEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'credit_offer.available';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CreditOffer'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    CreditOffer: {
+      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      customer_id: string;
+      /** @enum {string} */
+      status: 'available' | 'accepted' | 'expired' | 'cancelled';
+      /** @constant */
+      currency: 'BRL';
+      /** @description Largest amount the customer may request, in centavos. */
+      approved_amount: number;
+      /** @description Smallest amount the customer may request, in centavos. */
+      min_amount: number;
+      /** @description Monthly interest rate, e.g. 0.0199 = 1.99 % a month. */
+      monthly_interest_rate: number;
+      /** @description (1 + monthly)^12 − 1, to 4 decimals. */
+      annual_interest_rate: number;
+      min_installments: number;
+      max_installments: number;
+      /**
+       * Format: date-time
+       * @description The offer expires at this instant.
+       */
+      valid_until: string;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /** @description The offer passed `valid_until` untaken. */
+    CreditOfferExpiredEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'credit_offer.expired';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CreditOffer'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description A loan was created from the offer. */
+    CreditOfferAcceptedEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'credit_offer.accepted';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CreditOffer'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description The offer was withdrawn (the customer denied or erased). */
+    CreditOfferCancelledEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'credit_offer.cancelled';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CreditOffer'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description A loan awaits its signatures (`signing_url`). */
+    LoanCreatedEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'loan.created';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Loan'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    Loan: {
+      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      customer_id: string;
+      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      credit_offer_id: string;
+      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      simulation_id: string;
+      /** @enum {string} */
+      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
+      /** @constant */
+      currency: 'BRL';
+      /** @description What the customer receives. */
+      requested_amount: number;
+      /** @description IOF, financed. */
+      iof_amount: number;
+      /** @description The amount financed: requested plus IOF. */
+      principal_amount: number;
+      installments: number;
+      /** @description The regular installment (the last may differ by centavos). */
+      installment_amount: number;
+      monthly_interest_rate: number;
+      /** @description CET a year (Res. CMN 4.881/2020). */
+      cet_annual: number;
+      /** Format: date */
+      first_due_date: string;
+      /**
+       * Format: date
+       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
+       */
+      release_date: string;
+      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
+      release_adjustment: {
+        /** Format: date */
+        priced_release_date: string;
+        /** @description Row 1’s interest for the days without the money. */
+        interest_credit_amount: number;
+        /** @description The financed IOF of those days. */
+        iof_credit_amount: number;
+        /** @description Row 1 as priced. */
+        row1_installment_before: number;
+        /** @description Row 1 as released: lower by both credits. */
+        row1_installment_after: number;
+      } | null;
+      /**
+       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
+       * @enum {string}
+       */
+      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
+      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
+      contract_sha256: string;
+      /**
+       * Format: uri
+       * @description The hosted page where each signer reads the contract and signs with their cpf.
+       */
+      signing_url: string;
+      signatures_required: number;
+      signatures_received: number;
+      signers: {
+        name: string;
+        cpf: string;
+        signed_at: string | null;
+      }[];
+      disbursement_account: components['schemas']['DisbursementAccount'];
+      disbursed_at: string | null;
+      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
+      outstanding_amount: number;
+      /** @description Sum of the overdue installments’ `amount_due` today. */
+      overdue_amount: number;
+      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
+      days_overdue: number;
+      /** @description How many rows are paid in full. */
+      paid_installments: number;
+      /** @description Due date of the oldest unpaid installment while `active`. */
+      next_due_date: string | null;
+      schedule: {
+        number: number;
+        /**
+         * Format: date
+         * @description Due date (America/Sao_Paulo).
+         */
+        due_date: string;
+        /** @description What this installment charges. */
+        installment_amount: number;
+        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
+        principal_amount: number;
+        /** @description Interest in this installment. */
+        interest_amount: number;
+        /** @description Principal still owed after this installment. */
+        balance_amount: number;
+        /** @enum {string} */
+        status: 'pending' | 'overdue' | 'paid';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        amount_due: number;
+        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
+        paid_amount: number;
+        paid_at: string | null;
+      }[];
+      /** @description Why the loan ended in `error`. */
+      error: {
+        /** @constant */
+        code: 'disbursement_failed';
+        message: string;
+      } | null;
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      cancellation_reason: string | null;
+      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
+      refund_due_amount: number;
+      /**
+       * Format: date-time
+       * @description When the loan was created.
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When the loan last changed.
+       */
+      updated_at: string;
+    };
+    DisbursementAccount:
+      | {
+          /** @constant */
+          type: 'pix';
+          pix_key: string;
+          /** @enum {string} */
+          pix_key_type: 'cpf' | 'cnpj' | 'email' | 'phone' | 'evp';
+        }
+      | {
+          /** @constant */
+          type: 'bank_account';
+          /**
+           * @description The bank’s three-digit COMPE code.
+           * @example 341
+           */
+          bank_code: string;
+          /**
+           * @description Branch (agência), 1–4 digits, without its check digit.
+           * @example 0001
+           */
+          branch: string;
+          /**
+           * @description Account number with its check digit after a hyphen.
+           * @example 12345-6
+           */
+          account_number: string;
+          /** @enum {string} */
+          account_type: 'checking' | 'savings' | 'payment';
+        };
+    /** @description A signer signed the contract. */
+    LoanSignatureReceivedEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'loan.signature_received';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Loan'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description Every signer signed: the money is being sent. */
+    LoanProcessingEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'loan.processing';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Loan'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description The money reached the borrower: repayment runs. */
+    LoanActiveEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'loan.active';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Loan'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description A payment was recorded: `payment` says what it paid. */
+    LoanPaymentReceivedEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'loan.payment_received';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['LoanPaymentReceivedData'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    LoanPaymentReceivedData: {
+      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      customer_id: string;
+      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      credit_offer_id: string;
+      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      simulation_id: string;
+      /** @enum {string} */
+      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
+      /** @constant */
+      currency: 'BRL';
+      /** @description What the customer receives. */
+      requested_amount: number;
+      /** @description IOF, financed. */
+      iof_amount: number;
+      /** @description The amount financed: requested plus IOF. */
+      principal_amount: number;
+      installments: number;
+      /** @description The regular installment (the last may differ by centavos). */
+      installment_amount: number;
+      monthly_interest_rate: number;
+      /** @description CET a year (Res. CMN 4.881/2020). */
+      cet_annual: number;
+      /** Format: date */
+      first_due_date: string;
+      /**
+       * Format: date
+       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
+       */
+      release_date: string;
+      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
+      release_adjustment: {
+        /** Format: date */
+        priced_release_date: string;
+        /** @description Row 1’s interest for the days without the money. */
+        interest_credit_amount: number;
+        /** @description The financed IOF of those days. */
+        iof_credit_amount: number;
+        /** @description Row 1 as priced. */
+        row1_installment_before: number;
+        /** @description Row 1 as released: lower by both credits. */
+        row1_installment_after: number;
+      } | null;
+      /**
+       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
+       * @enum {string}
+       */
+      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
+      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
+      contract_sha256: string;
+      /**
+       * Format: uri
+       * @description The hosted page where each signer reads the contract and signs with their cpf.
+       */
+      signing_url: string;
+      signatures_required: number;
+      signatures_received: number;
+      signers: {
+        name: string;
+        cpf: string;
+        signed_at: string | null;
+      }[];
+      disbursement_account: components['schemas']['DisbursementAccount'];
+      disbursed_at: string | null;
+      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
+      outstanding_amount: number;
+      /** @description Sum of the overdue installments’ `amount_due` today. */
+      overdue_amount: number;
+      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
+      days_overdue: number;
+      /** @description How many rows are paid in full. */
+      paid_installments: number;
+      /** @description Due date of the oldest unpaid installment while `active`. */
+      next_due_date: string | null;
+      schedule: {
+        number: number;
+        /**
+         * Format: date
+         * @description Due date (America/Sao_Paulo).
+         */
+        due_date: string;
+        /** @description What this installment charges. */
+        installment_amount: number;
+        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
+        principal_amount: number;
+        /** @description Interest in this installment. */
+        interest_amount: number;
+        /** @description Principal still owed after this installment. */
+        balance_amount: number;
+        /** @enum {string} */
+        status: 'pending' | 'overdue' | 'paid';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        amount_due: number;
+        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
+        paid_amount: number;
+        paid_at: string | null;
+      }[];
+      /** @description Why the loan ended in `error`. */
+      error: {
+        /** @constant */
+        code: 'disbursement_failed';
+        message: string;
+      } | null;
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      cancellation_reason: string | null;
+      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
+      refund_due_amount: number;
+      /**
+       * Format: date-time
+       * @description When the loan was created.
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When the loan last changed.
+       */
+      updated_at: string;
+      payment: components['schemas']['PaymentReceived'];
+    };
+    PaymentReceived: {
+      /** @description The money received (centavos). */
+      amount: number;
+      /**
+       * Format: date-time
+       * @description When the borrower paid.
+       */
+      paid_at: string;
+      /** @description The payment’s identity: yours, or the Pix end-to-end id. */
+      reference?: string;
+      /** @enum {string} */
+      apply_to?: 'next' | 'last';
+      /** @description The row paid, for payments made before partial payments (else null). */
+      installment_number: number | null;
+      /** @description Principal paid (centavos). */
+      principal_amount?: number;
+      /** @description Interest paid (centavos). */
+      interest_amount?: number;
+      /** @description Late fee paid (centavos). */
+      late_fee_amount?: number;
+      /** @description Late interest paid (centavos). */
+      late_interest_amount?: number;
+      /** @description Interest not charged for paying early (centavos). */
+      discount_amount?: number;
+    };
+    /** @description An installment passed its due date unpaid: `installment`. */
+    LoanInstallmentOverdueEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'loan.installment_overdue';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['LoanInstallmentOverdueData'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    LoanInstallmentOverdueData: {
+      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      customer_id: string;
+      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      credit_offer_id: string;
+      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      simulation_id: string;
+      /** @enum {string} */
+      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
+      /** @constant */
+      currency: 'BRL';
+      /** @description What the customer receives. */
+      requested_amount: number;
+      /** @description IOF, financed. */
+      iof_amount: number;
+      /** @description The amount financed: requested plus IOF. */
+      principal_amount: number;
+      installments: number;
+      /** @description The regular installment (the last may differ by centavos). */
+      installment_amount: number;
+      monthly_interest_rate: number;
+      /** @description CET a year (Res. CMN 4.881/2020). */
+      cet_annual: number;
+      /** Format: date */
+      first_due_date: string;
+      /**
+       * Format: date
+       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
+       */
+      release_date: string;
+      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
+      release_adjustment: {
+        /** Format: date */
+        priced_release_date: string;
+        /** @description Row 1’s interest for the days without the money. */
+        interest_credit_amount: number;
+        /** @description The financed IOF of those days. */
+        iof_credit_amount: number;
+        /** @description Row 1 as priced. */
+        row1_installment_before: number;
+        /** @description Row 1 as released: lower by both credits. */
+        row1_installment_after: number;
+      } | null;
+      /**
+       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
+       * @enum {string}
+       */
+      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
+      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
+      contract_sha256: string;
+      /**
+       * Format: uri
+       * @description The hosted page where each signer reads the contract and signs with their cpf.
+       */
+      signing_url: string;
+      signatures_required: number;
+      signatures_received: number;
+      signers: {
+        name: string;
+        cpf: string;
+        signed_at: string | null;
+      }[];
+      disbursement_account: components['schemas']['DisbursementAccount'];
+      disbursed_at: string | null;
+      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
+      outstanding_amount: number;
+      /** @description Sum of the overdue installments’ `amount_due` today. */
+      overdue_amount: number;
+      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
+      days_overdue: number;
+      /** @description How many rows are paid in full. */
+      paid_installments: number;
+      /** @description Due date of the oldest unpaid installment while `active`. */
+      next_due_date: string | null;
+      schedule: {
+        number: number;
+        /**
+         * Format: date
+         * @description Due date (America/Sao_Paulo).
+         */
+        due_date: string;
+        /** @description What this installment charges. */
+        installment_amount: number;
+        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
+        principal_amount: number;
+        /** @description Interest in this installment. */
+        interest_amount: number;
+        /** @description Principal still owed after this installment. */
+        balance_amount: number;
+        /** @enum {string} */
+        status: 'pending' | 'overdue' | 'paid';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        amount_due: number;
+        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
+        paid_amount: number;
+        paid_at: string | null;
+      }[];
+      /** @description Why the loan ended in `error`. */
+      error: {
+        /** @constant */
+        code: 'disbursement_failed';
+        message: string;
+      } | null;
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      cancellation_reason: string | null;
+      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
+      refund_due_amount: number;
+      /**
+       * Format: date-time
+       * @description When the loan was created.
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When the loan last changed.
+       */
+      updated_at: string;
+      /** @description The row that became overdue. */
+      installment: {
+        number: number;
+        /** Format: date */
+        due_date: string;
+        /** @description What the row asks for now, late charges included (centavos). */
+        amount_due: number;
+      };
+    };
+    /** @description Everything is paid. */
+    LoanFinishedEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'loan.finished';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Loan'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description The loan ended before its money moved (or was withdrawn within 7 days). */
+    LoanCancelledEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'loan.cancelled';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Loan'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description The disbursement failed: `error` says why. */
+    LoanErrorEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'loan.error';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Loan'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description Money received belongs back to the borrower: `refund`. */
+    LoanRefundDueEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'loan.refund_due';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['LoanRefundDueData'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    LoanRefundDueData: {
+      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      customer_id: string;
+      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      credit_offer_id: string;
+      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      simulation_id: string;
+      /** @enum {string} */
+      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
+      /** @constant */
+      currency: 'BRL';
+      /** @description What the customer receives. */
+      requested_amount: number;
+      /** @description IOF, financed. */
+      iof_amount: number;
+      /** @description The amount financed: requested plus IOF. */
+      principal_amount: number;
+      installments: number;
+      /** @description The regular installment (the last may differ by centavos). */
+      installment_amount: number;
+      monthly_interest_rate: number;
+      /** @description CET a year (Res. CMN 4.881/2020). */
+      cet_annual: number;
+      /** Format: date */
+      first_due_date: string;
+      /**
+       * Format: date
+       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
+       */
+      release_date: string;
+      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
+      release_adjustment: {
+        /** Format: date */
+        priced_release_date: string;
+        /** @description Row 1’s interest for the days without the money. */
+        interest_credit_amount: number;
+        /** @description The financed IOF of those days. */
+        iof_credit_amount: number;
+        /** @description Row 1 as priced. */
+        row1_installment_before: number;
+        /** @description Row 1 as released: lower by both credits. */
+        row1_installment_after: number;
+      } | null;
+      /**
+       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
+       * @enum {string}
+       */
+      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
+      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
+      contract_sha256: string;
+      /**
+       * Format: uri
+       * @description The hosted page where each signer reads the contract and signs with their cpf.
+       */
+      signing_url: string;
+      signatures_required: number;
+      signatures_received: number;
+      signers: {
+        name: string;
+        cpf: string;
+        signed_at: string | null;
+      }[];
+      disbursement_account: components['schemas']['DisbursementAccount'];
+      disbursed_at: string | null;
+      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
+      outstanding_amount: number;
+      /** @description Sum of the overdue installments’ `amount_due` today. */
+      overdue_amount: number;
+      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
+      days_overdue: number;
+      /** @description How many rows are paid in full. */
+      paid_installments: number;
+      /** @description Due date of the oldest unpaid installment while `active`. */
+      next_due_date: string | null;
+      schedule: {
+        number: number;
+        /**
+         * Format: date
+         * @description Due date (America/Sao_Paulo).
+         */
+        due_date: string;
+        /** @description What this installment charges. */
+        installment_amount: number;
+        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
+        principal_amount: number;
+        /** @description Interest in this installment. */
+        interest_amount: number;
+        /** @description Principal still owed after this installment. */
+        balance_amount: number;
+        /** @enum {string} */
+        status: 'pending' | 'overdue' | 'paid';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        amount_due: number;
+        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
+        paid_amount: number;
+        paid_at: string | null;
+      }[];
+      /** @description Why the loan ended in `error`. */
+      error: {
+        /** @constant */
+        code: 'disbursement_failed';
+        message: string;
+      } | null;
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      cancellation_reason: string | null;
+      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
+      refund_due_amount: number;
+      /**
+       * Format: date-time
+       * @description When the loan was created.
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When the loan last changed.
+       */
+      updated_at: string;
+      refund: components['schemas']['Refund'];
+    };
+    Refund: {
+      /** @description The amount (centavos). */
+      amount: number;
+      /** @description The Pix that brought it, or the refund’s own. */
+      reference: string;
+    };
+    /** @description Money due back was sent: `refund`. */
+    LoanRefundSentEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'loan.refund_sent';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['LoanRefundSentData'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    LoanRefundSentData: {
+      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      customer_id: string;
+      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      credit_offer_id: string;
+      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      simulation_id: string;
+      /** @enum {string} */
+      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
+      /** @constant */
+      currency: 'BRL';
+      /** @description What the customer receives. */
+      requested_amount: number;
+      /** @description IOF, financed. */
+      iof_amount: number;
+      /** @description The amount financed: requested plus IOF. */
+      principal_amount: number;
+      installments: number;
+      /** @description The regular installment (the last may differ by centavos). */
+      installment_amount: number;
+      monthly_interest_rate: number;
+      /** @description CET a year (Res. CMN 4.881/2020). */
+      cet_annual: number;
+      /** Format: date */
+      first_due_date: string;
+      /**
+       * Format: date
+       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
+       */
+      release_date: string;
+      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
+      release_adjustment: {
+        /** Format: date */
+        priced_release_date: string;
+        /** @description Row 1’s interest for the days without the money. */
+        interest_credit_amount: number;
+        /** @description The financed IOF of those days. */
+        iof_credit_amount: number;
+        /** @description Row 1 as priced. */
+        row1_installment_before: number;
+        /** @description Row 1 as released: lower by both credits. */
+        row1_installment_after: number;
+      } | null;
+      /**
+       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
+       * @enum {string}
+       */
+      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
+      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
+      contract_sha256: string;
+      /**
+       * Format: uri
+       * @description The hosted page where each signer reads the contract and signs with their cpf.
+       */
+      signing_url: string;
+      signatures_required: number;
+      signatures_received: number;
+      signers: {
+        name: string;
+        cpf: string;
+        signed_at: string | null;
+      }[];
+      disbursement_account: components['schemas']['DisbursementAccount'];
+      disbursed_at: string | null;
+      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
+      outstanding_amount: number;
+      /** @description Sum of the overdue installments’ `amount_due` today. */
+      overdue_amount: number;
+      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
+      days_overdue: number;
+      /** @description How many rows are paid in full. */
+      paid_installments: number;
+      /** @description Due date of the oldest unpaid installment while `active`. */
+      next_due_date: string | null;
+      schedule: {
+        number: number;
+        /**
+         * Format: date
+         * @description Due date (America/Sao_Paulo).
+         */
+        due_date: string;
+        /** @description What this installment charges. */
+        installment_amount: number;
+        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
+        principal_amount: number;
+        /** @description Interest in this installment. */
+        interest_amount: number;
+        /** @description Principal still owed after this installment. */
+        balance_amount: number;
+        /** @enum {string} */
+        status: 'pending' | 'overdue' | 'paid';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        amount_due: number;
+        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
+        paid_amount: number;
+        paid_at: string | null;
+      }[];
+      /** @description Why the loan ended in `error`. */
+      error: {
+        /** @constant */
+        code: 'disbursement_failed';
+        message: string;
+      } | null;
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      cancellation_reason: string | null;
+      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
+      refund_due_amount: number;
+      /**
+       * Format: date-time
+       * @description When the loan was created.
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When the loan last changed.
+       */
+      updated_at: string;
+      refund: components['schemas']['Refund'];
+    };
+    /** @description A Pix charge (BR Code) was issued. */
+    ChargeCreatedEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'charge.created';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Charge'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    Charge: {
+      /** @example chg_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      loan_id: string;
+      /** @enum {string} */
+      status: 'active' | 'paid' | 'expired' | 'cancelled';
+      /** @enum {string} */
+      scope: 'next' | 'overdue' | 'payoff' | 'amount' | 'withdrawal';
+      /** @description What the Pix must bring, fixed for the charge’s life. */
+      amount: number;
+      /** @constant */
+      currency: 'BRL';
+      /** @description The Pix “copia e cola” (EMV BR Code): the lender’s key, name, city, the amount and the txid, CRC16 at the end. `GET /v3/charges/{id}/qr.png` draws it. */
+      br_code: string;
+      /** @description The BR Code’s transaction id: how a Pix finds its charge. */
+      txid: string;
+      /**
+       * Format: date-time
+       * @description After this, the charge is `expired` (`charge.expired`).
+       */
+      expires_at: string;
+      /** @description When the Pix that paid it was paid. */
+      paid_at: string | null;
+      /** @description The paying Pix’s end-to-end id: the `reference` of its loan transaction. */
+      payment_reference: string | null;
+      /**
+       * Format: date-time
+       * @description When the charge was made.
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When it last changed.
+       */
+      updated_at: string;
+    };
+    /** @description A Pix paid the charge; its payment is recorded on the loan. */
+    ChargePaidEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'charge.paid';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Charge'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description The charge passed `expires_at` unpaid. */
+    ChargeExpiredEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'charge.expired';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Charge'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description A newer charge replaced it, or its loan ended. */
+    ChargeCancelledEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @constant */
+      type: 'charge.cancelled';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Charge'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
     Token: {
       access_token: string;
       /** @constant */
@@ -1416,35 +3117,11 @@ export interface components {
       phone: string;
       trading_name: string | null;
       external_id: string | null;
-      kyc: components['schemas']['KycItem'][];
+      kyc: components['schemas']['KycItemOutput'][];
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
       updated_at: string;
-    };
-    KycItem: {
-      /** @enum {string} */
-      kind: 'document' | 'data';
-      /**
-       * @example identity_card_front
-       * @enum {string}
-       */
-      type:
-        | 'identity_card_front'
-        | 'identity_card_back'
-        | 'cnh'
-        | 'selfie'
-        | 'biometrics'
-        | 'ccmei'
-        | 'email'
-        | 'phone'
-        | 'name'
-        | 'trading_name';
-      description: string;
-      /** @enum {string} */
-      status: 'pending' | 'submitted' | 'approved' | 'pending_resubmission' | 'pending_correction';
-      message: string | null;
-      uploaded_at: string | null;
     };
     CustomerList: {
       data: components['schemas']['Customer'][];
@@ -1484,37 +3161,8 @@ export interface components {
       expires_at: string;
     };
     CreditOfferList: {
-      data: components['schemas']['CreditOffer'][];
+      data: components['schemas']['CreditOfferOutput'][];
       has_more: boolean;
-    };
-    CreditOffer: {
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      customer_id: string;
-      /** @enum {string} */
-      status: 'available' | 'accepted' | 'expired' | 'cancelled';
-      /** @constant */
-      currency: 'BRL';
-      /** @description Largest amount the customer may request, in centavos. */
-      approved_amount: number;
-      /** @description Smallest amount the customer may request, in centavos. */
-      min_amount: number;
-      /** @description Monthly interest rate, e.g. 0.0199 = 1.99 % a month. */
-      monthly_interest_rate: number;
-      /** @description (1 + monthly)^12 − 1, to 4 decimals. */
-      annual_interest_rate: number;
-      min_installments: number;
-      max_installments: number;
-      /**
-       * Format: date-time
-       * @description The offer expires at this instant.
-       */
-      valid_until: string;
-      /** Format: date-time */
-      created_at: string;
-      /** Format: date-time */
-      updated_at: string;
     };
     Simulation: {
       /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
@@ -1581,157 +3229,8 @@ export interface components {
       /** @description Principal still owed after this installment. */
       balance_amount: number;
     };
-    Loan: {
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      customer_id: string;
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      credit_offer_id: string;
-      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      simulation_id: string;
-      /** @enum {string} */
-      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
-      /** @constant */
-      currency: 'BRL';
-      /** @description What the customer receives. */
-      requested_amount: number;
-      /** @description IOF, financed. */
-      iof_amount: number;
-      /** @description The amount financed: requested plus IOF. */
-      principal_amount: number;
-      installments: number;
-      /** @description The regular installment (the last may differ by centavos). */
-      installment_amount: number;
-      monthly_interest_rate: number;
-      /** @description CET a year (Res. CMN 4.881/2020). */
-      cet_annual: number;
-      /** Format: date */
-      first_due_date: string;
-      /**
-       * Format: date
-       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
-       */
-      release_date: string;
-      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
-      release_adjustment: {
-        /** Format: date */
-        priced_release_date: string;
-        /** @description Row 1’s interest for the days without the money. */
-        interest_credit_amount: number;
-        /** @description The financed IOF of those days. */
-        iof_credit_amount: number;
-        /** @description Row 1 as priced. */
-        row1_installment_before: number;
-        /** @description Row 1 as released: lower by both credits. */
-        row1_installment_after: number;
-      } | null;
-      /**
-       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
-       * @enum {string}
-       */
-      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
-      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
-      contract_sha256: string;
-      /**
-       * Format: uri
-       * @description The hosted page where each signer reads the contract and signs with their cpf.
-       */
-      signing_url: string;
-      signatures_required: number;
-      signatures_received: number;
-      signers: {
-        name: string;
-        cpf: string;
-        signed_at: string | null;
-      }[];
-      disbursement_account: components['schemas']['DisbursementAccount'];
-      disbursed_at: string | null;
-      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
-      outstanding_amount: number;
-      /** @description Sum of the overdue installments’ `amount_due` today. */
-      overdue_amount: number;
-      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
-      days_overdue: number;
-      /** @description How many rows are paid in full. */
-      paid_installments: number;
-      /** @description Due date of the oldest unpaid installment while `active`. */
-      next_due_date: string | null;
-      schedule: {
-        number: number;
-        /**
-         * Format: date
-         * @description Due date (America/Sao_Paulo).
-         */
-        due_date: string;
-        /** @description What this installment charges. */
-        installment_amount: number;
-        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
-        principal_amount: number;
-        /** @description Interest in this installment. */
-        interest_amount: number;
-        /** @description Principal still owed after this installment. */
-        balance_amount: number;
-        /** @enum {string} */
-        status: 'pending' | 'overdue' | 'paid';
-        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
-        amount_due: number;
-        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
-        paid_amount: number;
-        paid_at: string | null;
-      }[];
-      /** @description Why the loan ended in `error`. */
-      error: {
-        /** @constant */
-        code: 'disbursement_failed';
-        message: string;
-      } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
-      cancellation_reason: string | null;
-      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
-      refund_due_amount: number;
-      /**
-       * Format: date-time
-       * @description When the loan was created.
-       */
-      created_at: string;
-      /**
-       * Format: date-time
-       * @description When the loan last changed.
-       */
-      updated_at: string;
-    };
-    DisbursementAccount:
-      | {
-          /** @constant */
-          type: 'pix';
-          pix_key: string;
-          /** @enum {string} */
-          pix_key_type: 'cpf' | 'cnpj' | 'email' | 'phone' | 'evp';
-        }
-      | {
-          /** @constant */
-          type: 'bank_account';
-          /**
-           * @description The bank’s three-digit COMPE code.
-           * @example 341
-           */
-          bank_code: string;
-          /**
-           * @description Branch (agência), 1–4 digits, without its check digit.
-           * @example 0001
-           */
-          branch: string;
-          /**
-           * @description Account number with its check digit after a hyphen.
-           * @example 12345-6
-           */
-          account_number: string;
-          /** @enum {string} */
-          account_type: 'checking' | 'savings' | 'payment';
-        };
     LoanList: {
-      data: components['schemas']['Loan'][];
+      data: components['schemas']['LoanOutput'][];
       has_more: boolean;
     };
     LoanTransactionList: {
@@ -1838,97 +3337,41 @@ export interface components {
         present_value: number;
       }[];
     };
-    Charge: {
-      /** @example chg_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      loan_id: string;
-      /** @enum {string} */
-      status: 'active' | 'paid' | 'expired' | 'cancelled';
-      /** @enum {string} */
-      scope: 'next' | 'overdue' | 'payoff' | 'amount' | 'withdrawal';
-      /** @description What the Pix must bring, fixed for the charge’s life. */
-      amount: number;
-      /** @constant */
-      currency: 'BRL';
-      /** @description The Pix “copia e cola” (EMV BR Code): the lender’s key, name, city, the amount and the txid, CRC16 at the end. `GET /v3/charges/{id}/qr.png` draws it. */
-      br_code: string;
-      /** @description The BR Code’s transaction id: how a Pix finds its charge. */
-      txid: string;
-      /**
-       * Format: date-time
-       * @description After this, the charge is `expired` (`charge.expired`).
-       */
-      expires_at: string;
-      /** @description When the Pix that paid it was paid. */
-      paid_at: string | null;
-      /** @description The paying Pix’s end-to-end id: the `reference` of its loan transaction. */
-      payment_reference: string | null;
-      /**
-       * Format: date-time
-       * @description When the charge was made.
-       */
-      created_at: string;
-      /**
-       * Format: date-time
-       * @description When it last changed.
-       */
-      updated_at: string;
-    };
     ChargeList: {
-      data: components['schemas']['Charge'][];
+      data: components['schemas']['ChargeOutput'][];
       has_more: boolean;
     };
     EventList: {
       data: components['schemas']['Event'][];
       has_more: boolean;
     };
-    Event: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @example customer.kyc_updated
-       * @enum {string}
-       */
-      type:
-        | 'customer.created'
-        | 'customer.under_review'
-        | 'customer.kyc_updated'
-        | 'customer.active'
-        | 'customer.denied'
-        | 'customer.erased'
-        | 'credit_offer.available'
-        | 'credit_offer.expired'
-        | 'credit_offer.accepted'
-        | 'credit_offer.cancelled'
-        | 'loan.created'
-        | 'loan.signature_received'
-        | 'loan.processing'
-        | 'loan.active'
-        | 'loan.payment_received'
-        | 'loan.installment_overdue'
-        | 'loan.finished'
-        | 'loan.cancelled'
-        | 'loan.error'
-        | 'loan.refund_due'
-        | 'loan.refund_sent'
-        | 'charge.created'
-        | 'charge.paid'
-        | 'charge.expired'
-        | 'charge.cancelled';
-      /** Format: date-time */
-      timestamp: string;
-      data: {
-        [key: string]: unknown;
-      };
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    Actor: {
-      /** @enum {string} */
-      type: 'operator' | 'partner' | 'system';
-      id: string;
-    };
+    /** @description Something that happened, told once per type: `type` says which, and `data` is the record as the API shows it (plus what moved: a payment, an overdue row, a refund). After a customer’s erasure, the personal fields of its events read `[erased]`. */
+    Event:
+      | components['schemas']['CustomerCreatedEventOutput']
+      | components['schemas']['CustomerUnderReviewEventOutput']
+      | components['schemas']['CustomerKycUpdatedEventOutput']
+      | components['schemas']['CustomerActiveEventOutput']
+      | components['schemas']['CustomerDeniedEventOutput']
+      | components['schemas']['CustomerErasedEventOutput']
+      | components['schemas']['CreditOfferAvailableEventOutput']
+      | components['schemas']['CreditOfferExpiredEventOutput']
+      | components['schemas']['CreditOfferAcceptedEventOutput']
+      | components['schemas']['CreditOfferCancelledEventOutput']
+      | components['schemas']['LoanCreatedEventOutput']
+      | components['schemas']['LoanSignatureReceivedEventOutput']
+      | components['schemas']['LoanProcessingEventOutput']
+      | components['schemas']['LoanActiveEventOutput']
+      | components['schemas']['LoanPaymentReceivedEventOutput']
+      | components['schemas']['LoanInstallmentOverdueEventOutput']
+      | components['schemas']['LoanFinishedEventOutput']
+      | components['schemas']['LoanCancelledEventOutput']
+      | components['schemas']['LoanErrorEventOutput']
+      | components['schemas']['LoanRefundDueEventOutput']
+      | components['schemas']['LoanRefundSentEventOutput']
+      | components['schemas']['ChargeCreatedEventOutput']
+      | components['schemas']['ChargePaidEventOutput']
+      | components['schemas']['ChargeExpiredEventOutput']
+      | components['schemas']['ChargeCancelledEventOutput'];
     CreatedWebhookEndpoint: {
       /** @example we_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
       id: string;
@@ -2067,6 +3510,1281 @@ export interface components {
        * @enum {string}
        */
       status: 'advancing' | 'ready';
+    };
+    KycItemOutput: {
+      /** @enum {string} */
+      kind: 'document' | 'data';
+      /**
+       * @example identity_card_front
+       * @enum {string}
+       */
+      type:
+        | 'identity_card_front'
+        | 'identity_card_back'
+        | 'cnh'
+        | 'selfie'
+        | 'biometrics'
+        | 'ccmei'
+        | 'email'
+        | 'phone'
+        | 'name'
+        | 'trading_name';
+      description: string;
+      /** @enum {string} */
+      status: 'pending' | 'submitted' | 'approved' | 'pending_resubmission' | 'pending_correction';
+      message: string | null;
+      uploaded_at: string | null;
+    };
+    CreditOfferOutput: {
+      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      customer_id: string;
+      /** @enum {string} */
+      status: 'available' | 'accepted' | 'expired' | 'cancelled';
+      /** @constant */
+      currency: 'BRL';
+      /** @description Largest amount the customer may request, in centavos. */
+      approved_amount: number;
+      /** @description Smallest amount the customer may request, in centavos. */
+      min_amount: number;
+      /** @description Monthly interest rate, e.g. 0.0199 = 1.99 % a month. */
+      monthly_interest_rate: number;
+      /** @description (1 + monthly)^12 − 1, to 4 decimals. */
+      annual_interest_rate: number;
+      min_installments: number;
+      max_installments: number;
+      /**
+       * Format: date-time
+       * @description The offer expires at this instant.
+       */
+      valid_until: string;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    LoanOutput: {
+      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      customer_id: string;
+      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      credit_offer_id: string;
+      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      simulation_id: string;
+      /** @enum {string} */
+      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
+      /** @constant */
+      currency: 'BRL';
+      /** @description What the customer receives. */
+      requested_amount: number;
+      /** @description IOF, financed. */
+      iof_amount: number;
+      /** @description The amount financed: requested plus IOF. */
+      principal_amount: number;
+      installments: number;
+      /** @description The regular installment (the last may differ by centavos). */
+      installment_amount: number;
+      monthly_interest_rate: number;
+      /** @description CET a year (Res. CMN 4.881/2020). */
+      cet_annual: number;
+      /** Format: date */
+      first_due_date: string;
+      /**
+       * Format: date
+       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
+       */
+      release_date: string;
+      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
+      release_adjustment: {
+        /** Format: date */
+        priced_release_date: string;
+        /** @description Row 1’s interest for the days without the money. */
+        interest_credit_amount: number;
+        /** @description The financed IOF of those days. */
+        iof_credit_amount: number;
+        /** @description Row 1 as priced. */
+        row1_installment_before: number;
+        /** @description Row 1 as released: lower by both credits. */
+        row1_installment_after: number;
+      } | null;
+      /**
+       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
+       * @enum {string}
+       */
+      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
+      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
+      contract_sha256: string;
+      /**
+       * Format: uri
+       * @description The hosted page where each signer reads the contract and signs with their cpf.
+       */
+      signing_url: string;
+      signatures_required: number;
+      signatures_received: number;
+      signers: {
+        name: string;
+        cpf: string;
+        signed_at: string | null;
+      }[];
+      disbursement_account: components['schemas']['DisbursementAccountOutput'];
+      disbursed_at: string | null;
+      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
+      outstanding_amount: number;
+      /** @description Sum of the overdue installments’ `amount_due` today. */
+      overdue_amount: number;
+      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
+      days_overdue: number;
+      /** @description How many rows are paid in full. */
+      paid_installments: number;
+      /** @description Due date of the oldest unpaid installment while `active`. */
+      next_due_date: string | null;
+      schedule: {
+        number: number;
+        /**
+         * Format: date
+         * @description Due date (America/Sao_Paulo).
+         */
+        due_date: string;
+        /** @description What this installment charges. */
+        installment_amount: number;
+        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
+        principal_amount: number;
+        /** @description Interest in this installment. */
+        interest_amount: number;
+        /** @description Principal still owed after this installment. */
+        balance_amount: number;
+        /** @enum {string} */
+        status: 'pending' | 'overdue' | 'paid';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        amount_due: number;
+        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
+        paid_amount: number;
+        paid_at: string | null;
+      }[];
+      /** @description Why the loan ended in `error`. */
+      error: {
+        /** @constant */
+        code: 'disbursement_failed';
+        message: string;
+      } | null;
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      cancellation_reason: string | null;
+      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
+      refund_due_amount: number;
+      /**
+       * Format: date-time
+       * @description When the loan was created.
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When the loan last changed.
+       */
+      updated_at: string;
+    };
+    DisbursementAccountOutput:
+      | {
+          /** @constant */
+          type: 'pix';
+          pix_key: string;
+          /** @enum {string} */
+          pix_key_type: 'cpf' | 'cnpj' | 'email' | 'phone' | 'evp';
+        }
+      | {
+          /** @constant */
+          type: 'bank_account';
+          /**
+           * @description The bank’s three-digit COMPE code.
+           * @example 341
+           */
+          bank_code: string;
+          /**
+           * @description Branch (agência), 1–4 digits, without its check digit.
+           * @example 0001
+           */
+          branch: string;
+          /**
+           * @description Account number with its check digit after a hyphen.
+           * @example 12345-6
+           */
+          account_number: string;
+          /** @enum {string} */
+          account_type: 'checking' | 'savings' | 'payment';
+        };
+    ChargeOutput: {
+      /** @example chg_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      loan_id: string;
+      /** @enum {string} */
+      status: 'active' | 'paid' | 'expired' | 'cancelled';
+      /** @enum {string} */
+      scope: 'next' | 'overdue' | 'payoff' | 'amount' | 'withdrawal';
+      /** @description What the Pix must bring, fixed for the charge’s life. */
+      amount: number;
+      /** @constant */
+      currency: 'BRL';
+      /** @description The Pix “copia e cola” (EMV BR Code): the lender’s key, name, city, the amount and the txid, CRC16 at the end. `GET /v3/charges/{id}/qr.png` draws it. */
+      br_code: string;
+      /** @description The BR Code’s transaction id: how a Pix finds its charge. */
+      txid: string;
+      /**
+       * Format: date-time
+       * @description After this, the charge is `expired` (`charge.expired`).
+       */
+      expires_at: string;
+      /** @description When the Pix that paid it was paid. */
+      paid_at: string | null;
+      /** @description The paying Pix’s end-to-end id: the `reference` of its loan transaction. */
+      payment_reference: string | null;
+      /**
+       * Format: date-time
+       * @description When the charge was made.
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When it last changed.
+       */
+      updated_at: string;
+    };
+    /** @description A customer was registered; its KYC begins. */
+    CustomerCreatedEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'customer.created';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CustomerCreatedDataOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    CustomerCreatedDataOutput: {
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @enum {string} */
+      status: 'pending_kyc' | 'under_review' | 'active' | 'denied';
+      cpf: string;
+      cnpj: string | null;
+      name: string;
+      email: string;
+      phone: string;
+      trading_name: string | null;
+      external_id: string | null;
+    };
+    ActorOutput: {
+      /** @enum {string} */
+      type: 'operator' | 'partner' | 'system';
+      /** @description The operator (`op_…`) or `break_glass`. */
+      id: string;
+    };
+    /** @description Every KYC item is in: the review has begun. */
+    CustomerUnderReviewEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'customer.under_review';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CustomerStatusDataOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    CustomerStatusDataOutput: {
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @description Your own id of the customer, as registered. */
+      external_id: string | null;
+      /** @constant */
+      status: 'under_review';
+    };
+    /** @description A KYC item moved (submitted, approved, rejected, a correction asked): read `kyc`. */
+    CustomerKycUpdatedEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'customer.kyc_updated';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CustomerKycDataOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    CustomerKycDataOutput: {
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @description Your own id of the customer, as registered. */
+      external_id: string | null;
+      /** @enum {string} */
+      status: 'pending_kyc' | 'under_review' | 'active' | 'denied';
+      kyc: components['schemas']['KycItemOutput'][];
+    };
+    /** @description KYC passed: offers may follow. */
+    CustomerActiveEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'customer.active';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CustomerActiveDataOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    CustomerActiveDataOutput: {
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @description Your own id of the customer, as registered. */
+      external_id: string | null;
+      /** @constant */
+      status: 'active';
+    };
+    /** @description The customer is permanently blocked (final). */
+    CustomerDeniedEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'customer.denied';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CustomerDeniedDataOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    CustomerDeniedDataOutput: {
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @description Your own id of the customer, as registered. */
+      external_id: string | null;
+      /** @constant */
+      status: 'denied';
+      /** @description Why, as the reviewer wrote it. */
+      reason: string | null;
+    };
+    /** @description The customer’s personal data was erased on request (LGPD art. 18). */
+    CustomerErasedEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'customer.erased';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CustomerErasedDataOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    CustomerErasedDataOutput: {
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** Format: date-time */
+      erased_at: string;
+      /** @description Until when the contracts and ledger of its loans are kept (null: it had none). Read the customer: 410 `customer_erased`. */
+      retained_until: string | null;
+      /** @description Its loans, still readable while kept. */
+      loan_ids: string[];
+    };
+    /** @description A pre-approved offer can be simulated and taken. */
+    CreditOfferAvailableEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'credit_offer.available';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CreditOfferOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    /** @description The offer passed `valid_until` untaken. */
+    CreditOfferExpiredEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'credit_offer.expired';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CreditOfferOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    /** @description A loan was created from the offer. */
+    CreditOfferAcceptedEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'credit_offer.accepted';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CreditOfferOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    /** @description The offer was withdrawn (the customer denied or erased). */
+    CreditOfferCancelledEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'credit_offer.cancelled';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CreditOfferOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    /** @description A loan awaits its signatures (`signing_url`). */
+    LoanCreatedEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.created';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['LoanOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    /** @description A signer signed the contract. */
+    LoanSignatureReceivedEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.signature_received';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['LoanOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    /** @description Every signer signed: the money is being sent. */
+    LoanProcessingEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.processing';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['LoanOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    /** @description The money reached the borrower: repayment runs. */
+    LoanActiveEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.active';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['LoanOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    /** @description A payment was recorded: `payment` says what it paid. */
+    LoanPaymentReceivedEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.payment_received';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['LoanPaymentReceivedDataOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    LoanPaymentReceivedDataOutput: {
+      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      customer_id: string;
+      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      credit_offer_id: string;
+      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      simulation_id: string;
+      /** @enum {string} */
+      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
+      /** @constant */
+      currency: 'BRL';
+      /** @description What the customer receives. */
+      requested_amount: number;
+      /** @description IOF, financed. */
+      iof_amount: number;
+      /** @description The amount financed: requested plus IOF. */
+      principal_amount: number;
+      installments: number;
+      /** @description The regular installment (the last may differ by centavos). */
+      installment_amount: number;
+      monthly_interest_rate: number;
+      /** @description CET a year (Res. CMN 4.881/2020). */
+      cet_annual: number;
+      /** Format: date */
+      first_due_date: string;
+      /**
+       * Format: date
+       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
+       */
+      release_date: string;
+      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
+      release_adjustment: {
+        /** Format: date */
+        priced_release_date: string;
+        /** @description Row 1’s interest for the days without the money. */
+        interest_credit_amount: number;
+        /** @description The financed IOF of those days. */
+        iof_credit_amount: number;
+        /** @description Row 1 as priced. */
+        row1_installment_before: number;
+        /** @description Row 1 as released: lower by both credits. */
+        row1_installment_after: number;
+      } | null;
+      /**
+       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
+       * @enum {string}
+       */
+      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
+      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
+      contract_sha256: string;
+      /**
+       * Format: uri
+       * @description The hosted page where each signer reads the contract and signs with their cpf.
+       */
+      signing_url: string;
+      signatures_required: number;
+      signatures_received: number;
+      signers: {
+        name: string;
+        cpf: string;
+        signed_at: string | null;
+      }[];
+      disbursement_account: components['schemas']['DisbursementAccountOutput'];
+      disbursed_at: string | null;
+      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
+      outstanding_amount: number;
+      /** @description Sum of the overdue installments’ `amount_due` today. */
+      overdue_amount: number;
+      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
+      days_overdue: number;
+      /** @description How many rows are paid in full. */
+      paid_installments: number;
+      /** @description Due date of the oldest unpaid installment while `active`. */
+      next_due_date: string | null;
+      schedule: {
+        number: number;
+        /**
+         * Format: date
+         * @description Due date (America/Sao_Paulo).
+         */
+        due_date: string;
+        /** @description What this installment charges. */
+        installment_amount: number;
+        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
+        principal_amount: number;
+        /** @description Interest in this installment. */
+        interest_amount: number;
+        /** @description Principal still owed after this installment. */
+        balance_amount: number;
+        /** @enum {string} */
+        status: 'pending' | 'overdue' | 'paid';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        amount_due: number;
+        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
+        paid_amount: number;
+        paid_at: string | null;
+      }[];
+      /** @description Why the loan ended in `error`. */
+      error: {
+        /** @constant */
+        code: 'disbursement_failed';
+        message: string;
+      } | null;
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      cancellation_reason: string | null;
+      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
+      refund_due_amount: number;
+      /**
+       * Format: date-time
+       * @description When the loan was created.
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When the loan last changed.
+       */
+      updated_at: string;
+      payment: components['schemas']['PaymentReceivedOutput'];
+    };
+    PaymentReceivedOutput: {
+      /** @description The money received (centavos). */
+      amount: number;
+      /**
+       * Format: date-time
+       * @description When the borrower paid.
+       */
+      paid_at: string;
+      /** @description The payment’s identity: yours, or the Pix end-to-end id. */
+      reference?: string;
+      /** @enum {string} */
+      apply_to?: 'next' | 'last';
+      /** @description The row paid, for payments made before partial payments (else null). */
+      installment_number: number | null;
+      /** @description Principal paid (centavos). */
+      principal_amount?: number;
+      /** @description Interest paid (centavos). */
+      interest_amount?: number;
+      /** @description Late fee paid (centavos). */
+      late_fee_amount?: number;
+      /** @description Late interest paid (centavos). */
+      late_interest_amount?: number;
+      /** @description Interest not charged for paying early (centavos). */
+      discount_amount?: number;
+    };
+    /** @description An installment passed its due date unpaid: `installment`. */
+    LoanInstallmentOverdueEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.installment_overdue';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['LoanInstallmentOverdueDataOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    LoanInstallmentOverdueDataOutput: {
+      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      customer_id: string;
+      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      credit_offer_id: string;
+      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      simulation_id: string;
+      /** @enum {string} */
+      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
+      /** @constant */
+      currency: 'BRL';
+      /** @description What the customer receives. */
+      requested_amount: number;
+      /** @description IOF, financed. */
+      iof_amount: number;
+      /** @description The amount financed: requested plus IOF. */
+      principal_amount: number;
+      installments: number;
+      /** @description The regular installment (the last may differ by centavos). */
+      installment_amount: number;
+      monthly_interest_rate: number;
+      /** @description CET a year (Res. CMN 4.881/2020). */
+      cet_annual: number;
+      /** Format: date */
+      first_due_date: string;
+      /**
+       * Format: date
+       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
+       */
+      release_date: string;
+      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
+      release_adjustment: {
+        /** Format: date */
+        priced_release_date: string;
+        /** @description Row 1’s interest for the days without the money. */
+        interest_credit_amount: number;
+        /** @description The financed IOF of those days. */
+        iof_credit_amount: number;
+        /** @description Row 1 as priced. */
+        row1_installment_before: number;
+        /** @description Row 1 as released: lower by both credits. */
+        row1_installment_after: number;
+      } | null;
+      /**
+       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
+       * @enum {string}
+       */
+      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
+      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
+      contract_sha256: string;
+      /**
+       * Format: uri
+       * @description The hosted page where each signer reads the contract and signs with their cpf.
+       */
+      signing_url: string;
+      signatures_required: number;
+      signatures_received: number;
+      signers: {
+        name: string;
+        cpf: string;
+        signed_at: string | null;
+      }[];
+      disbursement_account: components['schemas']['DisbursementAccountOutput'];
+      disbursed_at: string | null;
+      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
+      outstanding_amount: number;
+      /** @description Sum of the overdue installments’ `amount_due` today. */
+      overdue_amount: number;
+      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
+      days_overdue: number;
+      /** @description How many rows are paid in full. */
+      paid_installments: number;
+      /** @description Due date of the oldest unpaid installment while `active`. */
+      next_due_date: string | null;
+      schedule: {
+        number: number;
+        /**
+         * Format: date
+         * @description Due date (America/Sao_Paulo).
+         */
+        due_date: string;
+        /** @description What this installment charges. */
+        installment_amount: number;
+        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
+        principal_amount: number;
+        /** @description Interest in this installment. */
+        interest_amount: number;
+        /** @description Principal still owed after this installment. */
+        balance_amount: number;
+        /** @enum {string} */
+        status: 'pending' | 'overdue' | 'paid';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        amount_due: number;
+        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
+        paid_amount: number;
+        paid_at: string | null;
+      }[];
+      /** @description Why the loan ended in `error`. */
+      error: {
+        /** @constant */
+        code: 'disbursement_failed';
+        message: string;
+      } | null;
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      cancellation_reason: string | null;
+      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
+      refund_due_amount: number;
+      /**
+       * Format: date-time
+       * @description When the loan was created.
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When the loan last changed.
+       */
+      updated_at: string;
+      /** @description The row that became overdue. */
+      installment: {
+        number: number;
+        /** Format: date */
+        due_date: string;
+        /** @description What the row asks for now, late charges included (centavos). */
+        amount_due: number;
+      };
+    };
+    /** @description Everything is paid. */
+    LoanFinishedEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.finished';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['LoanOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    /** @description The loan ended before its money moved (or was withdrawn within 7 days). */
+    LoanCancelledEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.cancelled';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['LoanOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    /** @description The disbursement failed: `error` says why. */
+    LoanErrorEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.error';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['LoanOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    /** @description Money received belongs back to the borrower: `refund`. */
+    LoanRefundDueEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.refund_due';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['LoanRefundDueDataOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    LoanRefundDueDataOutput: {
+      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      customer_id: string;
+      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      credit_offer_id: string;
+      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      simulation_id: string;
+      /** @enum {string} */
+      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
+      /** @constant */
+      currency: 'BRL';
+      /** @description What the customer receives. */
+      requested_amount: number;
+      /** @description IOF, financed. */
+      iof_amount: number;
+      /** @description The amount financed: requested plus IOF. */
+      principal_amount: number;
+      installments: number;
+      /** @description The regular installment (the last may differ by centavos). */
+      installment_amount: number;
+      monthly_interest_rate: number;
+      /** @description CET a year (Res. CMN 4.881/2020). */
+      cet_annual: number;
+      /** Format: date */
+      first_due_date: string;
+      /**
+       * Format: date
+       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
+       */
+      release_date: string;
+      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
+      release_adjustment: {
+        /** Format: date */
+        priced_release_date: string;
+        /** @description Row 1’s interest for the days without the money. */
+        interest_credit_amount: number;
+        /** @description The financed IOF of those days. */
+        iof_credit_amount: number;
+        /** @description Row 1 as priced. */
+        row1_installment_before: number;
+        /** @description Row 1 as released: lower by both credits. */
+        row1_installment_after: number;
+      } | null;
+      /**
+       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
+       * @enum {string}
+       */
+      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
+      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
+      contract_sha256: string;
+      /**
+       * Format: uri
+       * @description The hosted page where each signer reads the contract and signs with their cpf.
+       */
+      signing_url: string;
+      signatures_required: number;
+      signatures_received: number;
+      signers: {
+        name: string;
+        cpf: string;
+        signed_at: string | null;
+      }[];
+      disbursement_account: components['schemas']['DisbursementAccountOutput'];
+      disbursed_at: string | null;
+      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
+      outstanding_amount: number;
+      /** @description Sum of the overdue installments’ `amount_due` today. */
+      overdue_amount: number;
+      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
+      days_overdue: number;
+      /** @description How many rows are paid in full. */
+      paid_installments: number;
+      /** @description Due date of the oldest unpaid installment while `active`. */
+      next_due_date: string | null;
+      schedule: {
+        number: number;
+        /**
+         * Format: date
+         * @description Due date (America/Sao_Paulo).
+         */
+        due_date: string;
+        /** @description What this installment charges. */
+        installment_amount: number;
+        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
+        principal_amount: number;
+        /** @description Interest in this installment. */
+        interest_amount: number;
+        /** @description Principal still owed after this installment. */
+        balance_amount: number;
+        /** @enum {string} */
+        status: 'pending' | 'overdue' | 'paid';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        amount_due: number;
+        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
+        paid_amount: number;
+        paid_at: string | null;
+      }[];
+      /** @description Why the loan ended in `error`. */
+      error: {
+        /** @constant */
+        code: 'disbursement_failed';
+        message: string;
+      } | null;
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      cancellation_reason: string | null;
+      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
+      refund_due_amount: number;
+      /**
+       * Format: date-time
+       * @description When the loan was created.
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When the loan last changed.
+       */
+      updated_at: string;
+      refund: components['schemas']['RefundOutput'];
+    };
+    RefundOutput: {
+      /** @description The amount (centavos). */
+      amount: number;
+      /** @description The Pix that brought it, or the refund’s own. */
+      reference: string;
+    };
+    /** @description Money due back was sent: `refund`. */
+    LoanRefundSentEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.refund_sent';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['LoanRefundSentDataOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    LoanRefundSentDataOutput: {
+      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      customer_id: string;
+      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      credit_offer_id: string;
+      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      simulation_id: string;
+      /** @enum {string} */
+      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
+      /** @constant */
+      currency: 'BRL';
+      /** @description What the customer receives. */
+      requested_amount: number;
+      /** @description IOF, financed. */
+      iof_amount: number;
+      /** @description The amount financed: requested plus IOF. */
+      principal_amount: number;
+      installments: number;
+      /** @description The regular installment (the last may differ by centavos). */
+      installment_amount: number;
+      monthly_interest_rate: number;
+      /** @description CET a year (Res. CMN 4.881/2020). */
+      cet_annual: number;
+      /** Format: date */
+      first_due_date: string;
+      /**
+       * Format: date
+       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
+       */
+      release_date: string;
+      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
+      release_adjustment: {
+        /** Format: date */
+        priced_release_date: string;
+        /** @description Row 1’s interest for the days without the money. */
+        interest_credit_amount: number;
+        /** @description The financed IOF of those days. */
+        iof_credit_amount: number;
+        /** @description Row 1 as priced. */
+        row1_installment_before: number;
+        /** @description Row 1 as released: lower by both credits. */
+        row1_installment_after: number;
+      } | null;
+      /**
+       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
+       * @enum {string}
+       */
+      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
+      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
+      contract_sha256: string;
+      /**
+       * Format: uri
+       * @description The hosted page where each signer reads the contract and signs with their cpf.
+       */
+      signing_url: string;
+      signatures_required: number;
+      signatures_received: number;
+      signers: {
+        name: string;
+        cpf: string;
+        signed_at: string | null;
+      }[];
+      disbursement_account: components['schemas']['DisbursementAccountOutput'];
+      disbursed_at: string | null;
+      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
+      outstanding_amount: number;
+      /** @description Sum of the overdue installments’ `amount_due` today. */
+      overdue_amount: number;
+      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
+      days_overdue: number;
+      /** @description How many rows are paid in full. */
+      paid_installments: number;
+      /** @description Due date of the oldest unpaid installment while `active`. */
+      next_due_date: string | null;
+      schedule: {
+        number: number;
+        /**
+         * Format: date
+         * @description Due date (America/Sao_Paulo).
+         */
+        due_date: string;
+        /** @description What this installment charges. */
+        installment_amount: number;
+        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
+        principal_amount: number;
+        /** @description Interest in this installment. */
+        interest_amount: number;
+        /** @description Principal still owed after this installment. */
+        balance_amount: number;
+        /** @enum {string} */
+        status: 'pending' | 'overdue' | 'paid';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        amount_due: number;
+        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
+        paid_amount: number;
+        paid_at: string | null;
+      }[];
+      /** @description Why the loan ended in `error`. */
+      error: {
+        /** @constant */
+        code: 'disbursement_failed';
+        message: string;
+      } | null;
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      cancellation_reason: string | null;
+      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
+      refund_due_amount: number;
+      /**
+       * Format: date-time
+       * @description When the loan was created.
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When the loan last changed.
+       */
+      updated_at: string;
+      refund: components['schemas']['RefundOutput'];
+    };
+    /** @description A Pix charge (BR Code) was issued. */
+    ChargeCreatedEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'charge.created';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['ChargeOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    /** @description A Pix paid the charge; its payment is recorded on the loan. */
+    ChargePaidEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'charge.paid';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['ChargeOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    /** @description The charge passed `expires_at` unpaid. */
+    ChargeExpiredEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'charge.expired';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['ChargeOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
+    };
+    /** @description A newer charge replaced it, or its loan ended. */
+    ChargeCancelledEventOutput: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'charge.cancelled';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['ChargeOutput'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['ActorOutput'];
     };
   };
   responses: never;
@@ -3647,7 +6365,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['CreditOffer'];
+          'application/json': components['schemas']['CreditOfferOutput'];
         };
       };
       /** @description Missing, invalid, expired or revoked credentials. */
@@ -3994,7 +6712,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Loan'];
+          'application/json': components['schemas']['LoanOutput'];
         };
       };
       /** @description Bad request (unparseable body or unknown cursor). */
@@ -4106,7 +6824,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Loan'];
+          'application/json': components['schemas']['LoanOutput'];
         };
       };
       /** @description Missing, invalid, expired or revoked credentials. */
@@ -4180,7 +6898,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Loan'];
+          'application/json': components['schemas']['LoanOutput'];
         };
       };
       /** @description Bad request (unparseable body or unknown cursor). */
@@ -4636,7 +7354,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Charge'];
+          'application/json': components['schemas']['ChargeOutput'];
         };
       };
       /** @description Bad request (unparseable body or unknown cursor). */
@@ -4748,7 +7466,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Charge'];
+          'application/json': components['schemas']['ChargeOutput'];
         };
       };
       /** @description Missing, invalid, expired or revoked credentials. */
@@ -4887,7 +7605,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Charge'];
+          'application/json': components['schemas']['ChargeOutput'];
         };
       };
       /** @description Missing, invalid, expired or revoked credentials. */
@@ -4979,7 +7697,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Charge'];
+          'application/json': components['schemas']['ChargeOutput'];
         };
       };
       /** @description Bad request (unparseable body or unknown cursor). */
@@ -6364,7 +9082,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Loan'];
+          'application/json': components['schemas']['LoanOutput'];
         };
       };
       /** @description Bad request (unparseable body or unknown cursor). */
@@ -6483,7 +9201,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Loan'];
+          'application/json': components['schemas']['LoanOutput'];
         };
       };
       /** @description Bad request (unparseable body or unknown cursor). */
@@ -6602,7 +9320,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Loan'];
+          'application/json': components['schemas']['LoanOutput'];
         };
       };
       /** @description Bad request (unparseable body or unknown cursor). */
@@ -6721,7 +9439,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Loan'];
+          'application/json': components['schemas']['LoanOutput'];
         };
       };
       /** @description Bad request (unparseable body or unknown cursor). */
@@ -6999,6 +9717,906 @@ export interface operations {
         content: {
           'application/problem+json': components['schemas']['Problem'];
         };
+      };
+    };
+  };
+  'webhook.customer.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CustomerCreatedEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.customer.under_review': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CustomerUnderReviewEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.customer.kyc_updated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CustomerKycUpdatedEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.customer.active': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CustomerActiveEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.customer.denied': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CustomerDeniedEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.customer.erased': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CustomerErasedEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.credit_offer.available': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreditOfferAvailableEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.credit_offer.expired': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreditOfferExpiredEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.credit_offer.accepted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreditOfferAcceptedEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.credit_offer.cancelled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreditOfferCancelledEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.loan.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoanCreatedEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.loan.signature_received': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoanSignatureReceivedEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.loan.processing': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoanProcessingEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.loan.active': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoanActiveEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.loan.payment_received': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoanPaymentReceivedEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.loan.installment_overdue': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoanInstallmentOverdueEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.loan.finished': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoanFinishedEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.loan.cancelled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoanCancelledEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.loan.error': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoanErrorEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.loan.refund_due': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoanRefundDueEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.loan.refund_sent': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoanRefundSentEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.charge.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ChargeCreatedEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.charge.paid': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ChargePaidEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.charge.expired': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ChargeExpiredEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.charge.cancelled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ChargeCancelledEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
       };
     };
   };

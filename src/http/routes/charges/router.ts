@@ -58,7 +58,7 @@ export function chargeRoutes(api: ApiRouter, deps: LoanDeps): void {
       operationId: 'createCharge',
       summary: 'Charge by Pix',
       description:
-        'A Pix charge for an `active` loan: a BR Code (“copia e cola”) for an amount fixed until `expires_at`. The loan’s active charge, if any, is `cancelled` (`charge.cancelled`); `charge.created`. The Pix that pays it is recorded by itself as a payment (`loan.payment_received`, `charge.paid`): no call marks an installment paid. 409 `invalid_state` unless `active`; 422 `nothing_overdue` for an `overdue` charge when nothing is late, `above_payoff_amount`, `invalid_expires_at`.',
+        'A Pix charge for an `active` loan: a BR Code (“copia e cola”) for an amount fixed until `expires_at`. The loan’s active charge, if any, is `cancelled` (`charge.cancelled`); `charge.created`. The Pix that pays it is recorded by itself as a payment (`loan.payment_received`, `charge.paid`): no call marks an installment paid. 409 `invalid_state` unless `active`; 422 `nothing_overdue` for an `overdue` charge when nothing is late, `above_payoff_amount`, `out_of_range` for an `expires_at` outside its window.',
       tag,
       security: 'partner',
       idempotent: true,

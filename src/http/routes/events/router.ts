@@ -7,24 +7,8 @@ import { tenantOf } from '../../context.js';
 import { eventCatalogue } from '../../../domain/webhooks/catalogue.js';
 import { idField, pathId } from '../../ids.js';
 import { listEnvelope, listQuery, presentPage } from '../../list.js';
+import { eventSchema } from './schema.js';
 import { presentEvent } from '../../../presenters/events.js';
-
-const actorSchema = z
-  .object({ type: z.enum(['operator', 'partner', 'system']), id: z.string() })
-  .meta({ id: 'Actor' });
-
-export const eventSchema = z
-  .object({
-    id: idField('evt'),
-    type: z.enum(eventCatalogue).meta({ example: 'customer.kyc_updated' }),
-    timestamp: z.iso.datetime(),
-    data: z.record(z.string(), z.unknown()),
-    actor: actorSchema.optional().meta({
-      description:
-        'Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand. Absent: the service or your own request.',
-    }),
-  })
-  .meta({ id: 'Event' });
 
 const eventList = listEnvelope(eventSchema, 'EventList');
 /** The records an event can be about, by the prefix of their ids. */
