@@ -214,7 +214,7 @@ describe('the SDK against the real service', () => {
     }, 'loan.active delivered');
     // The union narrows by type.
     if (active!.type !== 'loan.active') throw new Error('narrowed');
-    expect(active!.data).toMatchObject({ id: loan.id, status: 'active' });
+    expect(active.data).toMatchObject({ id: loan.id, status: 'active' });
 
     const endpointDeliveries = await sdk.webhookEndpoints.deliveries(endpointId).toArray();
     expect(endpointDeliveries.length).toBeGreaterThan(3);

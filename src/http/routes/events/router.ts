@@ -5,7 +5,7 @@ import { problems } from '../../../errors.js';
 import type { ApiRouter } from '../../api-router.js';
 import { tenantOf } from '../../context.js';
 import { eventCatalogue } from '../../../domain/webhooks/catalogue.js';
-import { idField, pathId } from '../../ids.js';
+import { pathId } from '../../ids.js';
 import { listEnvelope, listQuery, presentPage } from '../../list.js';
 import { eventSchema } from './schema.js';
 import { presentEvent } from '../../../presenters/events.js';
