@@ -8,7 +8,7 @@ import { createSealedBox } from './domain/sealed-box.js';
 import { TokenBuckets } from './domain/token-bucket.js';
 import { SharedTokenBuckets, type TakeShared } from './limits/shared-token-buckets.js';
 import { problems } from './errors.js';
-import { ApiRouter } from './http/api-router.js';
+import { ApiRouter, type DocumentedOperation } from './http/api-router.js';
 import type { AppState } from './http/context.js';
 import {
   registerLedgerGauge,
@@ -30,7 +30,8 @@ import { requestBudget } from './http/middleware/request-budget.js';
 import { requestContext } from './http/middleware/request-context.js';
 import { securityHeaders } from './http/middleware/security-headers.js';
 import { buildOpenApiDocument } from './http/openapi.js';
-import { eventMeanings, eventVariants, webhookDeliveryText } from './http/routes/events/schema.js';
+import { partnerExamples, type RecordedExchange } from './http/examples/examples.js';
+import { componentName, eventMeanings, webhookDeliveryText } from './http/routes/events/schema.js';
 import { eventCatalogue } from './domain/webhooks/catalogue.js';
 import { authRoutes } from './http/routes/auth/router.js';
 import { docsRoutes } from './http/routes/docs/router.js';
@@ -79,6 +80,8 @@ export interface AppDeps {
   files?: FileStore;
   /** Outgoing mail (signing codes); SMTP at `SMTP_URL` by default. */
   mailer?: Mailer;
+  /** Sees each successful partner exchange: `npm run examples:record` keeps the reference's. */
+  recordExchange?: (exchange: RecordedExchange) => void;
 }
 
 export interface App {
@@ -90,6 +93,8 @@ export interface App {
   close: () => Promise<void>;
   /** The partner API's OpenAPI document (served at /v3/openapi.json). */
   partnerDocument: () => unknown;
+  /** The partner API's operations, with the zod schemas that validate and document them. */
+  partnerOperations: readonly DocumentedOperation[];
   /** The ops API's OpenAPI document (served at /ops/v1/openapi.json). */
   opsDocument: () => unknown;
   /** The PSP's API's OpenAPI document (served at /psp/v1/openapi.json, to ops). */
@@ -187,7 +192,13 @@ export function createApp(deps: AppDeps): App {
     approvalTtlMs: config.approvalTtlMs,
   };
 
-  const partnerApi = new ApiRouter('/v3', guards, idempotencyGuard.middleware);
+  const partnerApi = new ApiRouter(
+    '/v3',
+    guards,
+    idempotencyGuard.middleware,
+    undefined,
+    deps.recordExchange,
+  );
   authRoutes(partnerApi, {
     db,
     tokens,
@@ -311,6 +322,7 @@ export function createApp(deps: AppDeps): App {
       await Promise.all([credentials.close(), simulations.close()]);
     },
     ...documents,
+    partnerOperations: partnerApi.operations,
   };
 }
 
@@ -331,13 +343,15 @@ function lazyDocuments(
           title: 'Embedded credit partner API',
           description: `Register borrowers, run KYC, read pre-approved offers, simulate and take loans, and receive webhooks. Errors: /docs/errors.\n\n## Webhooks\n\n${webhookDeliveryText}`,
           serverUrl: `${publicBaseUrl}`,
+          examples: partnerExamples(),
           webhooks: Object.fromEntries(
             eventCatalogue.map((type) => [
               type,
               {
                 summary: eventMeanings[type],
                 description: `${eventMeanings[type]} ${webhookDeliveryText.split('\n')[0]} How deliveries are signed and retried: the document's description, "Webhooks".`,
-                body: eventVariants[type],
+                // The component the events list answers (a request body would render an input twin).
+                body: { $ref: `#/components/schemas/${componentName(type)}` },
               },
             ]),
           ),

@@ -11,6 +11,7 @@ import { multipartBody } from './middleware/multipart-body.js';
 import { signedJsonBody } from './middleware/psp-auth.js';
 import { notFoundCodeOf } from './ids.js';
 import { validated } from './validate.js';
+import type { RecordedExchange } from './examples/examples.js';
 
 export type Security = 'partner' | 'ops' | 'psp' | 'none';
 
@@ -90,6 +91,8 @@ export class ApiRouter {
     private readonly idempotencyGuard: Middleware<AppState>,
     /** Audits the ops API's commands (`GET /ops/v1/audit`), given their operation id. */
     private readonly opsAudit?: (operationId: string) => Middleware<AppState>,
+    /** Sees each successful JSON exchange (the reference's examples are recorded from them). */
+    private readonly recordExchange?: (exchange: RecordedExchange) => void,
   ) {
     this.router = new Router<AppState>({ prefix });
   }
@@ -110,15 +113,34 @@ export class ApiRouter {
     this.router[spec.method](
       koaPath,
       ...chain,
-      validated(schemas, (ctx, input) =>
-        handler(ctx, { params: ctx.params, ...input } as unknown as Input<P, Q, B>),
-      ),
+      validated(schemas, async (ctx, input) => {
+        await handler(ctx, { params: ctx.params, ...input } as unknown as Input<P, Q, B>);
+        if (this.recordExchange) this.record(spec, ctx);
+      }),
     );
     this.operations.push({
       spec: spec,
       path: `${this.prefix}${spec.path}`,
     });
     return this;
+  }
+
+  /** A 2xx JSON exchange, as sent and answered (a multipart form or a binary answer left out). */
+  private record(spec: { operationId: string; bodyType?: string }, ctx: AppContext): void {
+    if (ctx.status < 200 || ctx.status >= 300) return;
+    const sent = (ctx.request as { body?: unknown }).body;
+    const answered = ctx.body;
+    const json = (value: unknown) =>
+      value !== undefined &&
+      value !== null &&
+      !Buffer.isBuffer(value) &&
+      typeof (value as { pipe?: unknown }).pipe !== 'function';
+    this.recordExchange?.({
+      operationId: spec.operationId,
+      ...(spec.bodyType !== 'multipart' && json(sent) ? { request: sent } : {}),
+      status: ctx.status,
+      ...(json(answered) ? { response: answered } : {}),
+    });
   }
 }
 

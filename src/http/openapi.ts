@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   createDocument,
+  type ZodOpenApiContentObject,
   type ZodOpenApiOperationObject,
   type ZodOpenApiPathsObject,
   type ZodOpenApiResponseObject,
@@ -11,6 +12,7 @@ import {
   type ErrorCode,
   type FieldErrorCode,
 } from '../errors.js';
+import type { OperationExample } from './examples/examples.js';
 import { API_VERSION } from './middleware/request-context.js';
 import type { DocumentedOperation, Security } from './api-router.js';
 import { TEXT_PATTERN } from './text.js';
@@ -88,7 +90,7 @@ const idempotencyHeader = z.object({
     .meta({ description: 'Makes a retry safe: the first response is replayed for 24 hours.' }),
 });
 
-function requestContent(spec: DocumentedOperation['spec']) {
+function requestContent(spec: DocumentedOperation['spec']): ZodOpenApiContentObject {
   const schema = spec.bodyDocumentation ?? spec.body;
   switch (spec.bodyType ?? 'json') {
     case 'form-or-json':
@@ -106,11 +108,23 @@ function requestContent(spec: DocumentedOperation['spec']) {
   }
 }
 
+/** The JSON request body's content with the operation's recorded example (a form keeps none). */
+function withExample(content: ZodOpenApiContentObject, example: unknown): ZodOpenApiContentObject {
+  const json = content['application/json'];
+  if (example === undefined || !json) return content;
+  return { ...content, 'application/json': { ...json, example } };
+}
+
 export interface DocumentInfo {
   title: string;
   description: string;
+  /** Each operation's example from a real run, by operation id (src/http/examples). */
+  examples?: Record<string, OperationExample>;
   /** OpenAPI 3.1 `webhooks`: what the service POSTs to the partner, by name. */
-  webhooks?: Record<string, { summary: string; description: string; body: z.ZodType }>;
+  webhooks?: Record<
+    string,
+    { summary: string; description: string; body: z.ZodType | { $ref: string } }
+  >;
   serverUrl: string;
   securitySchemes: Partial<
     Record<
@@ -125,8 +139,13 @@ export interface DocumentInfo {
 export function buildOpenApiDocument(info: DocumentInfo, operations: DocumentedOperation[]) {
   const paths: ZodOpenApiPathsObject = {};
   for (const { spec, path } of operations) {
+    const example = info.examples?.[spec.operationId];
     const responses: Record<string, ZodOpenApiResponseObject> = {};
     for (const [status, response] of Object.entries(spec.responses)) {
+      const answered =
+        example?.status === Number(status) && example.response !== undefined
+          ? { example: example.response }
+          : {};
       responses[status] = {
         description: response.description,
         ...(response.schema
@@ -134,7 +153,10 @@ export function buildOpenApiDocument(info: DocumentInfo, operations: DocumentedO
               content: Object.fromEntries(
                 [response.contentType ?? 'application/json']
                   .flat()
-                  .map((type) => [type, { schema: response.schema }]),
+                  .map((type) => [
+                    type,
+                    { schema: response.schema, ...(type === 'application/json' ? answered : {}) },
+                  ]),
               ),
             }
           : {}),
@@ -190,7 +212,7 @@ export function buildOpenApiDocument(info: DocumentInfo, operations: DocumentedO
               required: ![spec.body, spec.bodyDocumentation].every(
                 (schema) => !schema || schema.safeParse({}).success,
               ),
-              content: requestContent(spec),
+              content: withExample(requestContent(spec), example?.request),
             },
           }
         : {}),

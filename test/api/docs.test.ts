@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventCatalogue } from '../../src/domain/webhooks/catalogue.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 
 let stack: TestStack;
@@ -123,6 +124,42 @@ describe('the partner OpenAPI document', () => {
     );
     // Ops operations have their own document.
     expect(Object.keys(document.paths).some((path) => path.startsWith('/ops'))).toBe(false);
+  });
+
+  it('shows a real request and answer for every operation, and a schema per event type', async () => {
+    type Content = Record<string, { example?: unknown }>;
+    const document = (await (await fetch(`${stack.baseUrl}/v3/openapi.json`)).json()) as {
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            operationId: string;
+            requestBody?: { content: Content };
+            responses: Record<string, { content?: Content }>;
+          }
+        >
+      >;
+      webhooks: Record<string, { post: { requestBody: { content: Content } } }>;
+    };
+    const without: string[] = [];
+    for (const item of Object.values(document.paths))
+      for (const op of Object.values(item)) {
+        const json = op.requestBody?.content['application/json'];
+        if (json && json.example === undefined) without.push(`${op.operationId} request`);
+        const answers = Object.entries(op.responses)
+          .filter(([status]) => status.startsWith('2'))
+          .map(([, response]) => response.content?.['application/json'])
+          .filter((content) => content !== undefined);
+        if (answers.length > 0 && answers.every((content) => content.example === undefined))
+          without.push(`${op.operationId} response`);
+      }
+    // Spectral (npm run check) validates each example against its schema.
+    expect(without).toEqual([]);
+    expect(Object.keys(document.webhooks).sort()).toEqual([...eventCatalogue].sort());
+    expect(document.webhooks['loan.payment_received']!.post.requestBody.content).toEqual({
+      'application/json': { schema: { $ref: '#/components/schemas/LoanPaymentReceivedEvent' } },
+    });
   });
 
   it('has an ops twin behind the ops token', async () => {

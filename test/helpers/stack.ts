@@ -13,6 +13,8 @@ import { createDatabase, type Database } from '../../src/db/client.js';
 import { createHttpMetrics } from '../../src/http/metrics.js';
 import { createLogger } from '../../src/logger.js';
 import type { DestinationStream } from 'pino';
+import { appendFileSync } from 'node:fs';
+import type { RecordedExchange } from '../../src/http/examples/examples.js';
 import { startWorker } from '../../src/worker/start-worker.js';
 import { freePort } from '../../src/devstack/free-port.js';
 
@@ -141,6 +143,13 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     logger,
     metrics: createHttpMetrics({ processMetrics: false }),
     ...(options.clock ? { clock: options.clock.now } : {}),
+    // `npm run examples:record`: every partner exchange of the run, for the reference's examples.
+    ...(process.env.RECORD_EXAMPLES
+      ? {
+          recordExchange: (exchange: RecordedExchange) =>
+            appendFileSync(process.env.RECORD_EXAMPLES!, `${JSON.stringify(exchange)}\n`),
+        }
+      : {}),
   });
   const server = app.listen(port, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));

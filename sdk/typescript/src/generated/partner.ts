@@ -1700,1206 +1700,6 @@ export interface components {
        */
       advance_to: string;
     };
-    /** @description A customer was registered; its KYC begins. */
-    CustomerCreatedEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'customer.created';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['CustomerCreatedData'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    CustomerCreatedData: {
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @enum {string} */
-      status: 'pending_kyc' | 'under_review' | 'active' | 'denied';
-      cpf: string;
-      cnpj: string | null;
-      name: string;
-      email: string;
-      phone: string;
-      trading_name: string | null;
-      external_id: string | null;
-    };
-    Actor: {
-      /** @enum {string} */
-      type: 'operator' | 'partner' | 'system';
-      /** @description The operator (`op_…`) or `break_glass`. */
-      id: string;
-    };
-    /** @description Every KYC item is in: the review has begun. */
-    CustomerUnderReviewEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'customer.under_review';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['CustomerStatusData'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    CustomerStatusData: {
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @description Your own id of the customer, as registered. */
-      external_id: string | null;
-      /** @constant */
-      status: 'under_review';
-    };
-    /** @description A KYC item moved (submitted, approved, rejected, a correction asked): read `kyc`. */
-    CustomerKycUpdatedEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'customer.kyc_updated';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['CustomerKycData'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    CustomerKycData: {
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @description Your own id of the customer, as registered. */
-      external_id: string | null;
-      /** @enum {string} */
-      status: 'pending_kyc' | 'under_review' | 'active' | 'denied';
-      kyc: components['schemas']['KycItem'][];
-    };
-    KycItem: {
-      /** @enum {string} */
-      kind: 'document' | 'data';
-      /**
-       * @example identity_card_front
-       * @enum {string}
-       */
-      type:
-        | 'identity_card_front'
-        | 'identity_card_back'
-        | 'cnh'
-        | 'selfie'
-        | 'biometrics'
-        | 'ccmei'
-        | 'email'
-        | 'phone'
-        | 'name'
-        | 'trading_name';
-      description: string;
-      /** @enum {string} */
-      status: 'pending' | 'submitted' | 'approved' | 'pending_resubmission' | 'pending_correction';
-      message: string | null;
-      uploaded_at: string | null;
-    };
-    /** @description KYC passed: offers may follow. */
-    CustomerActiveEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'customer.active';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['CustomerActiveData'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    CustomerActiveData: {
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @description Your own id of the customer, as registered. */
-      external_id: string | null;
-      /** @constant */
-      status: 'active';
-    };
-    /** @description The customer is permanently blocked (final). */
-    CustomerDeniedEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'customer.denied';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['CustomerDeniedData'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    CustomerDeniedData: {
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @description Your own id of the customer, as registered. */
-      external_id: string | null;
-      /** @constant */
-      status: 'denied';
-      /** @description Why, as the reviewer wrote it. */
-      reason: string | null;
-    };
-    /** @description The customer’s personal data was erased on request (LGPD art. 18). */
-    CustomerErasedEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'customer.erased';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['CustomerErasedData'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    CustomerErasedData: {
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** Format: date-time */
-      erased_at: string;
-      /** @description Until when the contracts and ledger of its loans are kept (null: it had none). Read the customer: 410 `customer_erased`. */
-      retained_until: string | null;
-      /** @description Its loans, still readable while kept. */
-      loan_ids: string[];
-    };
-    /** @description A pre-approved offer can be simulated and taken. */
-    CreditOfferAvailableEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'credit_offer.available';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['CreditOffer'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    CreditOffer: {
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      customer_id: string;
-      /** @enum {string} */
-      status: 'available' | 'accepted' | 'expired' | 'cancelled';
-      /** @constant */
-      currency: 'BRL';
-      /** @description Largest amount the customer may request, in centavos. */
-      approved_amount: number;
-      /** @description Smallest amount the customer may request, in centavos. */
-      min_amount: number;
-      /** @description Monthly interest rate, e.g. 0.0199 = 1.99 % a month. */
-      monthly_interest_rate: number;
-      /** @description (1 + monthly)^12 − 1, to 4 decimals. */
-      annual_interest_rate: number;
-      min_installments: number;
-      max_installments: number;
-      /**
-       * Format: date-time
-       * @description The offer expires at this instant.
-       */
-      valid_until: string;
-      /** Format: date-time */
-      created_at: string;
-      /** Format: date-time */
-      updated_at: string;
-    };
-    /** @description The offer passed `valid_until` untaken. */
-    CreditOfferExpiredEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'credit_offer.expired';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['CreditOffer'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    /** @description A loan was created from the offer. */
-    CreditOfferAcceptedEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'credit_offer.accepted';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['CreditOffer'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    /** @description The offer was withdrawn (the customer denied or erased). */
-    CreditOfferCancelledEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'credit_offer.cancelled';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['CreditOffer'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    /** @description A loan awaits its signatures (`signing_url`). */
-    LoanCreatedEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'loan.created';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['Loan'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    Loan: {
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      customer_id: string;
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      credit_offer_id: string;
-      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      simulation_id: string;
-      /** @enum {string} */
-      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
-      /** @constant */
-      currency: 'BRL';
-      /** @description What the customer receives. */
-      requested_amount: number;
-      /** @description IOF, financed. */
-      iof_amount: number;
-      /** @description The amount financed: requested plus IOF. */
-      principal_amount: number;
-      installments: number;
-      /** @description The regular installment (the last may differ by centavos). */
-      installment_amount: number;
-      monthly_interest_rate: number;
-      /** @description CET a year (Res. CMN 4.881/2020). */
-      cet_annual: number;
-      /** Format: date */
-      first_due_date: string;
-      /**
-       * Format: date
-       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
-       */
-      release_date: string;
-      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
-      release_adjustment: {
-        /** Format: date */
-        priced_release_date: string;
-        /** @description Row 1’s interest for the days without the money. */
-        interest_credit_amount: number;
-        /** @description The financed IOF of those days. */
-        iof_credit_amount: number;
-        /** @description Row 1 as priced. */
-        row1_installment_before: number;
-        /** @description Row 1 as released: lower by both credits. */
-        row1_installment_after: number;
-      } | null;
-      /**
-       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
-       * @enum {string}
-       */
-      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
-      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
-      contract_sha256: string;
-      /**
-       * Format: uri
-       * @description The hosted page where each signer reads the contract and signs with their cpf.
-       */
-      signing_url: string;
-      signatures_required: number;
-      signatures_received: number;
-      signers: {
-        name: string;
-        cpf: string;
-        signed_at: string | null;
-      }[];
-      disbursement_account: components['schemas']['DisbursementAccount'];
-      disbursed_at: string | null;
-      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
-      outstanding_amount: number;
-      /** @description Sum of the overdue installments’ `amount_due` today. */
-      overdue_amount: number;
-      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
-      days_overdue: number;
-      /** @description How many rows are paid in full. */
-      paid_installments: number;
-      /** @description Due date of the oldest unpaid installment while `active`. */
-      next_due_date: string | null;
-      schedule: {
-        number: number;
-        /**
-         * Format: date
-         * @description Due date (America/Sao_Paulo).
-         */
-        due_date: string;
-        /** @description What this installment charges. */
-        installment_amount: number;
-        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
-        principal_amount: number;
-        /** @description Interest in this installment. */
-        interest_amount: number;
-        /** @description Principal still owed after this installment. */
-        balance_amount: number;
-        /** @enum {string} */
-        status: 'pending' | 'overdue' | 'paid';
-        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
-        amount_due: number;
-        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
-        paid_amount: number;
-        paid_at: string | null;
-      }[];
-      /** @description Why the loan ended in `error`. */
-      error: {
-        /** @constant */
-        code: 'disbursement_failed';
-        message: string;
-      } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
-      cancellation_reason: string | null;
-      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
-      refund_due_amount: number;
-      /**
-       * Format: date-time
-       * @description When the loan was created.
-       */
-      created_at: string;
-      /**
-       * Format: date-time
-       * @description When the loan last changed.
-       */
-      updated_at: string;
-    };
-    DisbursementAccount:
-      | {
-          /** @constant */
-          type: 'pix';
-          pix_key: string;
-          /** @enum {string} */
-          pix_key_type: 'cpf' | 'cnpj' | 'email' | 'phone' | 'evp';
-        }
-      | {
-          /** @constant */
-          type: 'bank_account';
-          /**
-           * @description The bank’s three-digit COMPE code.
-           * @example 341
-           */
-          bank_code: string;
-          /**
-           * @description Branch (agência), 1–4 digits, without its check digit.
-           * @example 0001
-           */
-          branch: string;
-          /**
-           * @description Account number with its check digit after a hyphen.
-           * @example 12345-6
-           */
-          account_number: string;
-          /** @enum {string} */
-          account_type: 'checking' | 'savings' | 'payment';
-        };
-    /** @description A signer signed the contract. */
-    LoanSignatureReceivedEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'loan.signature_received';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['Loan'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    /** @description Every signer signed: the money is being sent. */
-    LoanProcessingEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'loan.processing';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['Loan'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    /** @description The money reached the borrower: repayment runs. */
-    LoanActiveEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'loan.active';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['Loan'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    /** @description A payment was recorded: `payment` says what it paid. */
-    LoanPaymentReceivedEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'loan.payment_received';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['LoanPaymentReceivedData'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    LoanPaymentReceivedData: {
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      customer_id: string;
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      credit_offer_id: string;
-      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      simulation_id: string;
-      /** @enum {string} */
-      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
-      /** @constant */
-      currency: 'BRL';
-      /** @description What the customer receives. */
-      requested_amount: number;
-      /** @description IOF, financed. */
-      iof_amount: number;
-      /** @description The amount financed: requested plus IOF. */
-      principal_amount: number;
-      installments: number;
-      /** @description The regular installment (the last may differ by centavos). */
-      installment_amount: number;
-      monthly_interest_rate: number;
-      /** @description CET a year (Res. CMN 4.881/2020). */
-      cet_annual: number;
-      /** Format: date */
-      first_due_date: string;
-      /**
-       * Format: date
-       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
-       */
-      release_date: string;
-      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
-      release_adjustment: {
-        /** Format: date */
-        priced_release_date: string;
-        /** @description Row 1’s interest for the days without the money. */
-        interest_credit_amount: number;
-        /** @description The financed IOF of those days. */
-        iof_credit_amount: number;
-        /** @description Row 1 as priced. */
-        row1_installment_before: number;
-        /** @description Row 1 as released: lower by both credits. */
-        row1_installment_after: number;
-      } | null;
-      /**
-       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
-       * @enum {string}
-       */
-      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
-      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
-      contract_sha256: string;
-      /**
-       * Format: uri
-       * @description The hosted page where each signer reads the contract and signs with their cpf.
-       */
-      signing_url: string;
-      signatures_required: number;
-      signatures_received: number;
-      signers: {
-        name: string;
-        cpf: string;
-        signed_at: string | null;
-      }[];
-      disbursement_account: components['schemas']['DisbursementAccount'];
-      disbursed_at: string | null;
-      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
-      outstanding_amount: number;
-      /** @description Sum of the overdue installments’ `amount_due` today. */
-      overdue_amount: number;
-      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
-      days_overdue: number;
-      /** @description How many rows are paid in full. */
-      paid_installments: number;
-      /** @description Due date of the oldest unpaid installment while `active`. */
-      next_due_date: string | null;
-      schedule: {
-        number: number;
-        /**
-         * Format: date
-         * @description Due date (America/Sao_Paulo).
-         */
-        due_date: string;
-        /** @description What this installment charges. */
-        installment_amount: number;
-        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
-        principal_amount: number;
-        /** @description Interest in this installment. */
-        interest_amount: number;
-        /** @description Principal still owed after this installment. */
-        balance_amount: number;
-        /** @enum {string} */
-        status: 'pending' | 'overdue' | 'paid';
-        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
-        amount_due: number;
-        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
-        paid_amount: number;
-        paid_at: string | null;
-      }[];
-      /** @description Why the loan ended in `error`. */
-      error: {
-        /** @constant */
-        code: 'disbursement_failed';
-        message: string;
-      } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
-      cancellation_reason: string | null;
-      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
-      refund_due_amount: number;
-      /**
-       * Format: date-time
-       * @description When the loan was created.
-       */
-      created_at: string;
-      /**
-       * Format: date-time
-       * @description When the loan last changed.
-       */
-      updated_at: string;
-      payment: components['schemas']['PaymentReceived'];
-    };
-    PaymentReceived: {
-      /** @description The money received (centavos). */
-      amount: number;
-      /**
-       * Format: date-time
-       * @description When the borrower paid.
-       */
-      paid_at: string;
-      /** @description The payment’s identity: yours, or the Pix end-to-end id. */
-      reference?: string;
-      /** @enum {string} */
-      apply_to?: 'next' | 'last';
-      /** @description The row paid, for payments made before partial payments (else null). */
-      installment_number: number | null;
-      /** @description Principal paid (centavos). */
-      principal_amount?: number;
-      /** @description Interest paid (centavos). */
-      interest_amount?: number;
-      /** @description Late fee paid (centavos). */
-      late_fee_amount?: number;
-      /** @description Late interest paid (centavos). */
-      late_interest_amount?: number;
-      /** @description Interest not charged for paying early (centavos). */
-      discount_amount?: number;
-    };
-    /** @description An installment passed its due date unpaid: `installment`. */
-    LoanInstallmentOverdueEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'loan.installment_overdue';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['LoanInstallmentOverdueData'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    LoanInstallmentOverdueData: {
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      customer_id: string;
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      credit_offer_id: string;
-      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      simulation_id: string;
-      /** @enum {string} */
-      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
-      /** @constant */
-      currency: 'BRL';
-      /** @description What the customer receives. */
-      requested_amount: number;
-      /** @description IOF, financed. */
-      iof_amount: number;
-      /** @description The amount financed: requested plus IOF. */
-      principal_amount: number;
-      installments: number;
-      /** @description The regular installment (the last may differ by centavos). */
-      installment_amount: number;
-      monthly_interest_rate: number;
-      /** @description CET a year (Res. CMN 4.881/2020). */
-      cet_annual: number;
-      /** Format: date */
-      first_due_date: string;
-      /**
-       * Format: date
-       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
-       */
-      release_date: string;
-      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
-      release_adjustment: {
-        /** Format: date */
-        priced_release_date: string;
-        /** @description Row 1’s interest for the days without the money. */
-        interest_credit_amount: number;
-        /** @description The financed IOF of those days. */
-        iof_credit_amount: number;
-        /** @description Row 1 as priced. */
-        row1_installment_before: number;
-        /** @description Row 1 as released: lower by both credits. */
-        row1_installment_after: number;
-      } | null;
-      /**
-       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
-       * @enum {string}
-       */
-      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
-      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
-      contract_sha256: string;
-      /**
-       * Format: uri
-       * @description The hosted page where each signer reads the contract and signs with their cpf.
-       */
-      signing_url: string;
-      signatures_required: number;
-      signatures_received: number;
-      signers: {
-        name: string;
-        cpf: string;
-        signed_at: string | null;
-      }[];
-      disbursement_account: components['schemas']['DisbursementAccount'];
-      disbursed_at: string | null;
-      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
-      outstanding_amount: number;
-      /** @description Sum of the overdue installments’ `amount_due` today. */
-      overdue_amount: number;
-      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
-      days_overdue: number;
-      /** @description How many rows are paid in full. */
-      paid_installments: number;
-      /** @description Due date of the oldest unpaid installment while `active`. */
-      next_due_date: string | null;
-      schedule: {
-        number: number;
-        /**
-         * Format: date
-         * @description Due date (America/Sao_Paulo).
-         */
-        due_date: string;
-        /** @description What this installment charges. */
-        installment_amount: number;
-        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
-        principal_amount: number;
-        /** @description Interest in this installment. */
-        interest_amount: number;
-        /** @description Principal still owed after this installment. */
-        balance_amount: number;
-        /** @enum {string} */
-        status: 'pending' | 'overdue' | 'paid';
-        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
-        amount_due: number;
-        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
-        paid_amount: number;
-        paid_at: string | null;
-      }[];
-      /** @description Why the loan ended in `error`. */
-      error: {
-        /** @constant */
-        code: 'disbursement_failed';
-        message: string;
-      } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
-      cancellation_reason: string | null;
-      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
-      refund_due_amount: number;
-      /**
-       * Format: date-time
-       * @description When the loan was created.
-       */
-      created_at: string;
-      /**
-       * Format: date-time
-       * @description When the loan last changed.
-       */
-      updated_at: string;
-      /** @description The row that became overdue. */
-      installment: {
-        number: number;
-        /** Format: date */
-        due_date: string;
-        /** @description What the row asks for now, late charges included (centavos). */
-        amount_due: number;
-      };
-    };
-    /** @description Everything is paid. */
-    LoanFinishedEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'loan.finished';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['Loan'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    /** @description The loan ended before its money moved (or was withdrawn within 7 days). */
-    LoanCancelledEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'loan.cancelled';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['Loan'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    /** @description The disbursement failed: `error` says why. */
-    LoanErrorEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'loan.error';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['Loan'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    /** @description Money received belongs back to the borrower: `refund`. */
-    LoanRefundDueEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'loan.refund_due';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['LoanRefundDueData'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    LoanRefundDueData: {
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      customer_id: string;
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      credit_offer_id: string;
-      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      simulation_id: string;
-      /** @enum {string} */
-      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
-      /** @constant */
-      currency: 'BRL';
-      /** @description What the customer receives. */
-      requested_amount: number;
-      /** @description IOF, financed. */
-      iof_amount: number;
-      /** @description The amount financed: requested plus IOF. */
-      principal_amount: number;
-      installments: number;
-      /** @description The regular installment (the last may differ by centavos). */
-      installment_amount: number;
-      monthly_interest_rate: number;
-      /** @description CET a year (Res. CMN 4.881/2020). */
-      cet_annual: number;
-      /** Format: date */
-      first_due_date: string;
-      /**
-       * Format: date
-       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
-       */
-      release_date: string;
-      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
-      release_adjustment: {
-        /** Format: date */
-        priced_release_date: string;
-        /** @description Row 1’s interest for the days without the money. */
-        interest_credit_amount: number;
-        /** @description The financed IOF of those days. */
-        iof_credit_amount: number;
-        /** @description Row 1 as priced. */
-        row1_installment_before: number;
-        /** @description Row 1 as released: lower by both credits. */
-        row1_installment_after: number;
-      } | null;
-      /**
-       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
-       * @enum {string}
-       */
-      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
-      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
-      contract_sha256: string;
-      /**
-       * Format: uri
-       * @description The hosted page where each signer reads the contract and signs with their cpf.
-       */
-      signing_url: string;
-      signatures_required: number;
-      signatures_received: number;
-      signers: {
-        name: string;
-        cpf: string;
-        signed_at: string | null;
-      }[];
-      disbursement_account: components['schemas']['DisbursementAccount'];
-      disbursed_at: string | null;
-      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
-      outstanding_amount: number;
-      /** @description Sum of the overdue installments’ `amount_due` today. */
-      overdue_amount: number;
-      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
-      days_overdue: number;
-      /** @description How many rows are paid in full. */
-      paid_installments: number;
-      /** @description Due date of the oldest unpaid installment while `active`. */
-      next_due_date: string | null;
-      schedule: {
-        number: number;
-        /**
-         * Format: date
-         * @description Due date (America/Sao_Paulo).
-         */
-        due_date: string;
-        /** @description What this installment charges. */
-        installment_amount: number;
-        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
-        principal_amount: number;
-        /** @description Interest in this installment. */
-        interest_amount: number;
-        /** @description Principal still owed after this installment. */
-        balance_amount: number;
-        /** @enum {string} */
-        status: 'pending' | 'overdue' | 'paid';
-        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
-        amount_due: number;
-        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
-        paid_amount: number;
-        paid_at: string | null;
-      }[];
-      /** @description Why the loan ended in `error`. */
-      error: {
-        /** @constant */
-        code: 'disbursement_failed';
-        message: string;
-      } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
-      cancellation_reason: string | null;
-      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
-      refund_due_amount: number;
-      /**
-       * Format: date-time
-       * @description When the loan was created.
-       */
-      created_at: string;
-      /**
-       * Format: date-time
-       * @description When the loan last changed.
-       */
-      updated_at: string;
-      refund: components['schemas']['Refund'];
-    };
-    Refund: {
-      /** @description The amount (centavos). */
-      amount: number;
-      /** @description The Pix that brought it, or the refund’s own. */
-      reference: string;
-    };
-    /** @description Money due back was sent: `refund`. */
-    LoanRefundSentEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'loan.refund_sent';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['LoanRefundSentData'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    LoanRefundSentData: {
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      customer_id: string;
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      credit_offer_id: string;
-      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      simulation_id: string;
-      /** @enum {string} */
-      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
-      /** @constant */
-      currency: 'BRL';
-      /** @description What the customer receives. */
-      requested_amount: number;
-      /** @description IOF, financed. */
-      iof_amount: number;
-      /** @description The amount financed: requested plus IOF. */
-      principal_amount: number;
-      installments: number;
-      /** @description The regular installment (the last may differ by centavos). */
-      installment_amount: number;
-      monthly_interest_rate: number;
-      /** @description CET a year (Res. CMN 4.881/2020). */
-      cet_annual: number;
-      /** Format: date */
-      first_due_date: string;
-      /**
-       * Format: date
-       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
-       */
-      release_date: string;
-      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
-      release_adjustment: {
-        /** Format: date */
-        priced_release_date: string;
-        /** @description Row 1’s interest for the days without the money. */
-        interest_credit_amount: number;
-        /** @description The financed IOF of those days. */
-        iof_credit_amount: number;
-        /** @description Row 1 as priced. */
-        row1_installment_before: number;
-        /** @description Row 1 as released: lower by both credits. */
-        row1_installment_after: number;
-      } | null;
-      /**
-       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
-       * @enum {string}
-       */
-      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
-      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
-      contract_sha256: string;
-      /**
-       * Format: uri
-       * @description The hosted page where each signer reads the contract and signs with their cpf.
-       */
-      signing_url: string;
-      signatures_required: number;
-      signatures_received: number;
-      signers: {
-        name: string;
-        cpf: string;
-        signed_at: string | null;
-      }[];
-      disbursement_account: components['schemas']['DisbursementAccount'];
-      disbursed_at: string | null;
-      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
-      outstanding_amount: number;
-      /** @description Sum of the overdue installments’ `amount_due` today. */
-      overdue_amount: number;
-      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
-      days_overdue: number;
-      /** @description How many rows are paid in full. */
-      paid_installments: number;
-      /** @description Due date of the oldest unpaid installment while `active`. */
-      next_due_date: string | null;
-      schedule: {
-        number: number;
-        /**
-         * Format: date
-         * @description Due date (America/Sao_Paulo).
-         */
-        due_date: string;
-        /** @description What this installment charges. */
-        installment_amount: number;
-        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
-        principal_amount: number;
-        /** @description Interest in this installment. */
-        interest_amount: number;
-        /** @description Principal still owed after this installment. */
-        balance_amount: number;
-        /** @enum {string} */
-        status: 'pending' | 'overdue' | 'paid';
-        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
-        amount_due: number;
-        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
-        paid_amount: number;
-        paid_at: string | null;
-      }[];
-      /** @description Why the loan ended in `error`. */
-      error: {
-        /** @constant */
-        code: 'disbursement_failed';
-        message: string;
-      } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
-      cancellation_reason: string | null;
-      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
-      refund_due_amount: number;
-      /**
-       * Format: date-time
-       * @description When the loan was created.
-       */
-      created_at: string;
-      /**
-       * Format: date-time
-       * @description When the loan last changed.
-       */
-      updated_at: string;
-      refund: components['schemas']['Refund'];
-    };
-    /** @description A Pix charge (BR Code) was issued. */
-    ChargeCreatedEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'charge.created';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['Charge'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    Charge: {
-      /** @example chg_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      loan_id: string;
-      /** @enum {string} */
-      status: 'active' | 'paid' | 'expired' | 'cancelled';
-      /** @enum {string} */
-      scope: 'next' | 'overdue' | 'payoff' | 'amount' | 'withdrawal';
-      /** @description What the Pix must bring, fixed for the charge’s life. */
-      amount: number;
-      /** @constant */
-      currency: 'BRL';
-      /** @description The Pix “copia e cola” (EMV BR Code): the lender’s key, name, city, the amount and the txid, CRC16 at the end. `GET /v3/charges/{id}/qr.png` draws it. */
-      br_code: string;
-      /** @description The BR Code’s transaction id: how a Pix finds its charge. */
-      txid: string;
-      /**
-       * Format: date-time
-       * @description After this, the charge is `expired` (`charge.expired`).
-       */
-      expires_at: string;
-      /** @description When the Pix that paid it was paid. */
-      paid_at: string | null;
-      /** @description The paying Pix’s end-to-end id: the `reference` of its loan transaction. */
-      payment_reference: string | null;
-      /**
-       * Format: date-time
-       * @description When the charge was made.
-       */
-      created_at: string;
-      /**
-       * Format: date-time
-       * @description When it last changed.
-       */
-      updated_at: string;
-    };
-    /** @description A Pix paid the charge; its payment is recorded on the loan. */
-    ChargePaidEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'charge.paid';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['Charge'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    /** @description The charge passed `expires_at` unpaid. */
-    ChargeExpiredEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'charge.expired';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['Charge'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
-    /** @description A newer charge replaced it, or its loan ended. */
-    ChargeCancelledEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @constant */
-      type: 'charge.cancelled';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['Charge'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['Actor'];
-    };
     Token: {
       access_token: string;
       /** @constant */
@@ -3117,11 +1917,35 @@ export interface components {
       phone: string;
       trading_name: string | null;
       external_id: string | null;
-      kyc: components['schemas']['KycItemOutput'][];
+      kyc: components['schemas']['KycItem'][];
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+    };
+    KycItem: {
+      /** @enum {string} */
+      kind: 'document' | 'data';
+      /**
+       * @example identity_card_front
+       * @enum {string}
+       */
+      type:
+        | 'identity_card_front'
+        | 'identity_card_back'
+        | 'cnh'
+        | 'selfie'
+        | 'biometrics'
+        | 'ccmei'
+        | 'email'
+        | 'phone'
+        | 'name'
+        | 'trading_name';
+      description: string;
+      /** @enum {string} */
+      status: 'pending' | 'submitted' | 'approved' | 'pending_resubmission' | 'pending_correction';
+      message: string | null;
+      uploaded_at: string | null;
     };
     CustomerList: {
       data: components['schemas']['Customer'][];
@@ -3161,8 +1985,37 @@ export interface components {
       expires_at: string;
     };
     CreditOfferList: {
-      data: components['schemas']['CreditOfferOutput'][];
+      data: components['schemas']['CreditOffer'][];
       has_more: boolean;
+    };
+    CreditOffer: {
+      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      customer_id: string;
+      /** @enum {string} */
+      status: 'available' | 'accepted' | 'expired' | 'cancelled';
+      /** @constant */
+      currency: 'BRL';
+      /** @description Largest amount the customer may request, in centavos. */
+      approved_amount: number;
+      /** @description Smallest amount the customer may request, in centavos. */
+      min_amount: number;
+      /** @description Monthly interest rate, e.g. 0.0199 = 1.99 % a month. */
+      monthly_interest_rate: number;
+      /** @description (1 + monthly)^12 − 1, to 4 decimals. */
+      annual_interest_rate: number;
+      min_installments: number;
+      max_installments: number;
+      /**
+       * Format: date-time
+       * @description The offer expires at this instant.
+       */
+      valid_until: string;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
     };
     Simulation: {
       /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
@@ -3229,8 +2082,157 @@ export interface components {
       /** @description Principal still owed after this installment. */
       balance_amount: number;
     };
+    Loan: {
+      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      customer_id: string;
+      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      credit_offer_id: string;
+      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      simulation_id: string;
+      /** @enum {string} */
+      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
+      /** @constant */
+      currency: 'BRL';
+      /** @description What the customer receives. */
+      requested_amount: number;
+      /** @description IOF, financed. */
+      iof_amount: number;
+      /** @description The amount financed: requested plus IOF. */
+      principal_amount: number;
+      installments: number;
+      /** @description The regular installment (the last may differ by centavos). */
+      installment_amount: number;
+      monthly_interest_rate: number;
+      /** @description CET a year (Res. CMN 4.881/2020). */
+      cet_annual: number;
+      /** Format: date */
+      first_due_date: string;
+      /**
+       * Format: date
+       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
+       */
+      release_date: string;
+      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
+      release_adjustment: {
+        /** Format: date */
+        priced_release_date: string;
+        /** @description Row 1’s interest for the days without the money. */
+        interest_credit_amount: number;
+        /** @description The financed IOF of those days. */
+        iof_credit_amount: number;
+        /** @description Row 1 as priced. */
+        row1_installment_before: number;
+        /** @description Row 1 as released: lower by both credits. */
+        row1_installment_after: number;
+      } | null;
+      /**
+       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
+       * @enum {string}
+       */
+      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
+      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
+      contract_sha256: string;
+      /**
+       * Format: uri
+       * @description The hosted page where each signer reads the contract and signs with their cpf.
+       */
+      signing_url: string;
+      signatures_required: number;
+      signatures_received: number;
+      signers: {
+        name: string;
+        cpf: string;
+        signed_at: string | null;
+      }[];
+      disbursement_account: components['schemas']['DisbursementAccount'];
+      disbursed_at: string | null;
+      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
+      outstanding_amount: number;
+      /** @description Sum of the overdue installments’ `amount_due` today. */
+      overdue_amount: number;
+      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
+      days_overdue: number;
+      /** @description How many rows are paid in full. */
+      paid_installments: number;
+      /** @description Due date of the oldest unpaid installment while `active`. */
+      next_due_date: string | null;
+      schedule: {
+        number: number;
+        /**
+         * Format: date
+         * @description Due date (America/Sao_Paulo).
+         */
+        due_date: string;
+        /** @description What this installment charges. */
+        installment_amount: number;
+        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
+        principal_amount: number;
+        /** @description Interest in this installment. */
+        interest_amount: number;
+        /** @description Principal still owed after this installment. */
+        balance_amount: number;
+        /** @enum {string} */
+        status: 'pending' | 'overdue' | 'paid';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        amount_due: number;
+        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
+        paid_amount: number;
+        paid_at: string | null;
+      }[];
+      /** @description Why the loan ended in `error`. */
+      error: {
+        /** @constant */
+        code: 'disbursement_failed';
+        message: string;
+      } | null;
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      cancellation_reason: string | null;
+      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
+      refund_due_amount: number;
+      /**
+       * Format: date-time
+       * @description When the loan was created.
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When the loan last changed.
+       */
+      updated_at: string;
+    };
+    DisbursementAccount:
+      | {
+          /** @constant */
+          type: 'pix';
+          pix_key: string;
+          /** @enum {string} */
+          pix_key_type: 'cpf' | 'cnpj' | 'email' | 'phone' | 'evp';
+        }
+      | {
+          /** @constant */
+          type: 'bank_account';
+          /**
+           * @description The bank’s three-digit COMPE code.
+           * @example 341
+           */
+          bank_code: string;
+          /**
+           * @description Branch (agência), 1–4 digits, without its check digit.
+           * @example 0001
+           */
+          branch: string;
+          /**
+           * @description Account number with its check digit after a hyphen.
+           * @example 12345-6
+           */
+          account_number: string;
+          /** @enum {string} */
+          account_type: 'checking' | 'savings' | 'payment';
+        };
     LoanList: {
-      data: components['schemas']['LoanOutput'][];
+      data: components['schemas']['Loan'][];
       has_more: boolean;
     };
     LoanTransactionList: {
@@ -3337,8 +2339,45 @@ export interface components {
         present_value: number;
       }[];
     };
+    Charge: {
+      /** @example chg_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      loan_id: string;
+      /** @enum {string} */
+      status: 'active' | 'paid' | 'expired' | 'cancelled';
+      /** @enum {string} */
+      scope: 'next' | 'overdue' | 'payoff' | 'amount' | 'withdrawal';
+      /** @description What the Pix must bring, fixed for the charge’s life. */
+      amount: number;
+      /** @constant */
+      currency: 'BRL';
+      /** @description The Pix “copia e cola” (EMV BR Code): the lender’s key, name, city, the amount and the txid, CRC16 at the end. `GET /v3/charges/{id}/qr.png` draws it. */
+      br_code: string;
+      /** @description The BR Code’s transaction id: how a Pix finds its charge. */
+      txid: string;
+      /**
+       * Format: date-time
+       * @description After this, the charge is `expired` (`charge.expired`).
+       */
+      expires_at: string;
+      /** @description When the Pix that paid it was paid. */
+      paid_at: string | null;
+      /** @description The paying Pix’s end-to-end id: the `reference` of its loan transaction. */
+      payment_reference: string | null;
+      /**
+       * Format: date-time
+       * @description When the charge was made.
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When it last changed.
+       */
+      updated_at: string;
+    };
     ChargeList: {
-      data: components['schemas']['ChargeOutput'][];
+      data: components['schemas']['Charge'][];
       has_more: boolean;
     };
     EventList: {
@@ -3347,31 +2386,1067 @@ export interface components {
     };
     /** @description Something that happened, told once per type: `type` says which, and `data` is the record as the API shows it (plus what moved: a payment, an overdue row, a refund). After a customer’s erasure, the personal fields of its events read `[erased]`. */
     Event:
-      | components['schemas']['CustomerCreatedEventOutput']
-      | components['schemas']['CustomerUnderReviewEventOutput']
-      | components['schemas']['CustomerKycUpdatedEventOutput']
-      | components['schemas']['CustomerActiveEventOutput']
-      | components['schemas']['CustomerDeniedEventOutput']
-      | components['schemas']['CustomerErasedEventOutput']
-      | components['schemas']['CreditOfferAvailableEventOutput']
-      | components['schemas']['CreditOfferExpiredEventOutput']
-      | components['schemas']['CreditOfferAcceptedEventOutput']
-      | components['schemas']['CreditOfferCancelledEventOutput']
-      | components['schemas']['LoanCreatedEventOutput']
-      | components['schemas']['LoanSignatureReceivedEventOutput']
-      | components['schemas']['LoanProcessingEventOutput']
-      | components['schemas']['LoanActiveEventOutput']
-      | components['schemas']['LoanPaymentReceivedEventOutput']
-      | components['schemas']['LoanInstallmentOverdueEventOutput']
-      | components['schemas']['LoanFinishedEventOutput']
-      | components['schemas']['LoanCancelledEventOutput']
-      | components['schemas']['LoanErrorEventOutput']
-      | components['schemas']['LoanRefundDueEventOutput']
-      | components['schemas']['LoanRefundSentEventOutput']
-      | components['schemas']['ChargeCreatedEventOutput']
-      | components['schemas']['ChargePaidEventOutput']
-      | components['schemas']['ChargeExpiredEventOutput']
-      | components['schemas']['ChargeCancelledEventOutput'];
+      | components['schemas']['CustomerCreatedEvent']
+      | components['schemas']['CustomerUnderReviewEvent']
+      | components['schemas']['CustomerKycUpdatedEvent']
+      | components['schemas']['CustomerActiveEvent']
+      | components['schemas']['CustomerDeniedEvent']
+      | components['schemas']['CustomerErasedEvent']
+      | components['schemas']['CreditOfferAvailableEvent']
+      | components['schemas']['CreditOfferExpiredEvent']
+      | components['schemas']['CreditOfferAcceptedEvent']
+      | components['schemas']['CreditOfferCancelledEvent']
+      | components['schemas']['LoanCreatedEvent']
+      | components['schemas']['LoanSignatureReceivedEvent']
+      | components['schemas']['LoanProcessingEvent']
+      | components['schemas']['LoanActiveEvent']
+      | components['schemas']['LoanPaymentReceivedEvent']
+      | components['schemas']['LoanInstallmentOverdueEvent']
+      | components['schemas']['LoanFinishedEvent']
+      | components['schemas']['LoanCancelledEvent']
+      | components['schemas']['LoanErrorEvent']
+      | components['schemas']['LoanRefundDueEvent']
+      | components['schemas']['LoanRefundSentEvent']
+      | components['schemas']['ChargeCreatedEvent']
+      | components['schemas']['ChargePaidEvent']
+      | components['schemas']['ChargeExpiredEvent']
+      | components['schemas']['ChargeCancelledEvent'];
+    /** @description A customer was registered; its KYC begins. */
+    CustomerCreatedEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'customer.created';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CustomerCreatedData'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    CustomerCreatedData: {
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @enum {string} */
+      status: 'pending_kyc' | 'under_review' | 'active' | 'denied';
+      cpf: string;
+      cnpj: string | null;
+      name: string;
+      email: string;
+      phone: string;
+      trading_name: string | null;
+      external_id: string | null;
+    };
+    Actor: {
+      /** @enum {string} */
+      type: 'operator' | 'partner' | 'system';
+      /** @description The operator (`op_…`) or `break_glass`. */
+      id: string;
+    };
+    /** @description Every KYC item is in: the review has begun. */
+    CustomerUnderReviewEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'customer.under_review';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CustomerStatusData'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    CustomerStatusData: {
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @description Your own id of the customer, as registered. */
+      external_id: string | null;
+      /** @constant */
+      status: 'under_review';
+    };
+    /** @description A KYC item moved (submitted, approved, rejected, a correction asked): read `kyc`. */
+    CustomerKycUpdatedEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'customer.kyc_updated';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CustomerKycData'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    CustomerKycData: {
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @description Your own id of the customer, as registered. */
+      external_id: string | null;
+      /** @enum {string} */
+      status: 'pending_kyc' | 'under_review' | 'active' | 'denied';
+      kyc: components['schemas']['KycItem'][];
+    };
+    /** @description KYC passed: offers may follow. */
+    CustomerActiveEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'customer.active';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CustomerActiveData'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    CustomerActiveData: {
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @description Your own id of the customer, as registered. */
+      external_id: string | null;
+      /** @constant */
+      status: 'active';
+    };
+    /** @description The customer is permanently blocked (final). */
+    CustomerDeniedEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'customer.denied';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CustomerDeniedData'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    CustomerDeniedData: {
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @description Your own id of the customer, as registered. */
+      external_id: string | null;
+      /** @constant */
+      status: 'denied';
+      /** @description Why, as the reviewer wrote it. */
+      reason: string | null;
+    };
+    /** @description The customer’s personal data was erased on request (LGPD art. 18). */
+    CustomerErasedEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'customer.erased';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CustomerErasedData'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    CustomerErasedData: {
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** Format: date-time */
+      erased_at: string;
+      /** @description Until when the contracts and ledger of its loans are kept (null: it had none). Read the customer: 410 `customer_erased`. */
+      retained_until: string | null;
+      /** @description Its loans, still readable while kept. */
+      loan_ids: string[];
+    };
+    /** @description A pre-approved offer can be simulated and taken. */
+    CreditOfferAvailableEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'credit_offer.available';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CreditOffer'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description The offer passed `valid_until` untaken. */
+    CreditOfferExpiredEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'credit_offer.expired';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CreditOffer'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description A loan was created from the offer. */
+    CreditOfferAcceptedEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'credit_offer.accepted';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CreditOffer'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description The offer was withdrawn (the customer denied or erased). */
+    CreditOfferCancelledEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'credit_offer.cancelled';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['CreditOffer'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description A loan awaits its signatures (`signing_url`). */
+    LoanCreatedEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.created';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Loan'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description A signer signed the contract. */
+    LoanSignatureReceivedEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.signature_received';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Loan'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description Every signer signed: the money is being sent. */
+    LoanProcessingEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.processing';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Loan'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description The money reached the borrower: repayment runs. */
+    LoanActiveEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.active';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Loan'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description A payment was recorded: `payment` says what it paid. */
+    LoanPaymentReceivedEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.payment_received';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['LoanPaymentReceivedData'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    LoanPaymentReceivedData: {
+      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      customer_id: string;
+      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      credit_offer_id: string;
+      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      simulation_id: string;
+      /** @enum {string} */
+      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
+      /** @constant */
+      currency: 'BRL';
+      /** @description What the customer receives. */
+      requested_amount: number;
+      /** @description IOF, financed. */
+      iof_amount: number;
+      /** @description The amount financed: requested plus IOF. */
+      principal_amount: number;
+      installments: number;
+      /** @description The regular installment (the last may differ by centavos). */
+      installment_amount: number;
+      monthly_interest_rate: number;
+      /** @description CET a year (Res. CMN 4.881/2020). */
+      cet_annual: number;
+      /** Format: date */
+      first_due_date: string;
+      /**
+       * Format: date
+       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
+       */
+      release_date: string;
+      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
+      release_adjustment: {
+        /** Format: date */
+        priced_release_date: string;
+        /** @description Row 1’s interest for the days without the money. */
+        interest_credit_amount: number;
+        /** @description The financed IOF of those days. */
+        iof_credit_amount: number;
+        /** @description Row 1 as priced. */
+        row1_installment_before: number;
+        /** @description Row 1 as released: lower by both credits. */
+        row1_installment_after: number;
+      } | null;
+      /**
+       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
+       * @enum {string}
+       */
+      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
+      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
+      contract_sha256: string;
+      /**
+       * Format: uri
+       * @description The hosted page where each signer reads the contract and signs with their cpf.
+       */
+      signing_url: string;
+      signatures_required: number;
+      signatures_received: number;
+      signers: {
+        name: string;
+        cpf: string;
+        signed_at: string | null;
+      }[];
+      disbursement_account: components['schemas']['DisbursementAccount'];
+      disbursed_at: string | null;
+      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
+      outstanding_amount: number;
+      /** @description Sum of the overdue installments’ `amount_due` today. */
+      overdue_amount: number;
+      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
+      days_overdue: number;
+      /** @description How many rows are paid in full. */
+      paid_installments: number;
+      /** @description Due date of the oldest unpaid installment while `active`. */
+      next_due_date: string | null;
+      schedule: {
+        number: number;
+        /**
+         * Format: date
+         * @description Due date (America/Sao_Paulo).
+         */
+        due_date: string;
+        /** @description What this installment charges. */
+        installment_amount: number;
+        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
+        principal_amount: number;
+        /** @description Interest in this installment. */
+        interest_amount: number;
+        /** @description Principal still owed after this installment. */
+        balance_amount: number;
+        /** @enum {string} */
+        status: 'pending' | 'overdue' | 'paid';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        amount_due: number;
+        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
+        paid_amount: number;
+        paid_at: string | null;
+      }[];
+      /** @description Why the loan ended in `error`. */
+      error: {
+        /** @constant */
+        code: 'disbursement_failed';
+        message: string;
+      } | null;
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      cancellation_reason: string | null;
+      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
+      refund_due_amount: number;
+      /**
+       * Format: date-time
+       * @description When the loan was created.
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When the loan last changed.
+       */
+      updated_at: string;
+      payment: components['schemas']['PaymentReceived'];
+    };
+    PaymentReceived: {
+      /** @description The money received (centavos). */
+      amount: number;
+      /**
+       * Format: date-time
+       * @description When the borrower paid.
+       */
+      paid_at: string;
+      /** @description The payment’s identity: yours, or the Pix end-to-end id. */
+      reference?: string;
+      /** @enum {string} */
+      apply_to?: 'next' | 'last';
+      /** @description The row paid, for payments made before partial payments (else null). */
+      installment_number: number | null;
+      /** @description Principal paid (centavos). */
+      principal_amount?: number;
+      /** @description Interest paid (centavos). */
+      interest_amount?: number;
+      /** @description Late fee paid (centavos). */
+      late_fee_amount?: number;
+      /** @description Late interest paid (centavos). */
+      late_interest_amount?: number;
+      /** @description Interest not charged for paying early (centavos). */
+      discount_amount?: number;
+    };
+    /** @description An installment passed its due date unpaid: `installment`. */
+    LoanInstallmentOverdueEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.installment_overdue';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['LoanInstallmentOverdueData'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    LoanInstallmentOverdueData: {
+      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      customer_id: string;
+      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      credit_offer_id: string;
+      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      simulation_id: string;
+      /** @enum {string} */
+      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
+      /** @constant */
+      currency: 'BRL';
+      /** @description What the customer receives. */
+      requested_amount: number;
+      /** @description IOF, financed. */
+      iof_amount: number;
+      /** @description The amount financed: requested plus IOF. */
+      principal_amount: number;
+      installments: number;
+      /** @description The regular installment (the last may differ by centavos). */
+      installment_amount: number;
+      monthly_interest_rate: number;
+      /** @description CET a year (Res. CMN 4.881/2020). */
+      cet_annual: number;
+      /** Format: date */
+      first_due_date: string;
+      /**
+       * Format: date
+       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
+       */
+      release_date: string;
+      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
+      release_adjustment: {
+        /** Format: date */
+        priced_release_date: string;
+        /** @description Row 1’s interest for the days without the money. */
+        interest_credit_amount: number;
+        /** @description The financed IOF of those days. */
+        iof_credit_amount: number;
+        /** @description Row 1 as priced. */
+        row1_installment_before: number;
+        /** @description Row 1 as released: lower by both credits. */
+        row1_installment_after: number;
+      } | null;
+      /**
+       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
+       * @enum {string}
+       */
+      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
+      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
+      contract_sha256: string;
+      /**
+       * Format: uri
+       * @description The hosted page where each signer reads the contract and signs with their cpf.
+       */
+      signing_url: string;
+      signatures_required: number;
+      signatures_received: number;
+      signers: {
+        name: string;
+        cpf: string;
+        signed_at: string | null;
+      }[];
+      disbursement_account: components['schemas']['DisbursementAccount'];
+      disbursed_at: string | null;
+      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
+      outstanding_amount: number;
+      /** @description Sum of the overdue installments’ `amount_due` today. */
+      overdue_amount: number;
+      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
+      days_overdue: number;
+      /** @description How many rows are paid in full. */
+      paid_installments: number;
+      /** @description Due date of the oldest unpaid installment while `active`. */
+      next_due_date: string | null;
+      schedule: {
+        number: number;
+        /**
+         * Format: date
+         * @description Due date (America/Sao_Paulo).
+         */
+        due_date: string;
+        /** @description What this installment charges. */
+        installment_amount: number;
+        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
+        principal_amount: number;
+        /** @description Interest in this installment. */
+        interest_amount: number;
+        /** @description Principal still owed after this installment. */
+        balance_amount: number;
+        /** @enum {string} */
+        status: 'pending' | 'overdue' | 'paid';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        amount_due: number;
+        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
+        paid_amount: number;
+        paid_at: string | null;
+      }[];
+      /** @description Why the loan ended in `error`. */
+      error: {
+        /** @constant */
+        code: 'disbursement_failed';
+        message: string;
+      } | null;
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      cancellation_reason: string | null;
+      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
+      refund_due_amount: number;
+      /**
+       * Format: date-time
+       * @description When the loan was created.
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When the loan last changed.
+       */
+      updated_at: string;
+      /** @description The row that became overdue. */
+      installment: {
+        number: number;
+        /** Format: date */
+        due_date: string;
+        /** @description What the row asks for now, late charges included (centavos). */
+        amount_due: number;
+      };
+    };
+    /** @description Everything is paid. */
+    LoanFinishedEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.finished';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Loan'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description The loan ended before its money moved (or was withdrawn within 7 days). */
+    LoanCancelledEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.cancelled';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Loan'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description The disbursement failed: `error` says why. */
+    LoanErrorEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.error';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Loan'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description Money received belongs back to the borrower: `refund`. */
+    LoanRefundDueEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.refund_due';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['LoanRefundDueData'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    LoanRefundDueData: {
+      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      customer_id: string;
+      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      credit_offer_id: string;
+      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      simulation_id: string;
+      /** @enum {string} */
+      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
+      /** @constant */
+      currency: 'BRL';
+      /** @description What the customer receives. */
+      requested_amount: number;
+      /** @description IOF, financed. */
+      iof_amount: number;
+      /** @description The amount financed: requested plus IOF. */
+      principal_amount: number;
+      installments: number;
+      /** @description The regular installment (the last may differ by centavos). */
+      installment_amount: number;
+      monthly_interest_rate: number;
+      /** @description CET a year (Res. CMN 4.881/2020). */
+      cet_annual: number;
+      /** Format: date */
+      first_due_date: string;
+      /**
+       * Format: date
+       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
+       */
+      release_date: string;
+      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
+      release_adjustment: {
+        /** Format: date */
+        priced_release_date: string;
+        /** @description Row 1’s interest for the days without the money. */
+        interest_credit_amount: number;
+        /** @description The financed IOF of those days. */
+        iof_credit_amount: number;
+        /** @description Row 1 as priced. */
+        row1_installment_before: number;
+        /** @description Row 1 as released: lower by both credits. */
+        row1_installment_after: number;
+      } | null;
+      /**
+       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
+       * @enum {string}
+       */
+      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
+      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
+      contract_sha256: string;
+      /**
+       * Format: uri
+       * @description The hosted page where each signer reads the contract and signs with their cpf.
+       */
+      signing_url: string;
+      signatures_required: number;
+      signatures_received: number;
+      signers: {
+        name: string;
+        cpf: string;
+        signed_at: string | null;
+      }[];
+      disbursement_account: components['schemas']['DisbursementAccount'];
+      disbursed_at: string | null;
+      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
+      outstanding_amount: number;
+      /** @description Sum of the overdue installments’ `amount_due` today. */
+      overdue_amount: number;
+      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
+      days_overdue: number;
+      /** @description How many rows are paid in full. */
+      paid_installments: number;
+      /** @description Due date of the oldest unpaid installment while `active`. */
+      next_due_date: string | null;
+      schedule: {
+        number: number;
+        /**
+         * Format: date
+         * @description Due date (America/Sao_Paulo).
+         */
+        due_date: string;
+        /** @description What this installment charges. */
+        installment_amount: number;
+        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
+        principal_amount: number;
+        /** @description Interest in this installment. */
+        interest_amount: number;
+        /** @description Principal still owed after this installment. */
+        balance_amount: number;
+        /** @enum {string} */
+        status: 'pending' | 'overdue' | 'paid';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        amount_due: number;
+        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
+        paid_amount: number;
+        paid_at: string | null;
+      }[];
+      /** @description Why the loan ended in `error`. */
+      error: {
+        /** @constant */
+        code: 'disbursement_failed';
+        message: string;
+      } | null;
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      cancellation_reason: string | null;
+      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
+      refund_due_amount: number;
+      /**
+       * Format: date-time
+       * @description When the loan was created.
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When the loan last changed.
+       */
+      updated_at: string;
+      refund: components['schemas']['Refund'];
+    };
+    Refund: {
+      /** @description The amount (centavos). */
+      amount: number;
+      /** @description The Pix that brought it, or the refund’s own. */
+      reference: string;
+    };
+    /** @description Money due back was sent: `refund`. */
+    LoanRefundSentEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'loan.refund_sent';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['LoanRefundSentData'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    LoanRefundSentData: {
+      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      customer_id: string;
+      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      credit_offer_id: string;
+      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      simulation_id: string;
+      /** @enum {string} */
+      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
+      /** @constant */
+      currency: 'BRL';
+      /** @description What the customer receives. */
+      requested_amount: number;
+      /** @description IOF, financed. */
+      iof_amount: number;
+      /** @description The amount financed: requested plus IOF. */
+      principal_amount: number;
+      installments: number;
+      /** @description The regular installment (the last may differ by centavos). */
+      installment_amount: number;
+      monthly_interest_rate: number;
+      /** @description CET a year (Res. CMN 4.881/2020). */
+      cet_annual: number;
+      /** Format: date */
+      first_due_date: string;
+      /**
+       * Format: date
+       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
+       */
+      release_date: string;
+      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
+      release_adjustment: {
+        /** Format: date */
+        priced_release_date: string;
+        /** @description Row 1’s interest for the days without the money. */
+        interest_credit_amount: number;
+        /** @description The financed IOF of those days. */
+        iof_credit_amount: number;
+        /** @description Row 1 as priced. */
+        row1_installment_before: number;
+        /** @description Row 1 as released: lower by both credits. */
+        row1_installment_after: number;
+      } | null;
+      /**
+       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
+       * @enum {string}
+       */
+      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
+      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
+      contract_sha256: string;
+      /**
+       * Format: uri
+       * @description The hosted page where each signer reads the contract and signs with their cpf.
+       */
+      signing_url: string;
+      signatures_required: number;
+      signatures_received: number;
+      signers: {
+        name: string;
+        cpf: string;
+        signed_at: string | null;
+      }[];
+      disbursement_account: components['schemas']['DisbursementAccount'];
+      disbursed_at: string | null;
+      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
+      outstanding_amount: number;
+      /** @description Sum of the overdue installments’ `amount_due` today. */
+      overdue_amount: number;
+      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
+      days_overdue: number;
+      /** @description How many rows are paid in full. */
+      paid_installments: number;
+      /** @description Due date of the oldest unpaid installment while `active`. */
+      next_due_date: string | null;
+      schedule: {
+        number: number;
+        /**
+         * Format: date
+         * @description Due date (America/Sao_Paulo).
+         */
+        due_date: string;
+        /** @description What this installment charges. */
+        installment_amount: number;
+        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
+        principal_amount: number;
+        /** @description Interest in this installment. */
+        interest_amount: number;
+        /** @description Principal still owed after this installment. */
+        balance_amount: number;
+        /** @enum {string} */
+        status: 'pending' | 'overdue' | 'paid';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        amount_due: number;
+        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
+        paid_amount: number;
+        paid_at: string | null;
+      }[];
+      /** @description Why the loan ended in `error`. */
+      error: {
+        /** @constant */
+        code: 'disbursement_failed';
+        message: string;
+      } | null;
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      cancellation_reason: string | null;
+      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
+      refund_due_amount: number;
+      /**
+       * Format: date-time
+       * @description When the loan was created.
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When the loan last changed.
+       */
+      updated_at: string;
+      refund: components['schemas']['Refund'];
+    };
+    /** @description A Pix charge (BR Code) was issued. */
+    ChargeCreatedEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'charge.created';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Charge'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description A Pix paid the charge; its payment is recorded on the loan. */
+    ChargePaidEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'charge.paid';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Charge'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description The charge passed `expires_at` unpaid. */
+    ChargeExpiredEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'charge.expired';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Charge'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description A newer charge replaced it, or its loan ended. */
+    ChargeCancelledEvent: {
+      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'charge.cancelled';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      data: components['schemas']['Charge'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
     CreatedWebhookEndpoint: {
       /** @example we_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
       id: string;
@@ -3511,1281 +3586,6 @@ export interface components {
        */
       status: 'advancing' | 'ready';
     };
-    KycItemOutput: {
-      /** @enum {string} */
-      kind: 'document' | 'data';
-      /**
-       * @example identity_card_front
-       * @enum {string}
-       */
-      type:
-        | 'identity_card_front'
-        | 'identity_card_back'
-        | 'cnh'
-        | 'selfie'
-        | 'biometrics'
-        | 'ccmei'
-        | 'email'
-        | 'phone'
-        | 'name'
-        | 'trading_name';
-      description: string;
-      /** @enum {string} */
-      status: 'pending' | 'submitted' | 'approved' | 'pending_resubmission' | 'pending_correction';
-      message: string | null;
-      uploaded_at: string | null;
-    };
-    CreditOfferOutput: {
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      customer_id: string;
-      /** @enum {string} */
-      status: 'available' | 'accepted' | 'expired' | 'cancelled';
-      /** @constant */
-      currency: 'BRL';
-      /** @description Largest amount the customer may request, in centavos. */
-      approved_amount: number;
-      /** @description Smallest amount the customer may request, in centavos. */
-      min_amount: number;
-      /** @description Monthly interest rate, e.g. 0.0199 = 1.99 % a month. */
-      monthly_interest_rate: number;
-      /** @description (1 + monthly)^12 − 1, to 4 decimals. */
-      annual_interest_rate: number;
-      min_installments: number;
-      max_installments: number;
-      /**
-       * Format: date-time
-       * @description The offer expires at this instant.
-       */
-      valid_until: string;
-      /** Format: date-time */
-      created_at: string;
-      /** Format: date-time */
-      updated_at: string;
-    };
-    LoanOutput: {
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      customer_id: string;
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      credit_offer_id: string;
-      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      simulation_id: string;
-      /** @enum {string} */
-      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
-      /** @constant */
-      currency: 'BRL';
-      /** @description What the customer receives. */
-      requested_amount: number;
-      /** @description IOF, financed. */
-      iof_amount: number;
-      /** @description The amount financed: requested plus IOF. */
-      principal_amount: number;
-      installments: number;
-      /** @description The regular installment (the last may differ by centavos). */
-      installment_amount: number;
-      monthly_interest_rate: number;
-      /** @description CET a year (Res. CMN 4.881/2020). */
-      cet_annual: number;
-      /** Format: date */
-      first_due_date: string;
-      /**
-       * Format: date
-       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
-       */
-      release_date: string;
-      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
-      release_adjustment: {
-        /** Format: date */
-        priced_release_date: string;
-        /** @description Row 1’s interest for the days without the money. */
-        interest_credit_amount: number;
-        /** @description The financed IOF of those days. */
-        iof_credit_amount: number;
-        /** @description Row 1 as priced. */
-        row1_installment_before: number;
-        /** @description Row 1 as released: lower by both credits. */
-        row1_installment_after: number;
-      } | null;
-      /**
-       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
-       * @enum {string}
-       */
-      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
-      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
-      contract_sha256: string;
-      /**
-       * Format: uri
-       * @description The hosted page where each signer reads the contract and signs with their cpf.
-       */
-      signing_url: string;
-      signatures_required: number;
-      signatures_received: number;
-      signers: {
-        name: string;
-        cpf: string;
-        signed_at: string | null;
-      }[];
-      disbursement_account: components['schemas']['DisbursementAccountOutput'];
-      disbursed_at: string | null;
-      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
-      outstanding_amount: number;
-      /** @description Sum of the overdue installments’ `amount_due` today. */
-      overdue_amount: number;
-      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
-      days_overdue: number;
-      /** @description How many rows are paid in full. */
-      paid_installments: number;
-      /** @description Due date of the oldest unpaid installment while `active`. */
-      next_due_date: string | null;
-      schedule: {
-        number: number;
-        /**
-         * Format: date
-         * @description Due date (America/Sao_Paulo).
-         */
-        due_date: string;
-        /** @description What this installment charges. */
-        installment_amount: number;
-        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
-        principal_amount: number;
-        /** @description Interest in this installment. */
-        interest_amount: number;
-        /** @description Principal still owed after this installment. */
-        balance_amount: number;
-        /** @enum {string} */
-        status: 'pending' | 'overdue' | 'paid';
-        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
-        amount_due: number;
-        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
-        paid_amount: number;
-        paid_at: string | null;
-      }[];
-      /** @description Why the loan ended in `error`. */
-      error: {
-        /** @constant */
-        code: 'disbursement_failed';
-        message: string;
-      } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
-      cancellation_reason: string | null;
-      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
-      refund_due_amount: number;
-      /**
-       * Format: date-time
-       * @description When the loan was created.
-       */
-      created_at: string;
-      /**
-       * Format: date-time
-       * @description When the loan last changed.
-       */
-      updated_at: string;
-    };
-    DisbursementAccountOutput:
-      | {
-          /** @constant */
-          type: 'pix';
-          pix_key: string;
-          /** @enum {string} */
-          pix_key_type: 'cpf' | 'cnpj' | 'email' | 'phone' | 'evp';
-        }
-      | {
-          /** @constant */
-          type: 'bank_account';
-          /**
-           * @description The bank’s three-digit COMPE code.
-           * @example 341
-           */
-          bank_code: string;
-          /**
-           * @description Branch (agência), 1–4 digits, without its check digit.
-           * @example 0001
-           */
-          branch: string;
-          /**
-           * @description Account number with its check digit after a hyphen.
-           * @example 12345-6
-           */
-          account_number: string;
-          /** @enum {string} */
-          account_type: 'checking' | 'savings' | 'payment';
-        };
-    ChargeOutput: {
-      /** @example chg_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      loan_id: string;
-      /** @enum {string} */
-      status: 'active' | 'paid' | 'expired' | 'cancelled';
-      /** @enum {string} */
-      scope: 'next' | 'overdue' | 'payoff' | 'amount' | 'withdrawal';
-      /** @description What the Pix must bring, fixed for the charge’s life. */
-      amount: number;
-      /** @constant */
-      currency: 'BRL';
-      /** @description The Pix “copia e cola” (EMV BR Code): the lender’s key, name, city, the amount and the txid, CRC16 at the end. `GET /v3/charges/{id}/qr.png` draws it. */
-      br_code: string;
-      /** @description The BR Code’s transaction id: how a Pix finds its charge. */
-      txid: string;
-      /**
-       * Format: date-time
-       * @description After this, the charge is `expired` (`charge.expired`).
-       */
-      expires_at: string;
-      /** @description When the Pix that paid it was paid. */
-      paid_at: string | null;
-      /** @description The paying Pix’s end-to-end id: the `reference` of its loan transaction. */
-      payment_reference: string | null;
-      /**
-       * Format: date-time
-       * @description When the charge was made.
-       */
-      created_at: string;
-      /**
-       * Format: date-time
-       * @description When it last changed.
-       */
-      updated_at: string;
-    };
-    /** @description A customer was registered; its KYC begins. */
-    CustomerCreatedEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'customer.created';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['CustomerCreatedDataOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    CustomerCreatedDataOutput: {
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @enum {string} */
-      status: 'pending_kyc' | 'under_review' | 'active' | 'denied';
-      cpf: string;
-      cnpj: string | null;
-      name: string;
-      email: string;
-      phone: string;
-      trading_name: string | null;
-      external_id: string | null;
-    };
-    ActorOutput: {
-      /** @enum {string} */
-      type: 'operator' | 'partner' | 'system';
-      /** @description The operator (`op_…`) or `break_glass`. */
-      id: string;
-    };
-    /** @description Every KYC item is in: the review has begun. */
-    CustomerUnderReviewEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'customer.under_review';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['CustomerStatusDataOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    CustomerStatusDataOutput: {
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @description Your own id of the customer, as registered. */
-      external_id: string | null;
-      /** @constant */
-      status: 'under_review';
-    };
-    /** @description A KYC item moved (submitted, approved, rejected, a correction asked): read `kyc`. */
-    CustomerKycUpdatedEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'customer.kyc_updated';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['CustomerKycDataOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    CustomerKycDataOutput: {
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @description Your own id of the customer, as registered. */
-      external_id: string | null;
-      /** @enum {string} */
-      status: 'pending_kyc' | 'under_review' | 'active' | 'denied';
-      kyc: components['schemas']['KycItemOutput'][];
-    };
-    /** @description KYC passed: offers may follow. */
-    CustomerActiveEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'customer.active';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['CustomerActiveDataOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    CustomerActiveDataOutput: {
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @description Your own id of the customer, as registered. */
-      external_id: string | null;
-      /** @constant */
-      status: 'active';
-    };
-    /** @description The customer is permanently blocked (final). */
-    CustomerDeniedEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'customer.denied';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['CustomerDeniedDataOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    CustomerDeniedDataOutput: {
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @description Your own id of the customer, as registered. */
-      external_id: string | null;
-      /** @constant */
-      status: 'denied';
-      /** @description Why, as the reviewer wrote it. */
-      reason: string | null;
-    };
-    /** @description The customer’s personal data was erased on request (LGPD art. 18). */
-    CustomerErasedEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'customer.erased';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['CustomerErasedDataOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    CustomerErasedDataOutput: {
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** Format: date-time */
-      erased_at: string;
-      /** @description Until when the contracts and ledger of its loans are kept (null: it had none). Read the customer: 410 `customer_erased`. */
-      retained_until: string | null;
-      /** @description Its loans, still readable while kept. */
-      loan_ids: string[];
-    };
-    /** @description A pre-approved offer can be simulated and taken. */
-    CreditOfferAvailableEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'credit_offer.available';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['CreditOfferOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    /** @description The offer passed `valid_until` untaken. */
-    CreditOfferExpiredEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'credit_offer.expired';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['CreditOfferOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    /** @description A loan was created from the offer. */
-    CreditOfferAcceptedEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'credit_offer.accepted';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['CreditOfferOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    /** @description The offer was withdrawn (the customer denied or erased). */
-    CreditOfferCancelledEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'credit_offer.cancelled';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['CreditOfferOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    /** @description A loan awaits its signatures (`signing_url`). */
-    LoanCreatedEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'loan.created';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['LoanOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    /** @description A signer signed the contract. */
-    LoanSignatureReceivedEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'loan.signature_received';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['LoanOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    /** @description Every signer signed: the money is being sent. */
-    LoanProcessingEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'loan.processing';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['LoanOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    /** @description The money reached the borrower: repayment runs. */
-    LoanActiveEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'loan.active';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['LoanOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    /** @description A payment was recorded: `payment` says what it paid. */
-    LoanPaymentReceivedEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'loan.payment_received';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['LoanPaymentReceivedDataOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    LoanPaymentReceivedDataOutput: {
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      customer_id: string;
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      credit_offer_id: string;
-      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      simulation_id: string;
-      /** @enum {string} */
-      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
-      /** @constant */
-      currency: 'BRL';
-      /** @description What the customer receives. */
-      requested_amount: number;
-      /** @description IOF, financed. */
-      iof_amount: number;
-      /** @description The amount financed: requested plus IOF. */
-      principal_amount: number;
-      installments: number;
-      /** @description The regular installment (the last may differ by centavos). */
-      installment_amount: number;
-      monthly_interest_rate: number;
-      /** @description CET a year (Res. CMN 4.881/2020). */
-      cet_annual: number;
-      /** Format: date */
-      first_due_date: string;
-      /**
-       * Format: date
-       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
-       */
-      release_date: string;
-      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
-      release_adjustment: {
-        /** Format: date */
-        priced_release_date: string;
-        /** @description Row 1’s interest for the days without the money. */
-        interest_credit_amount: number;
-        /** @description The financed IOF of those days. */
-        iof_credit_amount: number;
-        /** @description Row 1 as priced. */
-        row1_installment_before: number;
-        /** @description Row 1 as released: lower by both credits. */
-        row1_installment_after: number;
-      } | null;
-      /**
-       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
-       * @enum {string}
-       */
-      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
-      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
-      contract_sha256: string;
-      /**
-       * Format: uri
-       * @description The hosted page where each signer reads the contract and signs with their cpf.
-       */
-      signing_url: string;
-      signatures_required: number;
-      signatures_received: number;
-      signers: {
-        name: string;
-        cpf: string;
-        signed_at: string | null;
-      }[];
-      disbursement_account: components['schemas']['DisbursementAccountOutput'];
-      disbursed_at: string | null;
-      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
-      outstanding_amount: number;
-      /** @description Sum of the overdue installments’ `amount_due` today. */
-      overdue_amount: number;
-      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
-      days_overdue: number;
-      /** @description How many rows are paid in full. */
-      paid_installments: number;
-      /** @description Due date of the oldest unpaid installment while `active`. */
-      next_due_date: string | null;
-      schedule: {
-        number: number;
-        /**
-         * Format: date
-         * @description Due date (America/Sao_Paulo).
-         */
-        due_date: string;
-        /** @description What this installment charges. */
-        installment_amount: number;
-        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
-        principal_amount: number;
-        /** @description Interest in this installment. */
-        interest_amount: number;
-        /** @description Principal still owed after this installment. */
-        balance_amount: number;
-        /** @enum {string} */
-        status: 'pending' | 'overdue' | 'paid';
-        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
-        amount_due: number;
-        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
-        paid_amount: number;
-        paid_at: string | null;
-      }[];
-      /** @description Why the loan ended in `error`. */
-      error: {
-        /** @constant */
-        code: 'disbursement_failed';
-        message: string;
-      } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
-      cancellation_reason: string | null;
-      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
-      refund_due_amount: number;
-      /**
-       * Format: date-time
-       * @description When the loan was created.
-       */
-      created_at: string;
-      /**
-       * Format: date-time
-       * @description When the loan last changed.
-       */
-      updated_at: string;
-      payment: components['schemas']['PaymentReceivedOutput'];
-    };
-    PaymentReceivedOutput: {
-      /** @description The money received (centavos). */
-      amount: number;
-      /**
-       * Format: date-time
-       * @description When the borrower paid.
-       */
-      paid_at: string;
-      /** @description The payment’s identity: yours, or the Pix end-to-end id. */
-      reference?: string;
-      /** @enum {string} */
-      apply_to?: 'next' | 'last';
-      /** @description The row paid, for payments made before partial payments (else null). */
-      installment_number: number | null;
-      /** @description Principal paid (centavos). */
-      principal_amount?: number;
-      /** @description Interest paid (centavos). */
-      interest_amount?: number;
-      /** @description Late fee paid (centavos). */
-      late_fee_amount?: number;
-      /** @description Late interest paid (centavos). */
-      late_interest_amount?: number;
-      /** @description Interest not charged for paying early (centavos). */
-      discount_amount?: number;
-    };
-    /** @description An installment passed its due date unpaid: `installment`. */
-    LoanInstallmentOverdueEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'loan.installment_overdue';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['LoanInstallmentOverdueDataOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    LoanInstallmentOverdueDataOutput: {
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      customer_id: string;
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      credit_offer_id: string;
-      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      simulation_id: string;
-      /** @enum {string} */
-      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
-      /** @constant */
-      currency: 'BRL';
-      /** @description What the customer receives. */
-      requested_amount: number;
-      /** @description IOF, financed. */
-      iof_amount: number;
-      /** @description The amount financed: requested plus IOF. */
-      principal_amount: number;
-      installments: number;
-      /** @description The regular installment (the last may differ by centavos). */
-      installment_amount: number;
-      monthly_interest_rate: number;
-      /** @description CET a year (Res. CMN 4.881/2020). */
-      cet_annual: number;
-      /** Format: date */
-      first_due_date: string;
-      /**
-       * Format: date
-       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
-       */
-      release_date: string;
-      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
-      release_adjustment: {
-        /** Format: date */
-        priced_release_date: string;
-        /** @description Row 1’s interest for the days without the money. */
-        interest_credit_amount: number;
-        /** @description The financed IOF of those days. */
-        iof_credit_amount: number;
-        /** @description Row 1 as priced. */
-        row1_installment_before: number;
-        /** @description Row 1 as released: lower by both credits. */
-        row1_installment_after: number;
-      } | null;
-      /**
-       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
-       * @enum {string}
-       */
-      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
-      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
-      contract_sha256: string;
-      /**
-       * Format: uri
-       * @description The hosted page where each signer reads the contract and signs with their cpf.
-       */
-      signing_url: string;
-      signatures_required: number;
-      signatures_received: number;
-      signers: {
-        name: string;
-        cpf: string;
-        signed_at: string | null;
-      }[];
-      disbursement_account: components['schemas']['DisbursementAccountOutput'];
-      disbursed_at: string | null;
-      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
-      outstanding_amount: number;
-      /** @description Sum of the overdue installments’ `amount_due` today. */
-      overdue_amount: number;
-      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
-      days_overdue: number;
-      /** @description How many rows are paid in full. */
-      paid_installments: number;
-      /** @description Due date of the oldest unpaid installment while `active`. */
-      next_due_date: string | null;
-      schedule: {
-        number: number;
-        /**
-         * Format: date
-         * @description Due date (America/Sao_Paulo).
-         */
-        due_date: string;
-        /** @description What this installment charges. */
-        installment_amount: number;
-        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
-        principal_amount: number;
-        /** @description Interest in this installment. */
-        interest_amount: number;
-        /** @description Principal still owed after this installment. */
-        balance_amount: number;
-        /** @enum {string} */
-        status: 'pending' | 'overdue' | 'paid';
-        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
-        amount_due: number;
-        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
-        paid_amount: number;
-        paid_at: string | null;
-      }[];
-      /** @description Why the loan ended in `error`. */
-      error: {
-        /** @constant */
-        code: 'disbursement_failed';
-        message: string;
-      } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
-      cancellation_reason: string | null;
-      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
-      refund_due_amount: number;
-      /**
-       * Format: date-time
-       * @description When the loan was created.
-       */
-      created_at: string;
-      /**
-       * Format: date-time
-       * @description When the loan last changed.
-       */
-      updated_at: string;
-      /** @description The row that became overdue. */
-      installment: {
-        number: number;
-        /** Format: date */
-        due_date: string;
-        /** @description What the row asks for now, late charges included (centavos). */
-        amount_due: number;
-      };
-    };
-    /** @description Everything is paid. */
-    LoanFinishedEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'loan.finished';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['LoanOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    /** @description The loan ended before its money moved (or was withdrawn within 7 days). */
-    LoanCancelledEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'loan.cancelled';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['LoanOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    /** @description The disbursement failed: `error` says why. */
-    LoanErrorEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'loan.error';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['LoanOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    /** @description Money received belongs back to the borrower: `refund`. */
-    LoanRefundDueEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'loan.refund_due';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['LoanRefundDueDataOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    LoanRefundDueDataOutput: {
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      customer_id: string;
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      credit_offer_id: string;
-      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      simulation_id: string;
-      /** @enum {string} */
-      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
-      /** @constant */
-      currency: 'BRL';
-      /** @description What the customer receives. */
-      requested_amount: number;
-      /** @description IOF, financed. */
-      iof_amount: number;
-      /** @description The amount financed: requested plus IOF. */
-      principal_amount: number;
-      installments: number;
-      /** @description The regular installment (the last may differ by centavos). */
-      installment_amount: number;
-      monthly_interest_rate: number;
-      /** @description CET a year (Res. CMN 4.881/2020). */
-      cet_annual: number;
-      /** Format: date */
-      first_due_date: string;
-      /**
-       * Format: date
-       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
-       */
-      release_date: string;
-      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
-      release_adjustment: {
-        /** Format: date */
-        priced_release_date: string;
-        /** @description Row 1’s interest for the days without the money. */
-        interest_credit_amount: number;
-        /** @description The financed IOF of those days. */
-        iof_credit_amount: number;
-        /** @description Row 1 as priced. */
-        row1_installment_before: number;
-        /** @description Row 1 as released: lower by both credits. */
-        row1_installment_after: number;
-      } | null;
-      /**
-       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
-       * @enum {string}
-       */
-      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
-      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
-      contract_sha256: string;
-      /**
-       * Format: uri
-       * @description The hosted page where each signer reads the contract and signs with their cpf.
-       */
-      signing_url: string;
-      signatures_required: number;
-      signatures_received: number;
-      signers: {
-        name: string;
-        cpf: string;
-        signed_at: string | null;
-      }[];
-      disbursement_account: components['schemas']['DisbursementAccountOutput'];
-      disbursed_at: string | null;
-      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
-      outstanding_amount: number;
-      /** @description Sum of the overdue installments’ `amount_due` today. */
-      overdue_amount: number;
-      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
-      days_overdue: number;
-      /** @description How many rows are paid in full. */
-      paid_installments: number;
-      /** @description Due date of the oldest unpaid installment while `active`. */
-      next_due_date: string | null;
-      schedule: {
-        number: number;
-        /**
-         * Format: date
-         * @description Due date (America/Sao_Paulo).
-         */
-        due_date: string;
-        /** @description What this installment charges. */
-        installment_amount: number;
-        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
-        principal_amount: number;
-        /** @description Interest in this installment. */
-        interest_amount: number;
-        /** @description Principal still owed after this installment. */
-        balance_amount: number;
-        /** @enum {string} */
-        status: 'pending' | 'overdue' | 'paid';
-        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
-        amount_due: number;
-        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
-        paid_amount: number;
-        paid_at: string | null;
-      }[];
-      /** @description Why the loan ended in `error`. */
-      error: {
-        /** @constant */
-        code: 'disbursement_failed';
-        message: string;
-      } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
-      cancellation_reason: string | null;
-      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
-      refund_due_amount: number;
-      /**
-       * Format: date-time
-       * @description When the loan was created.
-       */
-      created_at: string;
-      /**
-       * Format: date-time
-       * @description When the loan last changed.
-       */
-      updated_at: string;
-      refund: components['schemas']['RefundOutput'];
-    };
-    RefundOutput: {
-      /** @description The amount (centavos). */
-      amount: number;
-      /** @description The Pix that brought it, or the refund’s own. */
-      reference: string;
-    };
-    /** @description Money due back was sent: `refund`. */
-    LoanRefundSentEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'loan.refund_sent';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['LoanRefundSentDataOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    LoanRefundSentDataOutput: {
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      customer_id: string;
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      credit_offer_id: string;
-      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      simulation_id: string;
-      /** @enum {string} */
-      status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
-      /** @constant */
-      currency: 'BRL';
-      /** @description What the customer receives. */
-      requested_amount: number;
-      /** @description IOF, financed. */
-      iof_amount: number;
-      /** @description The amount financed: requested plus IOF. */
-      principal_amount: number;
-      installments: number;
-      /** @description The regular installment (the last may differ by centavos). */
-      installment_amount: number;
-      monthly_interest_rate: number;
-      /** @description CET a year (Res. CMN 4.881/2020). */
-      cet_annual: number;
-      /** Format: date */
-      first_due_date: string;
-      /**
-       * Format: date
-       * @description The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.
-       */
-      release_date: string;
-      /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
-      release_adjustment: {
-        /** Format: date */
-        priced_release_date: string;
-        /** @description Row 1’s interest for the days without the money. */
-        interest_credit_amount: number;
-        /** @description The financed IOF of those days. */
-        iof_credit_amount: number;
-        /** @description Row 1 as priced. */
-        row1_installment_before: number;
-        /** @description Row 1 as released: lower by both credits. */
-        row1_installment_after: number;
-      } | null;
-      /**
-       * @description `pending` until ops claim the payout (`claimed`: the partner can no longer cancel), then `confirmed` or `failed`.
-       * @enum {string}
-       */
-      disbursement_status: 'pending' | 'claimed' | 'confirmed' | 'failed';
-      /** @description SHA-256 of the contract PDF (`GET /loans/{id}/contract`). */
-      contract_sha256: string;
-      /**
-       * Format: uri
-       * @description The hosted page where each signer reads the contract and signs with their cpf.
-       */
-      signing_url: string;
-      signatures_required: number;
-      signatures_received: number;
-      signers: {
-        name: string;
-        cpf: string;
-        signed_at: string | null;
-      }[];
-      disbursement_account: components['schemas']['DisbursementAccountOutput'];
-      disbursed_at: string | null;
-      /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
-      outstanding_amount: number;
-      /** @description Sum of the overdue installments’ `amount_due` today. */
-      overdue_amount: number;
-      /** @description Days since the due date of the oldest overdue installment (0 when none is). */
-      days_overdue: number;
-      /** @description How many rows are paid in full. */
-      paid_installments: number;
-      /** @description Due date of the oldest unpaid installment while `active`. */
-      next_due_date: string | null;
-      schedule: {
-        number: number;
-        /**
-         * Format: date
-         * @description Due date (America/Sao_Paulo).
-         */
-        due_date: string;
-        /** @description What this installment charges. */
-        installment_amount: number;
-        /** @description Principal repaid by this installment. Negative only when a long first period’s interest exceeds the installment (the difference is added to the balance). */
-        principal_amount: number;
-        /** @description Interest in this installment. */
-        interest_amount: number;
-        /** @description Principal still owed after this installment. */
-        balance_amount: number;
-        /** @enum {string} */
-        status: 'pending' | 'overdue' | 'paid';
-        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
-        amount_due: number;
-        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
-        paid_amount: number;
-        paid_at: string | null;
-      }[];
-      /** @description Why the loan ended in `error`. */
-      error: {
-        /** @constant */
-        code: 'disbursement_failed';
-        message: string;
-      } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
-      cancellation_reason: string | null;
-      /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
-      refund_due_amount: number;
-      /**
-       * Format: date-time
-       * @description When the loan was created.
-       */
-      created_at: string;
-      /**
-       * Format: date-time
-       * @description When the loan last changed.
-       */
-      updated_at: string;
-      refund: components['schemas']['RefundOutput'];
-    };
-    /** @description A Pix charge (BR Code) was issued. */
-    ChargeCreatedEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'charge.created';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['ChargeOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    /** @description A Pix paid the charge; its payment is recorded on the loan. */
-    ChargePaidEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'charge.paid';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['ChargeOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    /** @description The charge passed `expires_at` unpaid. */
-    ChargeExpiredEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'charge.expired';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['ChargeOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
-    /** @description A newer charge replaced it, or its loan ended. */
-    ChargeCancelledEventOutput: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
-      id: string;
-      /**
-       * @description discriminator enum property added by openapi-typescript
-       * @enum {string}
-       */
-      type: 'charge.cancelled';
-      /**
-       * Format: date-time
-       * @description When it happened.
-       */
-      timestamp: string;
-      data: components['schemas']['ChargeOutput'];
-      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
-      actor?: components['schemas']['ActorOutput'];
-    };
   };
   responses: never;
   parameters: never;
@@ -4805,6 +3605,11 @@ export interface operations {
     requestBody: {
       content: {
         'application/x-www-form-urlencoded': components['schemas']['TokenRequest'];
+        /**
+         * @example {
+         *       "grant_type": "client_credentials"
+         *     }
+         */
         'application/json': components['schemas']['TokenRequest'];
       };
     };
@@ -4815,6 +3620,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "access_token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6ImRldiJ9.eyJwdG4iOiJwdG5fOWM1ZTc5ZTE4NThmN2Q2MmU1NWExOTY5YWEyMjkxZGUiLCJlbnYiOiJzYW5kYm94Iiwic3ViIjoiY2xpXzk1ZmM5NTc0YzEzYTY0YzEzM2VmZDM2MTFmZDJhY2QwIiwiaXNzIjoiaHR0cDovLzEyNy4wLjAuMTo0MjgyOSIsImF1ZCI6ImVtYmVkZGVkLWNyZWRpdC1hcGkiLCJpYXQiOjE3OTU3OTAyOTYsImV4cCI6MTc5NTc5Mzg5NiwianRpIjoiYjE2MTVhMWItMjI2YS00ZGE4LTk3YzktYTg0ZGYxODU1YTU3In0.DFZL-RGoxh0m5zxMhSZe_Xau-h9cBsAe_GlaNMAKQzg",
+           *       "token_type": "Bearer",
+           *       "expires_in": 3600
+           *     }
+           */
           'application/json': components['schemas']['Token'];
         };
       };
@@ -4914,6 +3726,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [],
+           *       "has_more": false
+           *     }
+           */
           'application/json': components['schemas']['CredentialList'];
         };
       };
@@ -4985,6 +3803,11 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /**
+         * @example {
+         *       "name": "raced"
+         *     }
+         */
         'application/json': components['schemas']['CreateCredentialRequest'];
       };
     };
@@ -4997,6 +3820,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "cred_6fa9806dd706eeb0cd0c18f057883deb",
+           *       "client_id": "cli_383d42f6d2d742939abad90873ed7988",
+           *       "name": "raced",
+           *       "environment": "sandbox",
+           *       "created_at": "2026-11-27T14:37:29.681Z",
+           *       "last_used_at": null,
+           *       "revoked_at": null,
+           *       "client_secret": "sk_1Z0gTp-AXaAQfnlHRTUa8YnbyVM490l6A0fsxBIumtQ"
+           *     }
+           */
           'application/json': components['schemas']['CreatedCredential'];
         };
       };
@@ -5100,6 +3935,17 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "cred_72f1c3b83fd6e56584880fcc01230b8b",
+           *       "client_id": "cli_9adfcc3651a0d0cfca218d7b1f3d67e9",
+           *       "name": "owned",
+           *       "environment": "sandbox",
+           *       "created_at": "2026-11-27T14:37:47.060Z",
+           *       "last_used_at": null,
+           *       "revoked_at": null
+           *     }
+           */
           'application/json': components['schemas']['Credential'];
         };
       };
@@ -5167,6 +4013,17 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "cred_8bd6bf1323e5e36160f9cafcb6b3f804",
+           *       "client_id": "cli_a62bfcef418045613de10577b79119c4",
+           *       "name": "third",
+           *       "environment": "production",
+           *       "created_at": "2026-11-27T14:38:16.842Z",
+           *       "last_used_at": null,
+           *       "revoked_at": "2026-11-27T14:38:16.869Z"
+           *     }
+           */
           'application/json': components['schemas']['Credential'];
         };
       };
@@ -5242,6 +4099,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [],
+           *       "has_more": false
+           *     }
+           */
           'application/json': components['schemas']['CustomerList'];
         };
       };
@@ -5313,6 +4176,14 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "cpf": "23259880747",
+         *       "name": "Maria Silva",
+         *       "email": "maria@example.com",
+         *       "phone": "+5511987654321"
+         *     }
+         */
         'application/json': components['schemas']['CreateCustomerRequest'];
       };
     };
@@ -5334,6 +4205,55 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "cust_04db692c6d50a40a90cfaf72ed44a759",
+           *       "status": "pending_kyc",
+           *       "cpf": "23259880747",
+           *       "cnpj": null,
+           *       "name": "Maria Silva",
+           *       "email": "maria@example.com",
+           *       "phone": "+5511987654321",
+           *       "trading_name": null,
+           *       "external_id": null,
+           *       "kyc": [
+           *         {
+           *           "kind": "document",
+           *           "type": "identity_card_front",
+           *           "status": "pending",
+           *           "message": null,
+           *           "description": "Identity card, front",
+           *           "uploaded_at": null
+           *         },
+           *         {
+           *           "kind": "document",
+           *           "type": "identity_card_back",
+           *           "status": "pending",
+           *           "message": null,
+           *           "description": "Identity card, back",
+           *           "uploaded_at": null
+           *         },
+           *         {
+           *           "kind": "document",
+           *           "type": "selfie",
+           *           "status": "pending",
+           *           "message": null,
+           *           "description": "Selfie",
+           *           "uploaded_at": null
+           *         },
+           *         {
+           *           "kind": "document",
+           *           "type": "biometrics",
+           *           "status": "pending",
+           *           "message": null,
+           *           "description": "Biometric capture",
+           *           "uploaded_at": null
+           *         }
+           *       ],
+           *       "created_at": "2026-11-27T14:38:08.042Z",
+           *       "updated_at": "2026-11-27T14:38:08.042Z"
+           *     }
+           */
           'application/json': components['schemas']['Customer'];
         };
       };
@@ -5437,6 +4357,47 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "cust_78a421a6fea3fb8349a59cce1a259a01",
+           *       "status": "pending_kyc",
+           *       "cpf": "48186925651",
+           *       "cnpj": null,
+           *       "name": "Maria Silva",
+           *       "email": "maria.f773c049@example.com",
+           *       "phone": "+5511987654321",
+           *       "trading_name": null,
+           *       "external_id": null,
+           *       "kyc": [
+           *         {
+           *           "kind": "document",
+           *           "type": "cnh",
+           *           "status": "submitted",
+           *           "message": null,
+           *           "description": "Driver licence (CNH)",
+           *           "uploaded_at": "2026-11-27T14:38:13.362Z"
+           *         },
+           *         {
+           *           "kind": "document",
+           *           "type": "selfie",
+           *           "status": "pending",
+           *           "message": null,
+           *           "description": "Selfie",
+           *           "uploaded_at": null
+           *         },
+           *         {
+           *           "kind": "document",
+           *           "type": "biometrics",
+           *           "status": "pending",
+           *           "message": null,
+           *           "description": "Biometric capture",
+           *           "uploaded_at": null
+           *         }
+           *       ],
+           *       "created_at": "2026-11-27T14:38:13.315Z",
+           *       "updated_at": "2026-11-27T14:38:13.390Z"
+           *     }
+           */
           'application/json': components['schemas']['Customer'];
         };
       };
@@ -5507,6 +4468,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "name": "Maria S. Silva"
+         *     }
+         */
         'application/json': components['schemas']['UpdateCustomerRequest'];
       };
     };
@@ -5517,6 +4483,55 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "cust_9bfb72af0eb88478e8027f1cfe1c6da2",
+           *       "status": "pending_kyc",
+           *       "cpf": "61927548888",
+           *       "cnpj": null,
+           *       "name": "Maria S. Silva",
+           *       "email": "maria.bafe42d3@example.com",
+           *       "phone": "+5511987654321",
+           *       "trading_name": null,
+           *       "external_id": null,
+           *       "kyc": [
+           *         {
+           *           "kind": "document",
+           *           "type": "identity_card_front",
+           *           "status": "pending",
+           *           "message": null,
+           *           "description": "Identity card, front",
+           *           "uploaded_at": null
+           *         },
+           *         {
+           *           "kind": "document",
+           *           "type": "identity_card_back",
+           *           "status": "pending",
+           *           "message": null,
+           *           "description": "Identity card, back",
+           *           "uploaded_at": null
+           *         },
+           *         {
+           *           "kind": "document",
+           *           "type": "selfie",
+           *           "status": "pending",
+           *           "message": null,
+           *           "description": "Selfie",
+           *           "uploaded_at": null
+           *         },
+           *         {
+           *           "kind": "document",
+           *           "type": "biometrics",
+           *           "status": "pending",
+           *           "message": null,
+           *           "description": "Biometric capture",
+           *           "uploaded_at": null
+           *         }
+           *       ],
+           *       "created_at": "2026-11-27T14:37:37.249Z",
+           *       "updated_at": "2026-11-27T14:37:37.527Z"
+           *     }
+           */
           'application/json': components['schemas']['Customer'];
         };
       };
@@ -5636,6 +4651,49 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "doc_63a4ef8faa9cdf2f4a97004bdd0c05de",
+           *           "type": "selfie",
+           *           "status": "submitted",
+           *           "file_name": "selfie.pdf",
+           *           "content_type": "application/pdf",
+           *           "size_bytes": 80,
+           *           "sha256": "7855b42168502f811c849e641ec95899f27807529865ee82aeb0d378a7918bb1",
+           *           "uploaded_at": "2026-11-27T14:37:37.955Z",
+           *           "created_at": "2026-11-27T14:37:37.994Z",
+           *           "updated_at": "2026-11-27T14:37:37.994Z"
+           *         },
+           *         {
+           *           "id": "doc_70cc01efbd0769ff27fec8a07e2ec6f3",
+           *           "type": "identity_card_back",
+           *           "status": "submitted",
+           *           "file_name": "identity_card_back.pdf",
+           *           "content_type": "application/pdf",
+           *           "size_bytes": 80,
+           *           "sha256": "7855b42168502f811c849e641ec95899f27807529865ee82aeb0d378a7918bb1",
+           *           "uploaded_at": "2026-11-27T14:37:37.810Z",
+           *           "created_at": "2026-11-27T14:37:37.842Z",
+           *           "updated_at": "2026-11-27T14:37:37.842Z"
+           *         },
+           *         {
+           *           "id": "doc_34cf41ea782ae2702fd3127a240996b7",
+           *           "type": "identity_card_front",
+           *           "status": "submitted",
+           *           "file_name": "identity_card_front.pdf",
+           *           "content_type": "application/pdf",
+           *           "size_bytes": 80,
+           *           "sha256": "7855b42168502f811c849e641ec95899f27807529865ee82aeb0d378a7918bb1",
+           *           "uploaded_at": "2026-11-27T14:37:37.673Z",
+           *           "created_at": "2026-11-27T14:37:37.707Z",
+           *           "updated_at": "2026-11-27T14:37:37.707Z"
+           *         }
+           *       ],
+           *       "has_more": false
+           *     }
+           */
           'application/json': components['schemas']['DocumentList'];
         };
       };
@@ -5730,6 +4788,20 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "doc_e964dd05dec95117e8417d689d464829",
+           *       "type": "selfie",
+           *       "status": "submitted",
+           *       "file_name": "a.png",
+           *       "content_type": "image/png",
+           *       "size_bytes": 29,
+           *       "sha256": "71fde3856a298a052c6edb5155638d8422114e55bf0e28374d90dea8be99ef6c",
+           *       "uploaded_at": "2026-11-27T14:38:13.906Z",
+           *       "created_at": "2026-11-27T14:38:13.939Z",
+           *       "updated_at": "2026-11-27T14:38:13.939Z"
+           *     }
+           */
           'application/json': components['schemas']['Document'];
         };
       };
@@ -5851,6 +4923,20 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "doc_466cb802c516547a601b31aae68afc3d",
+           *       "type": "cnh",
+           *       "status": "submitted",
+           *       "file_name": "cnh.jpg",
+           *       "content_type": "image/jpeg",
+           *       "size_bytes": 22,
+           *       "sha256": "d20f6ffd523b78a86cd2f916fa34af5d1918d75f7b142237c752ad6b254213ab",
+           *       "uploaded_at": "2026-11-27T14:38:13.362Z",
+           *       "created_at": "2026-11-27T14:38:13.390Z",
+           *       "updated_at": "2026-11-27T14:38:13.390Z"
+           *     }
+           */
           'application/json': components['schemas']['Document'];
         };
       };
@@ -5964,6 +5050,20 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "doc_74c03e309a3e0847d8ec373ef4cd527d",
+           *       "type": "selfie",
+           *       "status": "submitted",
+           *       "file_name": "selfie.png",
+           *       "content_type": "image/png",
+           *       "size_bytes": 29,
+           *       "sha256": "71fde3856a298a052c6edb5155638d8422114e55bf0e28374d90dea8be99ef6c",
+           *       "uploaded_at": "2026-11-27T14:37:47.191Z",
+           *       "created_at": "2026-11-27T14:37:47.309Z",
+           *       "updated_at": "2026-11-27T14:37:47.309Z"
+           *     }
+           */
           'application/json': components['schemas']['Document'];
         };
       };
@@ -6104,6 +5204,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "session_url": "http://127.0.0.1:40867/hosted/biometrics/Cb2HqpPl3x7ufGE5AuZO7lo_Wqt5v88ISUtBnVzyzBE",
+           *       "expires_at": "2026-11-27T14:51:12.687Z"
+           *     }
+           */
           'application/json': components['schemas']['BiometricsSession'];
         };
       };
@@ -6197,6 +5303,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [],
+           *       "has_more": false
+           *     }
+           */
           'application/json': components['schemas']['CreditOfferList'];
         };
       };
@@ -6289,6 +5401,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [],
+           *       "has_more": false
+           *     }
+           */
           'application/json': components['schemas']['CreditOfferList'];
         };
       };
@@ -6365,7 +5483,24 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['CreditOfferOutput'];
+          /**
+           * @example {
+           *       "id": "co_e230e7fa4fa54ee08e185968f0250085",
+           *       "customer_id": "cust_d5455cea83e9ca391b6a529906f14a19",
+           *       "status": "accepted",
+           *       "currency": "BRL",
+           *       "approved_amount": 800000,
+           *       "min_amount": 50000,
+           *       "monthly_interest_rate": 0.0349,
+           *       "annual_interest_rate": 0.5093,
+           *       "min_installments": 3,
+           *       "max_installments": 36,
+           *       "valid_until": "2026-12-27T14:37:48.240Z",
+           *       "created_at": "2026-11-27T14:37:48.240Z",
+           *       "updated_at": "2026-11-27T14:37:48.314Z"
+           *     }
+           */
+          'application/json': components['schemas']['CreditOffer'];
         };
       };
       /** @description Missing, invalid, expired or revoked credentials. */
@@ -6429,6 +5564,12 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "amount": 50000,
+         *       "installments": 3
+         *     }
+         */
         'application/json': components['schemas']['SimulateRequest'];
       };
     };
@@ -6441,6 +5582,55 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "sim_dfa3da83116dc907e1830e995e1a6b17",
+           *       "credit_offer_id": "co_7e5c49b19d5a45e5a0df64f704b5a87b",
+           *       "customer_id": "cust_a3b349ce2fc575aada6a51d113b3d24e",
+           *       "currency": "BRL",
+           *       "requested_amount": 50000,
+           *       "iof_amount": 446,
+           *       "principal_amount": 50446,
+           *       "installments": 3,
+           *       "installment_amount": 17500,
+           *       "total_amount": 52501,
+           *       "total_interest_amount": 2055,
+           *       "monthly_interest_rate": 0.0199,
+           *       "annual_interest_rate": 0.2668,
+           *       "cet_monthly": 0.0247,
+           *       "cet_annual": 0.3408,
+           *       "release_date": "2026-11-27",
+           *       "first_due_date": "2026-12-27",
+           *       "schedule": [
+           *         {
+           *           "number": 1,
+           *           "due_date": "2026-12-27",
+           *           "installment_amount": 17500,
+           *           "principal_amount": 16496,
+           *           "interest_amount": 1004,
+           *           "balance_amount": 33950
+           *         },
+           *         {
+           *           "number": 2,
+           *           "due_date": "2027-01-27",
+           *           "installment_amount": 17500,
+           *           "principal_amount": 16802,
+           *           "interest_amount": 698,
+           *           "balance_amount": 17148
+           *         },
+           *         {
+           *           "number": 3,
+           *           "due_date": "2027-02-27",
+           *           "installment_amount": 17501,
+           *           "principal_amount": 17148,
+           *           "interest_amount": 353,
+           *           "balance_amount": 0
+           *         }
+           *       ],
+           *       "valid_until": "2026-11-28T14:36:33.146Z",
+           *       "created_at": "2026-11-27T14:36:33.151Z"
+           *     }
+           */
           'application/json': components['schemas']['Simulation'];
         };
       };
@@ -6554,6 +5744,55 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "sim_c901ec88f1382200d851e3939fd0f126",
+           *       "credit_offer_id": "co_480760b610d24ef28edd514fefe0bde4",
+           *       "customer_id": "cust_9bfb72af0eb88478e8027f1cfe1c6da2",
+           *       "currency": "BRL",
+           *       "requested_amount": 50000,
+           *       "iof_amount": 447,
+           *       "principal_amount": 50447,
+           *       "installments": 3,
+           *       "installment_amount": 17848,
+           *       "total_amount": 53544,
+           *       "total_interest_amount": 3097,
+           *       "monthly_interest_rate": 0.0299,
+           *       "annual_interest_rate": 0.4241,
+           *       "cet_monthly": 0.0349,
+           *       "cet_annual": 0.5101,
+           *       "release_date": "2026-11-27",
+           *       "first_due_date": "2026-12-27",
+           *       "schedule": [
+           *         {
+           *           "number": 1,
+           *           "due_date": "2026-12-27",
+           *           "installment_amount": 17848,
+           *           "principal_amount": 16340,
+           *           "interest_amount": 1508,
+           *           "balance_amount": 34107
+           *         },
+           *         {
+           *           "number": 2,
+           *           "due_date": "2027-01-27",
+           *           "installment_amount": 17848,
+           *           "principal_amount": 16794,
+           *           "interest_amount": 1054,
+           *           "balance_amount": 17313
+           *         },
+           *         {
+           *           "number": 3,
+           *           "due_date": "2027-02-27",
+           *           "installment_amount": 17848,
+           *           "principal_amount": 17313,
+           *           "interest_amount": 535,
+           *           "balance_amount": 0
+           *         }
+           *       ],
+           *       "valid_until": "2026-11-28T14:37:38.781Z",
+           *       "created_at": "2026-11-27T14:37:38.804Z"
+           *     }
+           */
           'application/json': components['schemas']['Simulation'];
         };
       };
@@ -6629,6 +5868,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [],
+           *       "has_more": false
+           *     }
+           */
           'application/json': components['schemas']['LoanList'];
         };
       };
@@ -6700,6 +5945,16 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "credit_offer_id": "co_e54802c935614a9ba740c53ebd780208",
+         *       "simulation_id": "sim_0ad6670672b17ca507ca9ecbd10e790d",
+         *       "disbursement_account": {
+         *         "type": "pix",
+         *         "pix_key": "+5511987654321"
+         *       }
+         *     }
+         */
         'application/json': components['schemas']['CreateLoanRequest'];
       };
     };
@@ -6712,7 +5967,93 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['LoanOutput'];
+          /**
+           * @example {
+           *       "id": "ln_e27cbb464ff4f87c330290bad79787ae",
+           *       "customer_id": "cust_133952dccda82d775ba7de62a8e1d652",
+           *       "credit_offer_id": "co_e54802c935614a9ba740c53ebd780208",
+           *       "simulation_id": "sim_0ad6670672b17ca507ca9ecbd10e790d",
+           *       "status": "awaiting_signatures",
+           *       "currency": "BRL",
+           *       "requested_amount": 50000,
+           *       "iof_amount": 446,
+           *       "principal_amount": 50446,
+           *       "installments": 3,
+           *       "installment_amount": 17674,
+           *       "monthly_interest_rate": 0.0249,
+           *       "cet_annual": 0.4232,
+           *       "first_due_date": "2026-12-27",
+           *       "release_date": "2026-11-27",
+           *       "release_adjustment": null,
+           *       "disbursement_status": "pending",
+           *       "contract_sha256": "875a26fc0678436438c7623d0662dc5cba8a278c1ea87d1f4732a0d235e8506a",
+           *       "signing_url": "http://127.0.0.1:38779/hosted/signing/ln_e27cbb464ff4f87c330290bad79787ae.dev.Bv1krngZ1BuftM0ZlhImyI6l4wzn1QYDMQqPV1ZT8Xs",
+           *       "signatures_required": 1,
+           *       "signatures_received": 0,
+           *       "signers": [
+           *         {
+           *           "name": "Maria Silva",
+           *           "cpf": "25199993909",
+           *           "signed_at": null
+           *         }
+           *       ],
+           *       "disbursement_account": {
+           *         "type": "pix",
+           *         "pix_key": "+5511987654321",
+           *         "pix_key_type": "phone"
+           *       },
+           *       "disbursed_at": null,
+           *       "outstanding_amount": 53022,
+           *       "overdue_amount": 0,
+           *       "days_overdue": 0,
+           *       "paid_installments": 0,
+           *       "next_due_date": null,
+           *       "schedule": [
+           *         {
+           *           "number": 1,
+           *           "due_date": "2026-12-27",
+           *           "installment_amount": 17674,
+           *           "principal_amount": 16418,
+           *           "interest_amount": 1256,
+           *           "balance_amount": 34028,
+           *           "status": "pending",
+           *           "amount_due": 17674,
+           *           "paid_amount": 0,
+           *           "paid_at": null
+           *         },
+           *         {
+           *           "number": 2,
+           *           "due_date": "2027-01-27",
+           *           "installment_amount": 17674,
+           *           "principal_amount": 16798,
+           *           "interest_amount": 876,
+           *           "balance_amount": 17230,
+           *           "status": "pending",
+           *           "amount_due": 17674,
+           *           "paid_amount": 0,
+           *           "paid_at": null
+           *         },
+           *         {
+           *           "number": 3,
+           *           "due_date": "2027-02-27",
+           *           "installment_amount": 17674,
+           *           "principal_amount": 17230,
+           *           "interest_amount": 444,
+           *           "balance_amount": 0,
+           *           "status": "pending",
+           *           "amount_due": 17674,
+           *           "paid_amount": 0,
+           *           "paid_at": null
+           *         }
+           *       ],
+           *       "error": null,
+           *       "cancellation_reason": null,
+           *       "refund_due_amount": 0,
+           *       "created_at": "2026-11-27T14:36:58.341Z",
+           *       "updated_at": "2026-11-27T14:36:58.341Z"
+           *     }
+           */
+          'application/json': components['schemas']['Loan'];
         };
       };
       /** @description Bad request (unparseable body or unknown cursor). */
@@ -6824,7 +6165,93 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['LoanOutput'];
+          /**
+           * @example {
+           *       "id": "ln_1cee2c0f534ad2a747c3386378ee0727",
+           *       "customer_id": "cust_a9daa1ad7008af76de0ff9ef4d3be2fe",
+           *       "credit_offer_id": "co_b4055d2772ff466d8779375add6d0c83",
+           *       "simulation_id": "sim_bccc6b7cf0f47aafc3369a6455a019a9",
+           *       "status": "cancelled",
+           *       "currency": "BRL",
+           *       "requested_amount": 50000,
+           *       "iof_amount": 446,
+           *       "principal_amount": 50446,
+           *       "installments": 3,
+           *       "installment_amount": 17500,
+           *       "monthly_interest_rate": 0.0199,
+           *       "cet_annual": 0.3408,
+           *       "first_due_date": "2026-12-27",
+           *       "release_date": "2026-11-27",
+           *       "release_adjustment": null,
+           *       "disbursement_status": "pending",
+           *       "contract_sha256": "4442a23e2ea07cd8dfe37552ad8484edb566a4a6cbd78ae537688a7af61766dd",
+           *       "signing_url": "http://127.0.0.1:43041/hosted/signing/ln_1cee2c0f534ad2a747c3386378ee0727.dev.Hx4wj_DZQcPW1D3y69-R3Edsfi9sN10bdhgG4KLqdS0",
+           *       "signatures_required": 1,
+           *       "signatures_received": 0,
+           *       "signers": [
+           *         {
+           *           "name": "Maria Silva",
+           *           "cpf": "51745989099",
+           *           "signed_at": null
+           *         }
+           *       ],
+           *       "disbursement_account": {
+           *         "type": "pix",
+           *         "pix_key": "+5511987654321",
+           *         "pix_key_type": "phone"
+           *       },
+           *       "disbursed_at": null,
+           *       "outstanding_amount": 0,
+           *       "overdue_amount": 0,
+           *       "days_overdue": 0,
+           *       "paid_installments": 0,
+           *       "next_due_date": null,
+           *       "schedule": [
+           *         {
+           *           "number": 1,
+           *           "due_date": "2026-12-27",
+           *           "installment_amount": 17500,
+           *           "principal_amount": 16496,
+           *           "interest_amount": 1004,
+           *           "balance_amount": 33950,
+           *           "status": "pending",
+           *           "amount_due": 0,
+           *           "paid_amount": 0,
+           *           "paid_at": null
+           *         },
+           *         {
+           *           "number": 2,
+           *           "due_date": "2027-01-27",
+           *           "installment_amount": 17500,
+           *           "principal_amount": 16802,
+           *           "interest_amount": 698,
+           *           "balance_amount": 17148,
+           *           "status": "pending",
+           *           "amount_due": 0,
+           *           "paid_amount": 0,
+           *           "paid_at": null
+           *         },
+           *         {
+           *           "number": 3,
+           *           "due_date": "2027-02-27",
+           *           "installment_amount": 17501,
+           *           "principal_amount": 17148,
+           *           "interest_amount": 353,
+           *           "balance_amount": 0,
+           *           "status": "pending",
+           *           "amount_due": 0,
+           *           "paid_amount": 0,
+           *           "paid_at": null
+           *         }
+           *       ],
+           *       "error": null,
+           *       "cancellation_reason": "signature_deadline",
+           *       "refund_due_amount": 0,
+           *       "created_at": "2026-11-27T14:37:09.093Z",
+           *       "updated_at": "2026-11-27T14:37:09.506Z"
+           *     }
+           */
+          'application/json': components['schemas']['Loan'];
         };
       };
       /** @description Missing, invalid, expired or revoked credentials. */
@@ -6888,6 +6315,11 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /**
+         * @example {
+         *       "reason": "customer gave up"
+         *     }
+         */
         'application/json': components['schemas']['CancelLoanRequest'];
       };
     };
@@ -6898,7 +6330,93 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['LoanOutput'];
+          /**
+           * @example {
+           *       "id": "ln_e27cbb464ff4f87c330290bad79787ae",
+           *       "customer_id": "cust_133952dccda82d775ba7de62a8e1d652",
+           *       "credit_offer_id": "co_e54802c935614a9ba740c53ebd780208",
+           *       "simulation_id": "sim_0ad6670672b17ca507ca9ecbd10e790d",
+           *       "status": "cancelled",
+           *       "currency": "BRL",
+           *       "requested_amount": 50000,
+           *       "iof_amount": 446,
+           *       "principal_amount": 50446,
+           *       "installments": 3,
+           *       "installment_amount": 17674,
+           *       "monthly_interest_rate": 0.0249,
+           *       "cet_annual": 0.4232,
+           *       "first_due_date": "2026-12-27",
+           *       "release_date": "2026-11-27",
+           *       "release_adjustment": null,
+           *       "disbursement_status": "pending",
+           *       "contract_sha256": "875a26fc0678436438c7623d0662dc5cba8a278c1ea87d1f4732a0d235e8506a",
+           *       "signing_url": "http://127.0.0.1:38779/hosted/signing/ln_e27cbb464ff4f87c330290bad79787ae.dev.Bv1krngZ1BuftM0ZlhImyI6l4wzn1QYDMQqPV1ZT8Xs",
+           *       "signatures_required": 1,
+           *       "signatures_received": 0,
+           *       "signers": [
+           *         {
+           *           "name": "Maria Silva",
+           *           "cpf": "25199993909",
+           *           "signed_at": null
+           *         }
+           *       ],
+           *       "disbursement_account": {
+           *         "type": "pix",
+           *         "pix_key": "+5511987654321",
+           *         "pix_key_type": "phone"
+           *       },
+           *       "disbursed_at": null,
+           *       "outstanding_amount": 0,
+           *       "overdue_amount": 0,
+           *       "days_overdue": 0,
+           *       "paid_installments": 0,
+           *       "next_due_date": null,
+           *       "schedule": [
+           *         {
+           *           "number": 1,
+           *           "due_date": "2026-12-27",
+           *           "installment_amount": 17674,
+           *           "principal_amount": 16418,
+           *           "interest_amount": 1256,
+           *           "balance_amount": 34028,
+           *           "status": "pending",
+           *           "amount_due": 0,
+           *           "paid_amount": 0,
+           *           "paid_at": null
+           *         },
+           *         {
+           *           "number": 2,
+           *           "due_date": "2027-01-27",
+           *           "installment_amount": 17674,
+           *           "principal_amount": 16798,
+           *           "interest_amount": 876,
+           *           "balance_amount": 17230,
+           *           "status": "pending",
+           *           "amount_due": 0,
+           *           "paid_amount": 0,
+           *           "paid_at": null
+           *         },
+           *         {
+           *           "number": 3,
+           *           "due_date": "2027-02-27",
+           *           "installment_amount": 17674,
+           *           "principal_amount": 17230,
+           *           "interest_amount": 444,
+           *           "balance_amount": 0,
+           *           "status": "pending",
+           *           "amount_due": 0,
+           *           "paid_amount": 0,
+           *           "paid_at": null
+           *         }
+           *       ],
+           *       "error": null,
+           *       "cancellation_reason": "customer gave up",
+           *       "refund_due_amount": 0,
+           *       "created_at": "2026-11-27T14:36:58.341Z",
+           *       "updated_at": "2026-11-27T14:36:58.493Z"
+           *     }
+           */
+          'application/json': components['schemas']['Loan'];
         };
       };
       /** @description Bad request (unparseable body or unknown cursor). */
@@ -7013,6 +6531,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [],
+           *       "has_more": false
+           *     }
+           */
           'application/json': components['schemas']['LoanTransactionList'];
         };
       };
@@ -7101,6 +6625,28 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "loan_id": "ln_2c5375e00c163a919d8e05c8f55171e5",
+           *       "date": "2026-11-27",
+           *       "payoff_amount": 33117,
+           *       "discount_amount": 2579,
+           *       "rows": [
+           *         {
+           *           "number": 2,
+           *           "due_date": "2027-01-27",
+           *           "amount_due": 17848,
+           *           "present_value": 16810
+           *         },
+           *         {
+           *           "number": 3,
+           *           "due_date": "2027-02-27",
+           *           "amount_due": 17848,
+           *           "present_value": 16307
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['LoanPayoff'];
         };
       };
@@ -7260,6 +6806,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [],
+           *       "has_more": false
+           *     }
+           */
           'application/json': components['schemas']['ChargeList'];
         };
       };
@@ -7342,6 +6894,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "scope": "next"
+         *     }
+         */
         'application/json': components['schemas']['ChargeRequest'];
       };
     };
@@ -7354,7 +6911,24 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['ChargeOutput'];
+          /**
+           * @example {
+           *       "id": "chg_eaacad7f1e0e339d8b48995d3e5bd09f",
+           *       "loan_id": "ln_2dfdcaba7b65868f39d41e6b8ff8fc30",
+           *       "status": "active",
+           *       "scope": "next",
+           *       "amount": 17330,
+           *       "currency": "BRL",
+           *       "br_code": "00020126580014br.gov.bcb.pix01367d9f0c3e-5b1a-4c8e-9f2d-0000000000005204000053039865406173.305802BR5924EMBEDDED CREDIT SCD S.A.6009SAO PAULO622905259HC1humZADHvv7om5RnMZk0346304F2C2",
+           *       "txid": "9HC1humZADHvv7om5RnMZk034",
+           *       "expires_at": "2026-11-28T03:00:00.000Z",
+           *       "paid_at": null,
+           *       "payment_reference": null,
+           *       "created_at": "2026-11-27T14:36:32.303Z",
+           *       "updated_at": "2026-11-27T14:36:32.303Z"
+           *     }
+           */
+          'application/json': components['schemas']['Charge'];
         };
       };
       /** @description Bad request (unparseable body or unknown cursor). */
@@ -7466,7 +7040,24 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['ChargeOutput'];
+          /**
+           * @example {
+           *       "id": "chg_4a54d75a045ba88c7c846a805d39c458",
+           *       "loan_id": "ln_2c5375e00c163a919d8e05c8f55171e5",
+           *       "status": "active",
+           *       "scope": "next",
+           *       "amount": 17330,
+           *       "currency": "BRL",
+           *       "br_code": "00020126580014br.gov.bcb.pix01367d9f0c3e-5b1a-4c8e-9f2d-0000000000005204000053039865406173.305802BR5924EMBEDDED CREDIT SCD S.A.6009SAO PAULO62290525xP8YIIdVIBFCHqpEyggeery3l6304FABD",
+           *       "txid": "xP8YIIdVIBFCHqpEyggeery3l",
+           *       "expires_at": "2026-11-28T03:00:00.000Z",
+           *       "paid_at": null,
+           *       "payment_reference": null,
+           *       "created_at": "2026-11-27T14:37:40.126Z",
+           *       "updated_at": "2026-11-27T14:37:40.126Z"
+           *     }
+           */
+          'application/json': components['schemas']['Charge'];
         };
       };
       /** @description Missing, invalid, expired or revoked credentials. */
@@ -7605,7 +7196,24 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['ChargeOutput'];
+          /**
+           * @example {
+           *       "id": "chg_272a48fb8aac353ed8abb4554156db58",
+           *       "loan_id": "ln_d205b709cae33709f666aeab3c3abe68",
+           *       "status": "active",
+           *       "scope": "withdrawal",
+           *       "amount": 50000,
+           *       "currency": "BRL",
+           *       "br_code": "00020126580014br.gov.bcb.pix01367d9f0c3e-5b1a-4c8e-9f2d-0000000000005204000053039865406500.005802BR5924EMBEDDED CREDIT SCD S.A.6009SAO PAULO62290525XGhs3zKt87O1Y7neWPMTKmB3I6304DB4F",
+           *       "txid": "XGhs3zKt87O1Y7neWPMTKmB3I",
+           *       "expires_at": "2026-12-05T03:00:00.000Z",
+           *       "paid_at": null,
+           *       "payment_reference": null,
+           *       "created_at": "2026-11-27T14:36:36.183Z",
+           *       "updated_at": "2026-11-27T14:36:36.183Z"
+           *     }
+           */
+          'application/json': components['schemas']['Charge'];
         };
       };
       /** @description Missing, invalid, expired or revoked credentials. */
@@ -7687,6 +7295,7 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /** @example {} */
         'application/json': components['schemas']['SandboxChargePayment'];
       };
     };
@@ -7697,7 +7306,24 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['ChargeOutput'];
+          /**
+           * @example {
+           *       "id": "chg_1a2a1e8d1fc3b4574d826db26a08e349",
+           *       "loan_id": "ln_2dfdcaba7b65868f39d41e6b8ff8fc30",
+           *       "status": "paid",
+           *       "scope": "next",
+           *       "amount": 17330,
+           *       "currency": "BRL",
+           *       "br_code": "00020126580014br.gov.bcb.pix01367d9f0c3e-5b1a-4c8e-9f2d-0000000000005204000053039865406173.305802BR5924EMBEDDED CREDIT SCD S.A.6009SAO PAULO62290525vhCIKcN26U9fSqgYjcj3l9gPM63045434",
+           *       "txid": "vhCIKcN26U9fSqgYjcj3l9gPM",
+           *       "expires_at": "2026-11-28T03:00:00.000Z",
+           *       "paid_at": "2026-11-27T14:36:32.448Z",
+           *       "payment_reference": "ESANDBOX0202611271436XUjJr6wbOhi",
+           *       "created_at": "2026-11-27T14:36:32.413Z",
+           *       "updated_at": "2026-11-27T14:36:32.511Z"
+           *     }
+           */
+          'application/json': components['schemas']['Charge'];
         };
       };
       /** @description Bad request (unparseable body or unknown cursor). */
@@ -7842,6 +7468,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [],
+           *       "has_more": false
+           *     }
+           */
           'application/json': components['schemas']['EventList'];
         };
       };
@@ -7918,6 +7550,24 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "evt_9229f084bdec83a3b8a306506f0f7919",
+           *       "type": "customer.created",
+           *       "timestamp": "2026-11-27T14:38:03.019Z",
+           *       "data": {
+           *         "id": "cust_1cdf5ce9791b381a45822c43d5495e9b",
+           *         "cpf": "77205261988",
+           *         "cnpj": "12ABC34501DE35",
+           *         "name": "Maria Silva",
+           *         "email": "maria.0fced662@example.com",
+           *         "phone": "+5511987654321",
+           *         "status": "pending_kyc",
+           *         "external_id": "partner-ref-1",
+           *         "trading_name": null
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Event'];
         };
       };
@@ -7990,6 +7640,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [],
+           *       "has_more": false
+           *     }
+           */
           'application/json': components['schemas']['WebhookEndpointList'];
         };
       };
@@ -8061,6 +7717,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "url": "https://hooks.owner.example/x"
+         *     }
+         */
         'application/json': components['schemas']['CreateWebhookEndpointRequest'];
       };
     };
@@ -8073,6 +7734,19 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "we_875649acc561881f7cfb006d06b3ba81",
+           *       "url": "https://hooks.owner.example/x",
+           *       "events": [],
+           *       "description": null,
+           *       "status": "enabled",
+           *       "disabled_reason": null,
+           *       "created_at": "2026-11-27T14:37:47.073Z",
+           *       "updated_at": "2026-11-27T14:37:47.073Z",
+           *       "secret": "whsec_sFFDnCduyxqOKkaJ0wgQ4zTkj/zc+uVAmGAaY9PYsNs="
+           *     }
+           */
           'application/json': components['schemas']['CreatedWebhookEndpoint'];
         };
       };
@@ -8176,6 +7850,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "we_0c467e87e18822d03772928851108770",
+           *       "url": "http://127.0.0.1:40555/hook",
+           *       "events": [],
+           *       "description": null,
+           *       "status": "enabled",
+           *       "disabled_reason": null,
+           *       "created_at": "2026-11-27T14:37:37.193Z",
+           *       "updated_at": "2026-11-27T14:37:37.193Z"
+           *     }
+           */
           'application/json': components['schemas']['WebhookEndpoint'];
         };
       };
@@ -8302,6 +7988,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "status": "disabled"
+         *     }
+         */
         'application/json': components['schemas']['UpdateWebhookEndpointRequest'];
       };
     };
@@ -8312,6 +8003,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "we_b03e1870577cee0ebad65ec94eb7002a",
+           *       "url": "https://hooks.partner.example/b",
+           *       "events": [],
+           *       "description": null,
+           *       "status": "disabled",
+           *       "disabled_reason": "manual",
+           *       "created_at": "2026-11-27T14:38:22.341Z",
+           *       "updated_at": "2026-11-27T14:38:22.356Z"
+           *     }
+           */
           'application/json': components['schemas']['WebhookEndpoint'];
         };
       };
@@ -8412,6 +8115,7 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /** @example {} */
         'application/json': components['schemas']['RotateWebhookSecretRequest'];
       };
     };
@@ -8422,6 +8126,11 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "secret": "whsec_Z+p03PKL66QCyZOJ5VvUr/QJVPU8reJdmn2+tJtlAYs="
+           *     }
+           */
           'application/json': components['schemas']['WebhookSecret'];
         };
       };
@@ -8542,6 +8251,24 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "whd_75743a2f7fa5c6a93c8c121cd70f00d8",
+           *           "event_id": "evt_2ac238a0fa4480118ee589fe659c0ccc",
+           *           "endpoint_id": "we_9350957c08c773acac2188af5dd59164",
+           *           "status": "pending",
+           *           "attempts": [],
+           *           "next_attempt_at": null,
+           *           "resend_of": null,
+           *           "created_at": "2026-11-27T14:36:20.991Z",
+           *           "updated_at": "2026-11-27T14:36:20.991Z"
+           *         }
+           *       ],
+           *       "has_more": false
+           *     }
+           */
           'application/json': components['schemas']['WebhookDeliveryList'];
         };
       };
@@ -8631,6 +8358,19 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "whd_0fa3d0775f674489a0e4ab5ae6ad88d1",
+           *       "event_id": "evt_2ac238a0fa4480118ee589fe659c0ccc",
+           *       "endpoint_id": "we_9350957c08c773acac2188af5dd59164",
+           *       "status": "pending",
+           *       "attempts": [],
+           *       "next_attempt_at": null,
+           *       "resend_of": "whd_75743a2f7fa5c6a93c8c121cd70f00d8",
+           *       "created_at": "2026-11-27T14:36:21.256Z",
+           *       "updated_at": "2026-11-27T14:36:21.256Z"
+           *     }
+           */
           'application/json': components['schemas']['WebhookDelivery'];
         };
       };
@@ -8713,6 +8453,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "since": "2026-11-27T14:35:28.445Z"
+         *     }
+         */
         'application/json': components['schemas']['RecoverWebhookDeliveriesRequest'];
       };
     };
@@ -8723,6 +8468,11 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "recovered": 3
+           *     }
+           */
           'application/json': {
             recovered: number;
           };
@@ -8834,6 +8584,17 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "items": [
+         *         {
+         *           "type": "email",
+         *           "decision": "request_correction",
+         *           "message": "Typo?"
+         *         }
+         *       ]
+         *     }
+         */
         'application/json': components['schemas']['ReviewRequest'];
       };
     };
@@ -8844,6 +8605,63 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "cust_fb79c0f0f239a01702cdef6a114d9234",
+           *       "status": "pending_kyc",
+           *       "cpf": "85650577803",
+           *       "cnpj": null,
+           *       "name": "Maria Silva",
+           *       "email": "maria.2ccd4326@example.com",
+           *       "phone": "+5511987654321",
+           *       "trading_name": null,
+           *       "external_id": null,
+           *       "kyc": [
+           *         {
+           *           "kind": "document",
+           *           "type": "identity_card_front",
+           *           "status": "pending",
+           *           "message": null,
+           *           "description": "Identity card, front",
+           *           "uploaded_at": null
+           *         },
+           *         {
+           *           "kind": "document",
+           *           "type": "identity_card_back",
+           *           "status": "pending",
+           *           "message": null,
+           *           "description": "Identity card, back",
+           *           "uploaded_at": null
+           *         },
+           *         {
+           *           "kind": "document",
+           *           "type": "selfie",
+           *           "status": "pending",
+           *           "message": null,
+           *           "description": "Selfie",
+           *           "uploaded_at": null
+           *         },
+           *         {
+           *           "kind": "document",
+           *           "type": "biometrics",
+           *           "status": "pending",
+           *           "message": null,
+           *           "description": "Biometric capture",
+           *           "uploaded_at": null
+           *         },
+           *         {
+           *           "kind": "data",
+           *           "type": "email",
+           *           "status": "pending_correction",
+           *           "message": "Typo?",
+           *           "description": "E-mail address",
+           *           "uploaded_at": null
+           *         }
+           *       ],
+           *       "created_at": "2026-11-27T14:37:59.077Z",
+           *       "updated_at": "2026-11-27T14:37:59.132Z"
+           *     }
+           */
           'application/json': components['schemas']['Customer'];
         };
       };
@@ -8953,6 +8771,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "reason": "Fraud."
+         *     }
+         */
         'application/json': components['schemas']['DenyRequest'];
       };
     };
@@ -8963,6 +8786,55 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "cust_4932a94da539bd3eb6b00ad9ca39755c",
+           *       "status": "denied",
+           *       "cpf": "35646870763",
+           *       "cnpj": null,
+           *       "name": "Maria Silva",
+           *       "email": "maria.1ac7679c@example.com",
+           *       "phone": "+5511987654321",
+           *       "trading_name": null,
+           *       "external_id": null,
+           *       "kyc": [
+           *         {
+           *           "kind": "document",
+           *           "type": "identity_card_front",
+           *           "status": "pending",
+           *           "message": null,
+           *           "description": "Identity card, front",
+           *           "uploaded_at": null
+           *         },
+           *         {
+           *           "kind": "document",
+           *           "type": "identity_card_back",
+           *           "status": "pending",
+           *           "message": null,
+           *           "description": "Identity card, back",
+           *           "uploaded_at": null
+           *         },
+           *         {
+           *           "kind": "document",
+           *           "type": "selfie",
+           *           "status": "pending",
+           *           "message": null,
+           *           "description": "Selfie",
+           *           "uploaded_at": null
+           *         },
+           *         {
+           *           "kind": "document",
+           *           "type": "biometrics",
+           *           "status": "pending",
+           *           "message": null,
+           *           "description": "Biometric capture",
+           *           "uploaded_at": null
+           *         }
+           *       ],
+           *       "created_at": "2026-11-27T14:38:14.062Z",
+           *       "updated_at": "2026-11-27T14:38:14.139Z"
+           *     }
+           */
           'application/json': components['schemas']['Customer'];
         };
       };
@@ -9072,6 +8944,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "outcome": "confirmed"
+         *     }
+         */
         'application/json': components['schemas']['DisbursementRequest'];
       };
     };
@@ -9082,7 +8959,93 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['LoanOutput'];
+          /**
+           * @example {
+           *       "id": "ln_2c5375e00c163a919d8e05c8f55171e5",
+           *       "customer_id": "cust_9bfb72af0eb88478e8027f1cfe1c6da2",
+           *       "credit_offer_id": "co_480760b610d24ef28edd514fefe0bde4",
+           *       "simulation_id": "sim_cd9e3cf315a5aaa42351ad4185ffdfc1",
+           *       "status": "active",
+           *       "currency": "BRL",
+           *       "requested_amount": 50000,
+           *       "iof_amount": 447,
+           *       "principal_amount": 50447,
+           *       "installments": 3,
+           *       "installment_amount": 17848,
+           *       "monthly_interest_rate": 0.0299,
+           *       "cet_annual": 0.5101,
+           *       "first_due_date": "2026-12-27",
+           *       "release_date": "2026-11-27",
+           *       "release_adjustment": null,
+           *       "disbursement_status": "confirmed",
+           *       "contract_sha256": "5ba8df09d921d6cbcfcc5c201dc16f3645bbfb62b7a85fcb4d5e7237650a90ac",
+           *       "signing_url": "http://127.0.0.1:42795/hosted/signing/ln_2c5375e00c163a919d8e05c8f55171e5.dev.dPbq14WvoCahX7aYwEzrPb6i_Xgg-6QPGaIQDO0pjGw",
+           *       "signatures_required": 1,
+           *       "signatures_received": 1,
+           *       "signers": [
+           *         {
+           *           "name": "Maria S. Silva",
+           *           "cpf": "61927548888",
+           *           "signed_at": "2026-11-27T14:37:39.731Z"
+           *         }
+           *       ],
+           *       "disbursement_account": {
+           *         "type": "pix",
+           *         "pix_key": "maria.bafe42d3@example.com",
+           *         "pix_key_type": "email"
+           *       },
+           *       "disbursed_at": "2026-11-27T14:37:39.941Z",
+           *       "outstanding_amount": 53544,
+           *       "overdue_amount": 0,
+           *       "days_overdue": 0,
+           *       "paid_installments": 0,
+           *       "next_due_date": "2026-12-27",
+           *       "schedule": [
+           *         {
+           *           "number": 1,
+           *           "due_date": "2026-12-27",
+           *           "installment_amount": 17848,
+           *           "principal_amount": 16340,
+           *           "interest_amount": 1508,
+           *           "balance_amount": 34107,
+           *           "status": "pending",
+           *           "amount_due": 17848,
+           *           "paid_amount": 0,
+           *           "paid_at": null
+           *         },
+           *         {
+           *           "number": 2,
+           *           "due_date": "2027-01-27",
+           *           "installment_amount": 17848,
+           *           "principal_amount": 16794,
+           *           "interest_amount": 1054,
+           *           "balance_amount": 17313,
+           *           "status": "pending",
+           *           "amount_due": 17848,
+           *           "paid_amount": 0,
+           *           "paid_at": null
+           *         },
+           *         {
+           *           "number": 3,
+           *           "due_date": "2027-02-27",
+           *           "installment_amount": 17848,
+           *           "principal_amount": 17313,
+           *           "interest_amount": 535,
+           *           "balance_amount": 0,
+           *           "status": "pending",
+           *           "amount_due": 17848,
+           *           "paid_amount": 0,
+           *           "paid_at": null
+           *         }
+           *       ],
+           *       "error": null,
+           *       "cancellation_reason": null,
+           *       "refund_due_amount": 0,
+           *       "created_at": "2026-11-27T14:37:39.543Z",
+           *       "updated_at": "2026-11-27T14:37:39.978Z"
+           *     }
+           */
+          'application/json': components['schemas']['Loan'];
         };
       };
       /** @description Bad request (unparseable body or unknown cursor). */
@@ -9191,6 +9154,7 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /** @example {} */
         'application/json': components['schemas']['SandboxPaymentRequest'];
       };
     };
@@ -9201,7 +9165,98 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['LoanOutput'];
+          /**
+           * @example {
+           *       "id": "ln_3e00b363e4889e3db25e89c736b65cc0",
+           *       "customer_id": "cust_b9497667c7a049df04e99daa751df85e",
+           *       "credit_offer_id": "co_db0f245dffdb4ff1b67cd4d912a19a13",
+           *       "simulation_id": "sim_3aaa74d90dfbc37d93ce70032d0fa99a",
+           *       "status": "active",
+           *       "currency": "BRL",
+           *       "requested_amount": 150000,
+           *       "iof_amount": 1338,
+           *       "principal_amount": 151338,
+           *       "installments": 3,
+           *       "installment_amount": 53022,
+           *       "monthly_interest_rate": 0.0249,
+           *       "cet_annual": 0.4232,
+           *       "first_due_date": "2026-12-27",
+           *       "release_date": "2026-11-27",
+           *       "release_adjustment": null,
+           *       "disbursement_status": "confirmed",
+           *       "contract_sha256": "6f2f9f97839c82645119de88f4823fb0b12521c24c6e22345661872fa40bd3b5",
+           *       "signing_url": "http://127.0.0.1:38779/hosted/signing/ln_3e00b363e4889e3db25e89c736b65cc0.dev.5FBzckve9wH7gqJ2wapAFY8ZOmoVIvXlfSGI6EUC2Zk",
+           *       "signatures_required": 2,
+           *       "signatures_received": 2,
+           *       "signers": [
+           *         {
+           *           "name": "Maria Silva",
+           *           "cpf": "00695071556",
+           *           "signed_at": "2026-11-27T14:36:51.994Z"
+           *         },
+           *         {
+           *           "name": "Maria Fiadora",
+           *           "cpf": "65092037903",
+           *           "signed_at": "2026-11-27T14:36:52.276Z"
+           *         }
+           *       ],
+           *       "disbursement_account": {
+           *         "type": "pix",
+           *         "pix_key": "+5511987654321",
+           *         "pix_key_type": "phone"
+           *       },
+           *       "disbursed_at": "2026-11-27T14:36:54.392Z",
+           *       "outstanding_amount": 106043,
+           *       "overdue_amount": 0,
+           *       "days_overdue": 0,
+           *       "paid_installments": 1,
+           *       "next_due_date": "2027-01-27",
+           *       "schedule": [
+           *         {
+           *           "number": 1,
+           *           "due_date": "2026-12-27",
+           *           "installment_amount": 53022,
+           *           "principal_amount": 49254,
+           *           "interest_amount": 3768,
+           *           "balance_amount": 102084,
+           *           "status": "paid",
+           *           "amount_due": 0,
+           *           "paid_amount": 51734,
+           *           "paid_at": "2026-11-27T14:36:54.651Z"
+           *         },
+           *         {
+           *           "number": 2,
+           *           "due_date": "2027-01-27",
+           *           "installment_amount": 53022,
+           *           "principal_amount": 50394,
+           *           "interest_amount": 2628,
+           *           "balance_amount": 51690,
+           *           "status": "pending",
+           *           "amount_due": 53022,
+           *           "paid_amount": 0,
+           *           "paid_at": null
+           *         },
+           *         {
+           *           "number": 3,
+           *           "due_date": "2027-02-27",
+           *           "installment_amount": 53021,
+           *           "principal_amount": 51690,
+           *           "interest_amount": 1331,
+           *           "balance_amount": 0,
+           *           "status": "pending",
+           *           "amount_due": 53021,
+           *           "paid_amount": 0,
+           *           "paid_at": null
+           *         }
+           *       ],
+           *       "error": null,
+           *       "cancellation_reason": null,
+           *       "refund_due_amount": 0,
+           *       "created_at": "2026-11-27T14:36:50.174Z",
+           *       "updated_at": "2026-11-27T14:36:54.693Z"
+           *     }
+           */
+          'application/json': components['schemas']['Loan'];
         };
       };
       /** @description Bad request (unparseable body or unknown cursor). */
@@ -9310,6 +9365,7 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /** @example {} */
         'application/json': components['schemas']['SandboxPayoffRequest'];
       };
     };
@@ -9320,7 +9376,93 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['LoanOutput'];
+          /**
+           * @example {
+           *       "id": "ln_ec8b67714565c1e90162876dc9a55193",
+           *       "customer_id": "cust_c84f30f479b584ea5aa2d802dd4cecbb",
+           *       "credit_offer_id": "co_3dcd8a54771d42efb33362bf5b305dcf",
+           *       "simulation_id": "sim_6c878f10499d0947a6d52506c1a1bb54",
+           *       "status": "finished",
+           *       "currency": "BRL",
+           *       "requested_amount": 50000,
+           *       "iof_amount": 447,
+           *       "principal_amount": 50447,
+           *       "installments": 3,
+           *       "installment_amount": 17848,
+           *       "monthly_interest_rate": 0.0299,
+           *       "cet_annual": 0.5101,
+           *       "first_due_date": "2026-12-27",
+           *       "release_date": "2026-11-27",
+           *       "release_adjustment": null,
+           *       "disbursement_status": "confirmed",
+           *       "contract_sha256": "af7ae3eb00d34731e0e1e1a0679e5de00566ef5ae4fe034fc15f6e76c59982e6",
+           *       "signing_url": "http://127.0.0.1:36567/hosted/signing/ln_ec8b67714565c1e90162876dc9a55193.dev.LSFbwHHSpZ4TeTKkr1lKhOSWT3dtn9AzcghVlXgDudg",
+           *       "signatures_required": 1,
+           *       "signatures_received": 1,
+           *       "signers": [
+           *         {
+           *           "name": "Maria Silva",
+           *           "cpf": "86922163729",
+           *           "signed_at": "2026-11-27T14:36:51.699Z"
+           *         }
+           *       ],
+           *       "disbursement_account": {
+           *         "type": "pix",
+           *         "pix_key": "maria.4bacc144@example.com",
+           *         "pix_key_type": "email"
+           *       },
+           *       "disbursed_at": "2026-11-27T14:36:51.800Z",
+           *       "outstanding_amount": 0,
+           *       "overdue_amount": 0,
+           *       "days_overdue": 0,
+           *       "paid_installments": 3,
+           *       "next_due_date": null,
+           *       "schedule": [
+           *         {
+           *           "number": 1,
+           *           "due_date": "2026-12-27",
+           *           "installment_amount": 17848,
+           *           "principal_amount": 16340,
+           *           "interest_amount": 1508,
+           *           "balance_amount": 34107,
+           *           "status": "paid",
+           *           "amount_due": 0,
+           *           "paid_amount": 17330,
+           *           "paid_at": "2026-11-27T14:36:52.232Z"
+           *         },
+           *         {
+           *           "number": 2,
+           *           "due_date": "2027-01-27",
+           *           "installment_amount": 17848,
+           *           "principal_amount": 16794,
+           *           "interest_amount": 1054,
+           *           "balance_amount": 17313,
+           *           "status": "paid",
+           *           "amount_due": 0,
+           *           "paid_amount": 16810,
+           *           "paid_at": "2026-11-27T14:36:52.232Z"
+           *         },
+           *         {
+           *           "number": 3,
+           *           "due_date": "2027-02-27",
+           *           "installment_amount": 17848,
+           *           "principal_amount": 17313,
+           *           "interest_amount": 535,
+           *           "balance_amount": 0,
+           *           "status": "paid",
+           *           "amount_due": 0,
+           *           "paid_amount": 16307,
+           *           "paid_at": "2026-11-27T14:36:52.232Z"
+           *         }
+           *       ],
+           *       "error": null,
+           *       "cancellation_reason": null,
+           *       "refund_due_amount": 0,
+           *       "created_at": "2026-11-27T14:36:51.411Z",
+           *       "updated_at": "2026-11-27T14:36:52.294Z"
+           *     }
+           */
+          'application/json': components['schemas']['Loan'];
         };
       };
       /** @description Bad request (unparseable body or unknown cursor). */
@@ -9429,6 +9571,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "cpf": "09703728413"
+         *     }
+         */
         'application/json': components['schemas']['SignLoanRequest'];
       };
     };
@@ -9439,7 +9586,93 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['LoanOutput'];
+          /**
+           * @example {
+           *       "id": "ln_a7701133b286e5f1310e37c35f10e84c",
+           *       "customer_id": "cust_a3b349ce2fc575aada6a51d113b3d24e",
+           *       "credit_offer_id": "co_7e5c49b19d5a45e5a0df64f704b5a87b",
+           *       "simulation_id": "sim_dfa3da83116dc907e1830e995e1a6b17",
+           *       "status": "processing",
+           *       "currency": "BRL",
+           *       "requested_amount": 50000,
+           *       "iof_amount": 446,
+           *       "principal_amount": 50446,
+           *       "installments": 3,
+           *       "installment_amount": 17500,
+           *       "monthly_interest_rate": 0.0199,
+           *       "cet_annual": 0.3408,
+           *       "first_due_date": "2026-12-27",
+           *       "release_date": "2026-11-27",
+           *       "release_adjustment": null,
+           *       "disbursement_status": "pending",
+           *       "contract_sha256": "e2799158afb0893950d2196decdd47d6388efa9b3939f694161ed402da8425a4",
+           *       "signing_url": "http://127.0.0.1:46821/hosted/signing/ln_a7701133b286e5f1310e37c35f10e84c.dev.NMHVuwbw3eL2O5_VXg5y7uP_ENiYYWM4aAZr6-39NgQ",
+           *       "signatures_required": 1,
+           *       "signatures_received": 1,
+           *       "signers": [
+           *         {
+           *           "name": "Maria Silva",
+           *           "cpf": "09703728413",
+           *           "signed_at": "2026-11-27T14:36:33.229Z"
+           *         }
+           *       ],
+           *       "disbursement_account": {
+           *         "type": "pix",
+           *         "pix_key": "maria.63747e65@example.com",
+           *         "pix_key_type": "email"
+           *       },
+           *       "disbursed_at": null,
+           *       "outstanding_amount": 52501,
+           *       "overdue_amount": 0,
+           *       "days_overdue": 0,
+           *       "paid_installments": 0,
+           *       "next_due_date": null,
+           *       "schedule": [
+           *         {
+           *           "number": 1,
+           *           "due_date": "2026-12-27",
+           *           "installment_amount": 17500,
+           *           "principal_amount": 16496,
+           *           "interest_amount": 1004,
+           *           "balance_amount": 33950,
+           *           "status": "pending",
+           *           "amount_due": 17500,
+           *           "paid_amount": 0,
+           *           "paid_at": null
+           *         },
+           *         {
+           *           "number": 2,
+           *           "due_date": "2027-01-27",
+           *           "installment_amount": 17500,
+           *           "principal_amount": 16802,
+           *           "interest_amount": 698,
+           *           "balance_amount": 17148,
+           *           "status": "pending",
+           *           "amount_due": 17500,
+           *           "paid_amount": 0,
+           *           "paid_at": null
+           *         },
+           *         {
+           *           "number": 3,
+           *           "due_date": "2027-02-27",
+           *           "installment_amount": 17501,
+           *           "principal_amount": 17148,
+           *           "interest_amount": 353,
+           *           "balance_amount": 0,
+           *           "status": "pending",
+           *           "amount_due": 17501,
+           *           "paid_amount": 0,
+           *           "paid_at": null
+           *         }
+           *       ],
+           *       "error": null,
+           *       "cancellation_reason": null,
+           *       "refund_due_amount": 0,
+           *       "created_at": "2026-11-27T14:36:33.157Z",
+           *       "updated_at": "2026-11-27T14:36:33.284Z"
+           *     }
+           */
+          'application/json': components['schemas']['Loan'];
         };
       };
       /** @description Bad request (unparseable body or unknown cursor). */
@@ -9551,6 +9784,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "customer_id": "cust_d4057bab2b023ee6a1db0853c965840d",
+           *       "now": "2026-12-04T12:00:00.534Z",
+           *       "status": "ready"
+           *     }
+           */
           'application/json': components['schemas']['CustomerClock'];
         };
       };
@@ -9615,6 +9855,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "advance_to": "2026-12-04T12:00:00.000Z"
+         *     }
+         */
         'application/json': components['schemas']['AdvanceClockRequest'];
       };
     };
@@ -9625,6 +9870,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "customer_id": "cust_d4057bab2b023ee6a1db0853c965840d",
+           *       "now": "2026-12-04T12:00:00.000Z",
+           *       "status": "advancing"
+           *     }
+           */
           'application/json': components['schemas']['CustomerClock'];
         };
       };

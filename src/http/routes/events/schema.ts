@@ -149,7 +149,7 @@ export const eventMeanings: Record<EventType, string> = {
 };
 
 /** `Customer.created` → `CustomerCreatedEvent`: the component name of one event type. */
-const componentName = (type: EventType) =>
+export const componentName = (type: EventType) =>
   `${type
     .split(/[._]/)
     .map((word) => word[0]!.toUpperCase() + word.slice(1))
