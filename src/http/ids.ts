@@ -25,6 +25,30 @@ type NotFoundCode = ErrorCode & `${string}_not_found`;
 export const idPattern = (prefix: PublicPrefix) => new RegExp(`^${prefix}_[0-9a-f]{32}$`);
 const example = (prefix: PublicPrefix) => `${prefix}_0a1b2c3d4e5f60718293a4b5c6d7e8f9`;
 
+/** What each prefix names, for the document's descriptions. */
+const nouns: Record<PublicPrefix, string> = {
+  cred: 'credential',
+  cli: 'credential (its client id)',
+  cust: 'customer',
+  doc: 'document',
+  co: 'credit offer',
+  sim: 'simulation',
+  evt: 'event',
+  we: 'webhook endpoint',
+  whd: 'webhook delivery',
+  smk: 'smoke check',
+  ln: 'loan',
+  txn: 'loan transaction',
+  chg: 'charge',
+  op: 'operator',
+  aud: 'audit entry',
+  apr: 'approval',
+};
+const described = (prefix: PublicPrefix) => ({
+  example: example(prefix),
+  description: `The ${nouns[prefix]}'s id (\`${prefix}_\` and 32 hex digits).`,
+});
+
 const notFoundCodes = new WeakMap<z.ZodType, NotFoundCode>();
 
 /**
@@ -32,10 +56,7 @@ const notFoundCodes = new WeakMap<z.ZodType, NotFoundCode>();
  * router as the resource's 404 (contract §1) before any handler or query sees it.
  */
 export function pathId(prefix: PublicPrefix, notFound: NotFoundCode) {
-  const schema = z
-    .string()
-    .regex(idPattern(prefix))
-    .meta({ example: example(prefix) });
+  const schema = z.string().regex(idPattern(prefix)).meta(described(prefix));
   notFoundCodes.set(schema, notFound);
   return schema;
 }
@@ -46,7 +67,4 @@ export const notFoundCodeOf = (schema: unknown): NotFoundCode | undefined =>
 
 /** An id in a body or a response. */
 export const idField = (prefix: PublicPrefix) =>
-  z
-    .string()
-    .regex(idPattern(prefix))
-    .meta({ example: example(prefix) });
+  z.string().regex(idPattern(prefix)).meta(described(prefix));

@@ -25,14 +25,28 @@ export function listQuery<S extends string, F extends z.ZodRawShape = Record<nev
     starting_after: idField(cursor)
       .optional()
       .meta({ description: 'The `id` of the last item of the previous page.' }),
-    sort: z.enum(sorts).default(sorts[0]),
-    order: z.enum(['asc', 'desc']).default('desc'),
+    sort: z
+      .enum(sorts)
+      .default(sorts[0])
+      .meta({ description: 'The field the list is ordered by.' }),
+    order: z
+      .enum(['asc', 'desc'])
+      .default('desc')
+      .meta({ description: '`desc`: newest (or largest) first; `asc`: oldest first.' }),
     ...(filters ?? ({} as F)),
   });
 }
 
 export function listEnvelope<T extends z.ZodType>(item: T, id: string) {
-  return z.object({ data: z.array(item), has_more: z.boolean() }).meta({ id });
+  return z
+    .object({
+      data: z.array(item).meta({ description: 'This page, in the order asked for.' }),
+      has_more: z.boolean().meta({
+        description:
+          'Whether more follow: ask again with `starting_after` = the last `id` of `data`.',
+      }),
+    })
+    .meta({ id });
 }
 
 export function presentPage<Row, Out>(page: Page<Row>, present: (row: Row) => Out) {

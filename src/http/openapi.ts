@@ -19,10 +19,14 @@ import { TEXT_PATTERN } from './text.js';
 
 const problemMembers = {
   type: z.url().meta({ description: 'Link to the description of this error code.' }),
-  title: z.string(),
-  status: z.int(),
-  detail: z.string(),
-  code: z.enum(Object.keys(errorCatalogue) as [ErrorCode, ...ErrorCode[]]),
+  title: z.string().meta({
+    description: 'The kind of problem, for a person (the same for every problem of a code).',
+  }),
+  status: z.int().meta({ description: 'The HTTP status, repeated.' }),
+  detail: z.string().meta({ description: 'What went wrong this time, for a person.' }),
+  code: z.enum(Object.keys(errorCatalogue) as [ErrorCode, ...ErrorCode[]]).meta({
+    description: 'What went wrong, stable: branch on it (`/docs/errors` lists every code).',
+  }),
 };
 
 export const problemSchema = z
@@ -32,8 +36,10 @@ export const problemSchema = z
 export const validationProblemSchema = z
   .object({
     ...problemMembers,
-    status: z.literal(422),
-    code: z.literal('validation_error'),
+    status: z.literal(422).meta({ description: 'The HTTP status, repeated.' }),
+    code: z
+      .literal('validation_error')
+      .meta({ description: 'Invalid fields: `errors[]` names each.' }),
     errors: z
       .array(
         z
@@ -57,6 +63,13 @@ export const validationProblemSchema = z
       .meta({ description: 'One entry per invalid field.' }),
   })
   .meta({ id: 'ValidationProblem', description: 'An RFC 9457 problem naming each invalid field.' });
+
+/** What a field of this name means on any record (a field's own description wins). */
+const glossary: Record<string, string> = {
+  created_at: 'When it was created (UTC).',
+  updated_at: 'When it last changed (UTC).',
+  currency: 'Always `BRL`: every amount is an integer number of centavos.',
+};
 
 const problemContent = (schema: z.ZodType) => ({ 'application/problem+json': { schema } });
 
@@ -270,6 +283,10 @@ export function buildOpenApiDocument(info: DocumentInfo, operations: DocumentedO
     },
     {
       override: ({ jsonSchema, io }) => {
+        // Fields that mean the same on every record are described once, here.
+        for (const [name, property] of Object.entries(jsonSchema.properties ?? {}))
+          if (typeof property === 'object' && !('description' in property) && glossary[name])
+            (property as { description?: string }).description = glossary[name];
         // Every free text a request carries: no NUL (see src/http/text.ts).
         const free =
           io === 'input' &&

@@ -162,6 +162,80 @@ describe('the partner OpenAPI document', () => {
     });
   });
 
+  it('describes every field, parameter and property a partner reads or sends', async () => {
+    type Schema = {
+      $ref?: string;
+      description?: string;
+      type?: string | string[];
+      properties?: Record<string, Schema>;
+      items?: Schema;
+      anyOf?: Schema[];
+      oneOf?: Schema[];
+      allOf?: Schema[];
+    };
+    const document = (await (await fetch(`${stack.baseUrl}/v3/openapi.json`)).json()) as {
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            operationId: string;
+            parameters?: { name: string; description?: string; schema?: Schema }[];
+            requestBody?: { content: Record<string, { schema?: Schema }> };
+            responses: Record<string, { content?: Record<string, { schema?: Schema }> }>;
+          }
+        >
+      >;
+      components: { schemas: Record<string, Schema> };
+    };
+    const components = document.components.schemas;
+    const described = (schema: Schema): boolean =>
+      schema.description !== undefined ||
+      (schema.$ref !== undefined && described(components[schema.$ref.split('/').pop()!]!)) ||
+      [...(schema.anyOf ?? []), ...(schema.oneOf ?? [])].some(
+        (option) => option.type !== 'null' && described(option),
+      );
+    const undescribed: string[] = [];
+    const seen = new Set<string>();
+    const walk = (schema: Schema | undefined, where: string): void => {
+      if (!schema) return;
+      if (schema.$ref) {
+        const name = schema.$ref.split('/').pop()!;
+        if (seen.has(name)) return;
+        seen.add(name);
+        return walk(components[name], name);
+      }
+      for (const option of [
+        ...(schema.anyOf ?? []),
+        ...(schema.oneOf ?? []),
+        ...(schema.allOf ?? []),
+      ])
+        walk(option, where);
+      walk(schema.items, `${where}[]`);
+      for (const [name, property] of Object.entries(schema.properties ?? {})) {
+        if (!described(property)) undescribed.push(`${where}.${name}`);
+        walk(property, `${where}.${name}`);
+      }
+    };
+    for (const item of Object.values(document.paths))
+      for (const op of Object.values(item)) {
+        for (const parameter of op.parameters ?? [])
+          if (
+            parameter.description === undefined &&
+            !(parameter.schema && described(parameter.schema))
+          )
+            undescribed.push(`${op.operationId}: ${parameter.name}`);
+        for (const content of Object.values(op.requestBody?.content ?? {}))
+          walk(content.schema, `${op.operationId} body`);
+        for (const response of Object.values(op.responses))
+          for (const content of Object.values(response.content ?? {}))
+            walk(content.schema, `${op.operationId} answer`);
+      }
+    for (const [name, schema] of Object.entries(components))
+      if (!seen.has(name)) walk(schema, name);
+    expect(undescribed).toEqual([]);
+  });
+
   it('has an ops twin behind the ops token', async () => {
     expect((await fetch(`${stack.baseUrl}/ops/v1/openapi.json`)).status).toBe(401);
     const response = await fetch(`${stack.baseUrl}/ops/v1/openapi.json`, {

@@ -1374,18 +1374,23 @@ export interface webhooks {
 export interface components {
   schemas: {
     TokenRequest: {
-      /** @constant */
+      /**
+       * @description OAuth 2.0 client credentials: the only grant.
+       * @constant
+       */
       grant_type: 'client_credentials';
       /**
        * @description Or send HTTP Basic credentials.
        * @example cli_0a1b2c3d4e5f60718293a4b5c6d7e8f9
        */
       client_id?: string;
+      /** @description The credential’s secret (or send HTTP Basic credentials). */
       client_secret?: string;
       /** @description Accepted and ignored. */
       scope?: string;
     };
     CreateCredentialRequest: {
+      /** @description A label of yours (which server uses it). */
       name?: string;
     };
     CreateCustomerRequest: {
@@ -1396,7 +1401,9 @@ export interface components {
        */
       cpf: string;
       cnpj?: string | null;
+      /** @description The person’s full name, as on their documents. */
       name: string;
+      /** @description Where the borrower is reached: signing and capture codes are sent here. */
       email: string;
       /**
        * Format: e164
@@ -1409,6 +1416,7 @@ export interface components {
     };
     /** @description At least one field. `cpf` and `external_id` cannot change (422). */
     UpdateCustomerRequest: {
+      /** @description Where the borrower is reached: signing and capture codes are sent here. */
       email?: string;
       /**
        * Format: e164
@@ -1416,6 +1424,7 @@ export interface components {
        * @example +5511987654321
        */
       phone?: string;
+      /** @description The person’s full name, as on their documents. */
       name?: string;
       cnpj?: string | null;
       trading_name?: string | null;
@@ -1451,14 +1460,23 @@ export interface components {
       first_due_date?: string;
     };
     CreateLoanRequest: {
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The `available` offer the loan is taken from (it becomes `accepted`).
+       * @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       credit_offer_id: string;
-      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description A simulation of that offer, still within its `valid_until`: the loan takes its amounts and schedule.
+       * @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       simulation_id: string;
       /** @description Where the money goes: a pix key, or a bank account. */
       disbursement_account:
         | {
-            /** @constant */
+            /**
+             * @description Pay by Pix to a key.
+             * @constant
+             */
             type: 'pix';
             /**
              * Format: pix-key
@@ -1468,7 +1486,10 @@ export interface components {
             pix_key: string;
           }
         | {
-            /** @constant */
+            /**
+             * @description Pay by transfer to a bank account.
+             * @constant
+             */
             type: 'bank_account';
             /**
              * @description The bank’s three-digit COMPE code.
@@ -1485,22 +1506,28 @@ export interface components {
              * @example 12345-6
              */
             account_number: string;
-            /** @enum {string} */
+            /**
+             * @description `checking` (corrente), `savings` (poupança) or `payment` (pagamento).
+             * @enum {string}
+             */
             account_type: 'checking' | 'savings' | 'payment';
           };
       /** @description Up to 4 signers besides the customer (a guarantor, a partner of the business), with distinct cpfs other than the customer’s. */
       signers?: {
+        /** @description The signer’s full name, as in the contract. */
         name: string;
         /**
          * Format: cpf
-         * @description CPF, digits or punctuated; its check digits must match. Answered as 11 digits.
+         * @description The signer’s cpf: how they identify on the signing page.
          * @example 529.982.247-25
          */
         cpf: string;
+        /** @description Where the signer’s one-time code is sent. */
         email: string;
       }[];
     };
     CancelLoanRequest: {
+      /** @description Why, kept as the loan’s `cancellation_reason` (`requested` when none). */
       reason?: string;
     };
     ChargeRequest:
@@ -1517,7 +1544,10 @@ export interface components {
           expires_at?: string;
         }
       | {
-          /** @constant */
+          /**
+           * @description `amount`: the `amount` stated.
+           * @constant
+           */
           scope: 'amount';
           /** @description Centavos, at most the payoff amount of today. */
           amount: number;
@@ -1532,7 +1562,10 @@ export interface components {
       amount?: number;
     };
     CreateWebhookEndpointRequest: {
-      /** @example https://hooks.partner.example/embedded-credit */
+      /**
+       * @description Where deliveries are POSTed: https, a host name (no IP address), port 443 or 8443 (http to localhost too under `npm run dev`).
+       * @example https://hooks.partner.example/embedded-credit
+       */
       url: string;
       /** @description Event names or resource wildcards (`loan.*`); empty or omitted means every event. */
       events?: (
@@ -1566,10 +1599,14 @@ export interface components {
         | 'loan.*'
         | 'charge.*'
       )[];
+      /** @description Your note about the endpoint. */
       description?: string;
     };
     UpdateWebhookEndpointRequest: {
-      /** @example https://hooks.partner.example/embedded-credit */
+      /**
+       * @description Where deliveries are POSTed: https, a host name (no IP address), port 443 or 8443 (http to localhost too under `npm run dev`).
+       * @example https://hooks.partner.example/embedded-credit
+       */
       url?: string;
       /** @description Event names or resource wildcards (`loan.*`); empty or omitted means every event. */
       events?: (
@@ -1604,7 +1641,10 @@ export interface components {
         | 'charge.*'
       )[];
       description?: string | null;
-      /** @enum {string} */
+      /**
+       * @description `disabled` stops deliveries (their events wait); `enabled` resumes them.
+       * @enum {string}
+       */
       status?: 'enabled' | 'disabled';
     };
     RotateWebhookSecretRequest: {
@@ -1615,13 +1655,20 @@ export interface components {
       expire_current_in?: number;
     };
     RecoverWebhookDeliveriesRequest: {
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description Resend the deliveries that failed since this instant.
+       */
       since: string;
     };
     ReviewRequest: {
+      /** @description One decision per item, applied together. */
       items: (
         | {
-            /** @enum {string} */
+            /**
+             * @description The item decided.
+             * @enum {string}
+             */
             type:
               | 'identity_card_front'
               | 'identity_card_back'
@@ -1633,25 +1680,41 @@ export interface components {
               | 'phone'
               | 'name'
               | 'trading_name';
-            /** @enum {string} */
+            /**
+             * @description `approve` or `reject` a submitted item; `request_correction` asks for a field to be corrected.
+             * @enum {string}
+             */
             decision: 'approve' | 'reject';
+            /** @description Why, shown to the customer as the item’s `message`. */
             message?: string;
           }
         | {
-            /** @enum {string} */
+            /**
+             * @description The field to correct.
+             * @enum {string}
+             */
             type: 'email' | 'phone' | 'name' | 'trading_name';
-            /** @constant */
+            /**
+             * @description `approve` or `reject` a submitted item; `request_correction` asks for a field to be corrected.
+             * @constant
+             */
             decision: 'request_correction';
+            /** @description Why, shown to the customer as the item’s `message`. */
             message?: string;
           }
       )[];
     };
     DenyRequest: {
+      /** @description Why (sent in `customer.denied`); the denial is final. */
       reason: string;
     };
     DisbursementRequest: {
-      /** @enum {string} */
+      /**
+       * @description `confirmed`: the money arrived (`active`); `failed`: it did not (`error`).
+       * @enum {string}
+       */
       outcome: 'confirmed' | 'failed';
+      /** @description Why it failed (kept in the loan’s `error`). */
       reason?: string;
     };
     SandboxPaymentRequest: {
@@ -1701,8 +1764,12 @@ export interface components {
       advance_to: string;
     };
     Token: {
+      /** @description Send as `Authorization: Bearer <token>`; valid for `expires_in` seconds. */
       access_token: string;
-      /** @constant */
+      /**
+       * @description Always `Bearer`.
+       * @constant
+       */
       token_type: 'Bearer';
       /** @description Seconds until the token expires (3600). */
       expires_in: number;
@@ -1714,10 +1781,16 @@ export interface components {
        * @description Link to the description of this error code.
        */
       type: string;
+      /** @description The kind of problem, for a person (the same for every problem of a code). */
       title: string;
+      /** @description The HTTP status, repeated. */
       status: number;
+      /** @description What went wrong this time, for a person. */
       detail: string;
-      /** @enum {string} */
+      /**
+       * @description What went wrong, stable: branch on it (`/docs/errors` lists every code).
+       * @enum {string}
+       */
       code:
         | 'invalid_json'
         | 'invalid_cursor'
@@ -1773,10 +1846,16 @@ export interface components {
        * @description Link to the description of this error code.
        */
       type: string;
+      /** @description The kind of problem, for a person (the same for every problem of a code). */
       title: string;
+      /** @description The HTTP status, repeated. */
       status: number;
+      /** @description What went wrong this time, for a person. */
       detail: string;
-      /** @enum {string} */
+      /**
+       * @description What went wrong, stable: branch on it (`/docs/errors` lists every code).
+       * @enum {string}
+       */
       code:
         | 'invalid_json'
         | 'invalid_cursor'
@@ -1827,11 +1906,19 @@ export interface components {
        * @description Link to the description of this error code.
        */
       type: string;
+      /** @description The kind of problem, for a person (the same for every problem of a code). */
       title: string;
-      /** @constant */
+      /**
+       * @description The HTTP status, repeated.
+       * @constant
+       */
       status: 422;
+      /** @description What went wrong this time, for a person. */
       detail: string;
-      /** @constant */
+      /**
+       * @description Invalid fields: `errors[]` names each.
+       * @constant
+       */
       code: 'validation_error';
       /** @description One entry per invalid field. */
       errors: components['schemas']['FieldError'][];
@@ -1872,61 +1959,115 @@ export interface components {
       message: string;
     };
     CreatedCredential: {
-      /** @example cred_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The credential's id (`cred_` and 32 hex digits).
+       * @example cred_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
-      /** @example cli_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The credential (its client id)'s id (`cli_` and 32 hex digits).
+       * @example cli_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       client_id: string;
+      /** @description Your label for it. */
       name: string | null;
-      /** @enum {string} */
+      /**
+       * @description Which data its tokens reach: `sandbox` or `production`.
+       * @enum {string}
+       */
       environment: 'sandbox' | 'production';
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it was created (UTC).
+       */
       created_at: string;
       /** @description Last successful token exchange. */
       last_used_at: string | null;
+      /** @description When it was revoked: its tokens are refused from then on. */
       revoked_at: string | null;
       /** @description Shown only in this response. */
       client_secret: string;
     };
     CredentialList: {
+      /** @description This page, in the order asked for. */
       data: components['schemas']['Credential'][];
+      /** @description Whether more follow: ask again with `starting_after` = the last `id` of `data`. */
       has_more: boolean;
     };
     Credential: {
-      /** @example cred_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The credential's id (`cred_` and 32 hex digits).
+       * @example cred_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
-      /** @example cli_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The credential (its client id)'s id (`cli_` and 32 hex digits).
+       * @example cli_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       client_id: string;
+      /** @description Your label for it. */
       name: string | null;
-      /** @enum {string} */
+      /**
+       * @description Which data its tokens reach: `sandbox` or `production`.
+       * @enum {string}
+       */
       environment: 'sandbox' | 'production';
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it was created (UTC).
+       */
       created_at: string;
       /** @description Last successful token exchange. */
       last_used_at: string | null;
+      /** @description When it was revoked: its tokens are refused from then on. */
       revoked_at: string | null;
     };
     Customer: {
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The customer's id (`cust_` and 32 hex digits).
+       * @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
-      /** @enum {string} */
+      /**
+       * @description `pending_kyc` while items are owed, `under_review` once all are in, `active` when approved (offers follow), `denied` (final).
+       * @enum {string}
+       */
       status: 'pending_kyc' | 'under_review' | 'active' | 'denied';
+      /** @description The borrower’s cpf, 11 digits. */
       cpf: string;
+      /** @description The business’s cnpj, 14 characters uppercase (null: a person only). */
       cnpj: string | null;
+      /** @description The borrower’s full name. */
       name: string;
+      /** @description Where signing and capture codes are sent. */
       email: string;
+      /** @description E.164. */
       phone: string;
+      /** @description The business’s trading name. */
       trading_name: string | null;
+      /** @description Your own reference, as registered (unique per identity). */
       external_id: string | null;
+      /** @description What KYC asks of the customer and where each item stands: upload each `document`, complete `biometrics`, correct each `data` field. */
       kyc: components['schemas']['KycItem'][];
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it was created (UTC).
+       */
       created_at: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it last changed (UTC).
+       */
       updated_at: string;
     };
     KycItem: {
-      /** @enum {string} */
+      /**
+       * @description `document`: a file to upload (or, for `biometrics`, a capture to complete); `data`: a field to correct with PATCH.
+       * @enum {string}
+       */
       kind: 'document' | 'data';
       /**
+       * @description Which document or field.
        * @example identity_card_front
        * @enum {string}
        */
@@ -1941,38 +2082,72 @@ export interface components {
         | 'phone'
         | 'name'
         | 'trading_name';
+      /** @description The item, for a person. */
       description: string;
-      /** @enum {string} */
+      /**
+       * @description `pending` until submitted, then `submitted` until reviewed: `approved`, or `pending_resubmission` / `pending_correction` with a `message`.
+       * @enum {string}
+       */
       status: 'pending' | 'submitted' | 'approved' | 'pending_resubmission' | 'pending_correction';
+      /** @description The reviewer’s reason, when asked again. */
       message: string | null;
+      /** @description When its file was last uploaded (documents). */
       uploaded_at: string | null;
     };
     CustomerList: {
+      /** @description This page, in the order asked for. */
       data: components['schemas']['Customer'][];
+      /** @description Whether more follow: ask again with `starting_after` = the last `id` of `data`. */
       has_more: boolean;
     };
     Document: {
-      /** @example doc_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The document's id (`doc_` and 32 hex digits).
+       * @example doc_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
-      /** @enum {string} */
+      /**
+       * @description The KYC item it was uploaded for.
+       * @enum {string}
+       */
       type:
         'identity_card_front' | 'identity_card_back' | 'cnh' | 'selfie' | 'biometrics' | 'ccmei';
-      /** @enum {string} */
+      /**
+       * @description `submitted` until reviewed.
+       * @enum {string}
+       */
       status: 'submitted' | 'approved' | 'rejected';
+      /** @description The name the file was uploaded with. */
       file_name: string;
-      /** @enum {string} */
+      /**
+       * @description As judged from the file’s bytes, not its name.
+       * @enum {string}
+       */
       content_type: 'application/pdf' | 'image/jpeg' | 'image/png';
+      /** @description Its size (at most 10 MiB). */
       size_bytes: number;
+      /** @description SHA-256 of its bytes, hex: check a download against it. */
       sha256: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it was uploaded.
+       */
       uploaded_at: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it was created (UTC).
+       */
       created_at: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it last changed (UTC).
+       */
       updated_at: string;
     };
     DocumentList: {
+      /** @description This page, in the order asked for. */
       data: components['schemas']['Document'][];
+      /** @description Whether more follow: ask again with `starting_after` = the last `id` of `data`. */
       has_more: boolean;
     };
     BiometricsSession: {
@@ -1981,21 +2156,38 @@ export interface components {
        * @description A page of this service where the customer completes the capture.
        */
       session_url: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description After this (15 minutes) the page shows expired; open a new session.
+       */
       expires_at: string;
     };
     CreditOfferList: {
+      /** @description This page, in the order asked for. */
       data: components['schemas']['CreditOffer'][];
+      /** @description Whether more follow: ask again with `starting_after` = the last `id` of `data`. */
       has_more: boolean;
     };
     CreditOffer: {
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The credit offer's id (`co_` and 32 hex digits).
+       * @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The customer's id (`cust_` and 32 hex digits).
+       * @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       customer_id: string;
-      /** @enum {string} */
+      /**
+       * @description `available` (simulate and take it), `accepted` (a loan was taken from it), `expired` (past `valid_until`), `cancelled` (the customer denied or erased).
+       * @enum {string}
+       */
       status: 'available' | 'accepted' | 'expired' | 'cancelled';
-      /** @constant */
+      /**
+       * @description Always `BRL`: every amount is an integer number of centavos.
+       * @constant
+       */
       currency: 'BRL';
       /** @description Largest amount the customer may request, in centavos. */
       approved_amount: number;
@@ -2005,26 +2197,46 @@ export interface components {
       monthly_interest_rate: number;
       /** @description (1 + monthly)^12 − 1, to 4 decimals. */
       annual_interest_rate: number;
+      /** @description Fewest installments a loan may have. */
       min_installments: number;
+      /** @description Most installments a loan may have. */
       max_installments: number;
       /**
        * Format: date-time
        * @description The offer expires at this instant.
        */
       valid_until: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it was created (UTC).
+       */
       created_at: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it last changed (UTC).
+       */
       updated_at: string;
     };
     Simulation: {
-      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The simulation's id (`sim_` and 32 hex digits).
+       * @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The credit offer's id (`co_` and 32 hex digits).
+       * @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       credit_offer_id: string;
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The customer's id (`cust_` and 32 hex digits).
+       * @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       customer_id: string;
-      /** @constant */
+      /**
+       * @description Always `BRL`: every amount is an integer number of centavos.
+       * @constant
+       */
       currency: 'BRL';
       /** @description What the customer receives. */
       requested_amount: number;
@@ -2032,6 +2244,7 @@ export interface components {
       iof_amount: number;
       /** @description The amount financed: requested plus IOF. */
       principal_amount: number;
+      /** @description How many monthly installments. */
       installments: number;
       /** @description The regular installment (the last may differ by a few centavos). */
       installment_amount: number;
@@ -2057,16 +2270,21 @@ export interface components {
        * @description Due date of the first installment.
        */
       first_due_date: string;
+      /** @description Every installment: its date, amount, and the principal and interest in it. */
       schedule: components['schemas']['ScheduleRow'][];
       /**
        * Format: date-time
        * @description A loan can be taken from this simulation until then (24 h, at most the offer’s).
        */
       valid_until: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it was created (UTC).
+       */
       created_at: string;
     };
     ScheduleRow: {
+      /** @description The installment’s number, from 1. */
       number: number;
       /**
        * Format: date
@@ -2083,17 +2301,35 @@ export interface components {
       balance_amount: number;
     };
     Loan: {
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The loan's id (`ln_` and 32 hex digits).
+       * @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The customer's id (`cust_` and 32 hex digits).
+       * @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       customer_id: string;
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The credit offer's id (`co_` and 32 hex digits).
+       * @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       credit_offer_id: string;
-      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The simulation's id (`sim_` and 32 hex digits).
+       * @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       simulation_id: string;
-      /** @enum {string} */
+      /**
+       * @description `awaiting_signatures` → `processing` (the money is being sent) → `active` (repayment) → `finished`; or `cancelled` (unsigned in time, cancelled, withdrawn) or `error` (the disbursement failed).
+       * @enum {string}
+       */
       status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
-      /** @constant */
+      /**
+       * @description Always `BRL`: every amount is an integer number of centavos.
+       * @constant
+       */
       currency: 'BRL';
       /** @description What the customer receives. */
       requested_amount: number;
@@ -2101,13 +2337,18 @@ export interface components {
       iof_amount: number;
       /** @description The amount financed: requested plus IOF. */
       principal_amount: number;
+      /** @description How many monthly installments. */
       installments: number;
       /** @description The regular installment (the last may differ by centavos). */
       installment_amount: number;
+      /** @description The offer’s monthly rate, as a fraction (0.0299 is 2.99 % a month). */
       monthly_interest_rate: number;
       /** @description CET a year (Res. CMN 4.881/2020). */
       cet_annual: number;
-      /** Format: date */
+      /**
+       * Format: date
+       * @description The first installment’s due date.
+       */
       first_due_date: string;
       /**
        * Format: date
@@ -2116,7 +2357,10 @@ export interface components {
       release_date: string;
       /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
       release_adjustment: {
-        /** Format: date */
+        /**
+         * Format: date
+         * @description The release date the simulation priced.
+         */
         priced_release_date: string;
         /** @description Row 1’s interest for the days without the money. */
         interest_credit_amount: number;
@@ -2139,14 +2383,22 @@ export interface components {
        * @description The hosted page where each signer reads the contract and signs with their cpf.
        */
       signing_url: string;
+      /** @description The customer plus the extra signers. */
       signatures_required: number;
+      /** @description How many have signed so far. */
       signatures_received: number;
+      /** @description Who signs the contract: the customer first, then the extra signers. */
       signers: {
+        /** @description As in the contract. */
         name: string;
+        /** @description 11 digits. */
         cpf: string;
+        /** @description When they signed (null: not yet). */
         signed_at: string | null;
       }[];
+      /** @description Where the money goes (or went). */
       disbursement_account: components['schemas']['DisbursementAccount'];
+      /** @description When the money reached the borrower (null: not yet). */
       disbursed_at: string | null;
       /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
       outstanding_amount: number;
@@ -2158,7 +2410,9 @@ export interface components {
       paid_installments: number;
       /** @description Due date of the oldest unpaid installment while `active`. */
       next_due_date: string | null;
+      /** @description Every installment, first to last, and where it stands today. */
       schedule: {
+        /** @description The installment’s number, from 1. */
         number: number;
         /**
          * Format: date
@@ -2173,18 +2427,26 @@ export interface components {
         interest_amount: number;
         /** @description Principal still owed after this installment. */
         balance_amount: number;
-        /** @enum {string} */
+        /**
+         * @description `pending`, `overdue` (unpaid after its due date) or `paid`.
+         * @enum {string}
+         */
         status: 'pending' | 'overdue' | 'paid';
         /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
         amount_due: number;
         /** @description What the row has received: installment parts (at their value when paid) and late charges. */
         paid_amount: number;
+        /** @description When the payment that completed the row was made. */
         paid_at: string | null;
       }[];
       /** @description Why the loan ended in `error`. */
       error: {
-        /** @constant */
+        /**
+         * @description What failed.
+         * @constant
+         */
         code: 'disbursement_failed';
+        /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
       /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
@@ -2204,14 +2466,24 @@ export interface components {
     };
     DisbursementAccount:
       | {
-          /** @constant */
+          /**
+           * @description Paid by Pix to a key.
+           * @constant
+           */
           type: 'pix';
+          /** @description The key, normalized. */
           pix_key: string;
-          /** @enum {string} */
+          /**
+           * @description What kind of key it is (`evp`: a random key).
+           * @enum {string}
+           */
           pix_key_type: 'cpf' | 'cnpj' | 'email' | 'phone' | 'evp';
         }
       | {
-          /** @constant */
+          /**
+           * @description Pay by transfer to a bank account.
+           * @constant
+           */
           type: 'bank_account';
           /**
            * @description The bank’s three-digit COMPE code.
@@ -2228,27 +2500,46 @@ export interface components {
            * @example 12345-6
            */
           account_number: string;
-          /** @enum {string} */
+          /**
+           * @description `checking` (corrente), `savings` (poupança) or `payment` (pagamento).
+           * @enum {string}
+           */
           account_type: 'checking' | 'savings' | 'payment';
         };
     LoanList: {
+      /** @description This page, in the order asked for. */
       data: components['schemas']['Loan'][];
+      /** @description Whether more follow: ask again with `starting_after` = the last `id` of `data`. */
       has_more: boolean;
     };
     LoanTransactionList: {
+      /** @description This page, in the order asked for. */
       data: components['schemas']['LoanTransaction'][];
+      /** @description Whether more follow: ask again with `starting_after` = the last `id` of `data`. */
       has_more: boolean;
     };
     LoanTransaction: {
-      /** @example txn_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The loan transaction's id (`txn_` and 32 hex digits).
+       * @example txn_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The loan's id (`ln_` and 32 hex digits).
+       * @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       loan_id: string;
-      /** @enum {string} */
+      /**
+       * @description What moved: the `disbursement`, a `payment`, a `payoff`, a `withdrawal`, a `refund`.
+       * @enum {string}
+       */
       type: 'disbursement' | 'payment' | 'payoff' | 'withdrawal' | 'overpayment' | 'refund';
-      /** @description Centavos. */
+      /** @description The money that moved, in centavos. */
       amount: number;
-      /** @constant */
+      /**
+       * @description Always `BRL`: every amount is an integer number of centavos.
+       * @constant
+       */
       currency: 'BRL';
       /** @description The one row a payment recorded before any-amount payments paid. */
       installment_number: number | null;
@@ -2269,6 +2560,7 @@ export interface components {
       /** @description What a payment paid of each row, in the order it paid them. */
       allocation:
         | {
+            /** @description The row paid. */
             installment_number: number;
             /** @description Cash to the installment. */
             installment_amount: number;
@@ -2282,7 +2574,10 @@ export interface components {
         | null;
       /** @description The double-entry lines it posted: debits equal credits. A disbursement debits `loan_principal` and credits `disbursement_clearing` (the requested amount) and `iof_payable`; a payment debits `collections_clearing` and credits the principal, interest and late charges it paid (a discount is interest not earned: no entry), and `refunds_payable` with what the loan did not owe; a withdrawal also closes `loan_principal`, reverses the IOF and takes the interest and late charges paid back out of income; a refund debits `refunds_payable` and credits `disbursement_clearing`. Empty on transactions recorded before the ledger. */
       entries: {
-        /** @enum {string} */
+        /**
+         * @description The ledger account.
+         * @enum {string}
+         */
         account:
           | 'loan_principal'
           | 'disbursement_clearing'
@@ -2292,21 +2587,32 @@ export interface components {
           | 'late_fee_income'
           | 'late_interest_income'
           | 'refunds_payable';
-        /** @enum {string} */
+        /**
+         * @description `debit` or `credit`.
+         * @enum {string}
+         */
         direction: 'debit' | 'credit';
         /** @description Centavos. */
         amount: number;
       }[];
       /** @description The operator who recorded it by hand; null: the service did. */
       recorded_by: {
-        /** @enum {string} */
+        /**
+         * @description Who: staff (`operator`).
+         * @enum {string}
+         */
         type: 'operator' | 'partner' | 'system';
+        /** @description The operator (`op_…`, or `break_glass`). */
         id: string;
       } | null;
       /** @description The second operator who approved it (dual control); null: none needed. */
       approved_by: {
-        /** @enum {string} */
+        /**
+         * @description Who: staff (`operator`).
+         * @enum {string}
+         */
         type: 'operator' | 'partner' | 'system';
+        /** @description The operator (`op_…`, or `break_glass`). */
         id: string;
       } | null;
       /**
@@ -2321,17 +2627,28 @@ export interface components {
       created_at: string;
     };
     LoanPayoff: {
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The loan's id (`ln_` and 32 hex digits).
+       * @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       loan_id: string;
-      /** Format: date */
+      /**
+       * Format: date
+       * @description The settlement date quoted.
+       */
       date: string;
       /** @description What settles every unpaid installment on `date`. */
       payoff_amount: number;
       /** @description The interest forgone: the rows’ amounts due minus the payoff. */
       discount_amount: number;
+      /** @description Each unpaid installment, and what it counts for on `date`. */
       rows: {
+        /** @description The installment’s number. */
         number: number;
-        /** Format: date */
+        /**
+         * Format: date
+         * @description Its due date.
+         */
         due_date: string;
         /** @description The installment (plus late charges for a row already due). */
         amount_due: number;
@@ -2340,17 +2657,32 @@ export interface components {
       }[];
     };
     Charge: {
-      /** @example chg_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The charge's id (`chg_` and 32 hex digits).
+       * @example chg_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The loan's id (`ln_` and 32 hex digits).
+       * @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       loan_id: string;
-      /** @enum {string} */
+      /**
+       * @description `active` until paid (`paid`), past `expires_at` (`expired`) or replaced by a newer charge (`cancelled`).
+       * @enum {string}
+       */
       status: 'active' | 'paid' | 'expired' | 'cancelled';
-      /** @enum {string} */
+      /**
+       * @description What it charges for: `next`, `overdue`, `payoff` or a stated `amount`.
+       * @enum {string}
+       */
       scope: 'next' | 'overdue' | 'payoff' | 'amount' | 'withdrawal';
       /** @description What the Pix must bring, fixed for the charge’s life. */
       amount: number;
-      /** @constant */
+      /**
+       * @description Always `BRL`: every amount is an integer number of centavos.
+       * @constant
+       */
       currency: 'BRL';
       /** @description The Pix “copia e cola” (EMV BR Code): the lender’s key, name, city, the amount and the txid, CRC16 at the end. `GET /v3/charges/{id}/qr.png` draws it. */
       br_code: string;
@@ -2377,11 +2709,15 @@ export interface components {
       updated_at: string;
     };
     ChargeList: {
+      /** @description This page, in the order asked for. */
       data: components['schemas']['Charge'][];
+      /** @description Whether more follow: ask again with `starting_after` = the last `id` of `data`. */
       has_more: boolean;
     };
     EventList: {
+      /** @description This page, in the order asked for. */
       data: components['schemas']['Event'][];
+      /** @description Whether more follow: ask again with `starting_after` = the last `id` of `data`. */
       has_more: boolean;
     };
     /** @description Something that happened, told once per type: `type` says which, and `data` is the record as the API shows it (plus what moved: a payment, an overdue row, a refund). After a customer’s erasure, the personal fields of its events read `[erased]`. */
@@ -2413,10 +2749,13 @@ export interface components {
       | components['schemas']['ChargeCancelledEvent'];
     /** @description A customer was registered; its KYC begins. */
     CustomerCreatedEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description A customer was registered; its KYC begins. (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'customer.created';
@@ -2425,35 +2764,55 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['CustomerCreatedData'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     CustomerCreatedData: {
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The customer's id (`cust_` and 32 hex digits).
+       * @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
-      /** @enum {string} */
+      /**
+       * @description `pending_kyc` while items are owed, `under_review` once all are in, `active` when approved (offers follow), `denied` (final).
+       * @enum {string}
+       */
       status: 'pending_kyc' | 'under_review' | 'active' | 'denied';
+      /** @description The borrower’s cpf, 11 digits. */
       cpf: string;
+      /** @description The business’s cnpj, 14 characters uppercase (null: a person only). */
       cnpj: string | null;
+      /** @description The borrower’s full name. */
       name: string;
+      /** @description Where signing and capture codes are sent. */
       email: string;
+      /** @description E.164. */
       phone: string;
+      /** @description The business’s trading name. */
       trading_name: string | null;
+      /** @description Your own reference, as registered (unique per identity). */
       external_id: string | null;
     };
     Actor: {
-      /** @enum {string} */
+      /**
+       * @description Who: staff (`operator`).
+       * @enum {string}
+       */
       type: 'operator' | 'partner' | 'system';
       /** @description The operator (`op_…`) or `break_glass`. */
       id: string;
     };
     /** @description Every KYC item is in: the review has begun. */
     CustomerUnderReviewEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description Every KYC item is in: the review has begun. (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'customer.under_review';
@@ -2462,24 +2821,34 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['CustomerStatusData'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     CustomerStatusData: {
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The customer's id (`cust_` and 32 hex digits).
+       * @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /** @description Your own id of the customer, as registered. */
       external_id: string | null;
-      /** @constant */
+      /**
+       * @description Its new status.
+       * @constant
+       */
       status: 'under_review';
     };
     /** @description A KYC item moved (submitted, approved, rejected, a correction asked): read `kyc`. */
     CustomerKycUpdatedEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description A KYC item moved (submitted, approved, rejected, a correction asked): read `kyc`. (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'customer.kyc_updated';
@@ -2488,25 +2857,36 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['CustomerKycData'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     CustomerKycData: {
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The customer's id (`cust_` and 32 hex digits).
+       * @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /** @description Your own id of the customer, as registered. */
       external_id: string | null;
-      /** @enum {string} */
+      /**
+       * @description `pending_kyc` while items are owed, `under_review` once all are in, `active` when approved (offers follow), `denied` (final).
+       * @enum {string}
+       */
       status: 'pending_kyc' | 'under_review' | 'active' | 'denied';
+      /** @description What KYC asks of the customer and where each item stands: upload each `document`, complete `biometrics`, correct each `data` field. */
       kyc: components['schemas']['KycItem'][];
     };
     /** @description KYC passed: offers may follow. */
     CustomerActiveEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description KYC passed: offers may follow. (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'customer.active';
@@ -2515,24 +2895,34 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['CustomerActiveData'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     CustomerActiveData: {
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The customer's id (`cust_` and 32 hex digits).
+       * @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /** @description Your own id of the customer, as registered. */
       external_id: string | null;
-      /** @constant */
+      /**
+       * @description Its new status.
+       * @constant
+       */
       status: 'active';
     };
     /** @description The customer is permanently blocked (final). */
     CustomerDeniedEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description The customer is permanently blocked (final). (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'customer.denied';
@@ -2541,26 +2931,36 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['CustomerDeniedData'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     CustomerDeniedData: {
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The customer's id (`cust_` and 32 hex digits).
+       * @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /** @description Your own id of the customer, as registered. */
       external_id: string | null;
-      /** @constant */
+      /**
+       * @description Its new status (final).
+       * @constant
+       */
       status: 'denied';
       /** @description Why, as the reviewer wrote it. */
       reason: string | null;
     };
     /** @description The customer’s personal data was erased on request (LGPD art. 18). */
     CustomerErasedEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description The customer’s personal data was erased on request (LGPD art. 18). (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'customer.erased';
@@ -2569,14 +2969,21 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['CustomerErasedData'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     CustomerErasedData: {
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The customer's id (`cust_` and 32 hex digits).
+       * @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When its personal data was erased.
+       */
       erased_at: string;
       /** @description Until when the contracts and ledger of its loans are kept (null: it had none). Read the customer: 410 `customer_erased`. */
       retained_until: string | null;
@@ -2585,10 +2992,13 @@ export interface components {
     };
     /** @description A pre-approved offer can be simulated and taken. */
     CreditOfferAvailableEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description A pre-approved offer can be simulated and taken. (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'credit_offer.available';
@@ -2597,16 +3007,20 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['CreditOffer'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     /** @description The offer passed `valid_until` untaken. */
     CreditOfferExpiredEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description The offer passed `valid_until` untaken. (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'credit_offer.expired';
@@ -2615,16 +3029,20 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['CreditOffer'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     /** @description A loan was created from the offer. */
     CreditOfferAcceptedEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description A loan was created from the offer. (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'credit_offer.accepted';
@@ -2633,16 +3051,20 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['CreditOffer'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     /** @description The offer was withdrawn (the customer denied or erased). */
     CreditOfferCancelledEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description The offer was withdrawn (the customer denied or erased). (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'credit_offer.cancelled';
@@ -2651,16 +3073,20 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['CreditOffer'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     /** @description A loan awaits its signatures (`signing_url`). */
     LoanCreatedEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description A loan awaits its signatures (`signing_url`). (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'loan.created';
@@ -2669,16 +3095,20 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['Loan'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     /** @description A signer signed the contract. */
     LoanSignatureReceivedEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description A signer signed the contract. (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'loan.signature_received';
@@ -2687,16 +3117,20 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['Loan'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     /** @description Every signer signed: the money is being sent. */
     LoanProcessingEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description Every signer signed: the money is being sent. (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'loan.processing';
@@ -2705,16 +3139,20 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['Loan'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     /** @description The money reached the borrower: repayment runs. */
     LoanActiveEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description The money reached the borrower: repayment runs. (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'loan.active';
@@ -2723,16 +3161,20 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['Loan'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     /** @description A payment was recorded: `payment` says what it paid. */
     LoanPaymentReceivedEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description A payment was recorded: `payment` says what it paid. (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'loan.payment_received';
@@ -2741,22 +3183,69 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['LoanPaymentReceivedData'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
+    PaymentReceived: {
+      /** @description The money received (centavos). */
+      amount: number;
+      /**
+       * Format: date-time
+       * @description When the borrower paid.
+       */
+      paid_at: string;
+      /** @description The payment’s identity: yours, or the Pix end-to-end id. */
+      reference?: string;
+      /**
+       * @description Which end of the schedule it paid from: `next` (oldest first) or `last`.
+       * @enum {string}
+       */
+      apply_to?: 'next' | 'last';
+      /** @description The row paid, for payments made before partial payments (else null). */
+      installment_number: number | null;
+      /** @description Principal paid (centavos). */
+      principal_amount?: number;
+      /** @description Interest paid (centavos). */
+      interest_amount?: number;
+      /** @description Late fee paid (centavos). */
+      late_fee_amount?: number;
+      /** @description Late interest paid (centavos). */
+      late_interest_amount?: number;
+      /** @description Interest not charged for paying early (centavos). */
+      discount_amount?: number;
+    };
     LoanPaymentReceivedData: {
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The loan's id (`ln_` and 32 hex digits).
+       * @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The customer's id (`cust_` and 32 hex digits).
+       * @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       customer_id: string;
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The credit offer's id (`co_` and 32 hex digits).
+       * @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       credit_offer_id: string;
-      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The simulation's id (`sim_` and 32 hex digits).
+       * @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       simulation_id: string;
-      /** @enum {string} */
+      /**
+       * @description `awaiting_signatures` → `processing` (the money is being sent) → `active` (repayment) → `finished`; or `cancelled` (unsigned in time, cancelled, withdrawn) or `error` (the disbursement failed).
+       * @enum {string}
+       */
       status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
-      /** @constant */
+      /**
+       * @description Always `BRL`: every amount is an integer number of centavos.
+       * @constant
+       */
       currency: 'BRL';
       /** @description What the customer receives. */
       requested_amount: number;
@@ -2764,13 +3253,18 @@ export interface components {
       iof_amount: number;
       /** @description The amount financed: requested plus IOF. */
       principal_amount: number;
+      /** @description How many monthly installments. */
       installments: number;
       /** @description The regular installment (the last may differ by centavos). */
       installment_amount: number;
+      /** @description The offer’s monthly rate, as a fraction (0.0299 is 2.99 % a month). */
       monthly_interest_rate: number;
       /** @description CET a year (Res. CMN 4.881/2020). */
       cet_annual: number;
-      /** Format: date */
+      /**
+       * Format: date
+       * @description The first installment’s due date.
+       */
       first_due_date: string;
       /**
        * Format: date
@@ -2779,7 +3273,10 @@ export interface components {
       release_date: string;
       /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
       release_adjustment: {
-        /** Format: date */
+        /**
+         * Format: date
+         * @description The release date the simulation priced.
+         */
         priced_release_date: string;
         /** @description Row 1’s interest for the days without the money. */
         interest_credit_amount: number;
@@ -2802,14 +3299,22 @@ export interface components {
        * @description The hosted page where each signer reads the contract and signs with their cpf.
        */
       signing_url: string;
+      /** @description The customer plus the extra signers. */
       signatures_required: number;
+      /** @description How many have signed so far. */
       signatures_received: number;
+      /** @description Who signs the contract: the customer first, then the extra signers. */
       signers: {
+        /** @description As in the contract. */
         name: string;
+        /** @description 11 digits. */
         cpf: string;
+        /** @description When they signed (null: not yet). */
         signed_at: string | null;
       }[];
+      /** @description Where the money goes (or went). */
       disbursement_account: components['schemas']['DisbursementAccount'];
+      /** @description When the money reached the borrower (null: not yet). */
       disbursed_at: string | null;
       /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
       outstanding_amount: number;
@@ -2821,7 +3326,9 @@ export interface components {
       paid_installments: number;
       /** @description Due date of the oldest unpaid installment while `active`. */
       next_due_date: string | null;
+      /** @description Every installment, first to last, and where it stands today. */
       schedule: {
+        /** @description The installment’s number, from 1. */
         number: number;
         /**
          * Format: date
@@ -2836,18 +3343,26 @@ export interface components {
         interest_amount: number;
         /** @description Principal still owed after this installment. */
         balance_amount: number;
-        /** @enum {string} */
+        /**
+         * @description `pending`, `overdue` (unpaid after its due date) or `paid`.
+         * @enum {string}
+         */
         status: 'pending' | 'overdue' | 'paid';
         /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
         amount_due: number;
         /** @description What the row has received: installment parts (at their value when paid) and late charges. */
         paid_amount: number;
+        /** @description When the payment that completed the row was made. */
         paid_at: string | null;
       }[];
       /** @description Why the loan ended in `error`. */
       error: {
-        /** @constant */
+        /**
+         * @description What failed.
+         * @constant
+         */
         code: 'disbursement_failed';
+        /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
       /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
@@ -2864,39 +3379,18 @@ export interface components {
        * @description When the loan last changed.
        */
       updated_at: string;
+      /** @description What the payment paid. */
       payment: components['schemas']['PaymentReceived'];
-    };
-    PaymentReceived: {
-      /** @description The money received (centavos). */
-      amount: number;
-      /**
-       * Format: date-time
-       * @description When the borrower paid.
-       */
-      paid_at: string;
-      /** @description The payment’s identity: yours, or the Pix end-to-end id. */
-      reference?: string;
-      /** @enum {string} */
-      apply_to?: 'next' | 'last';
-      /** @description The row paid, for payments made before partial payments (else null). */
-      installment_number: number | null;
-      /** @description Principal paid (centavos). */
-      principal_amount?: number;
-      /** @description Interest paid (centavos). */
-      interest_amount?: number;
-      /** @description Late fee paid (centavos). */
-      late_fee_amount?: number;
-      /** @description Late interest paid (centavos). */
-      late_interest_amount?: number;
-      /** @description Interest not charged for paying early (centavos). */
-      discount_amount?: number;
     };
     /** @description An installment passed its due date unpaid: `installment`. */
     LoanInstallmentOverdueEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description An installment passed its due date unpaid: `installment`. (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'loan.installment_overdue';
@@ -2905,22 +3399,41 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['LoanInstallmentOverdueData'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     LoanInstallmentOverdueData: {
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The loan's id (`ln_` and 32 hex digits).
+       * @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The customer's id (`cust_` and 32 hex digits).
+       * @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       customer_id: string;
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The credit offer's id (`co_` and 32 hex digits).
+       * @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       credit_offer_id: string;
-      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The simulation's id (`sim_` and 32 hex digits).
+       * @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       simulation_id: string;
-      /** @enum {string} */
+      /**
+       * @description `awaiting_signatures` → `processing` (the money is being sent) → `active` (repayment) → `finished`; or `cancelled` (unsigned in time, cancelled, withdrawn) or `error` (the disbursement failed).
+       * @enum {string}
+       */
       status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
-      /** @constant */
+      /**
+       * @description Always `BRL`: every amount is an integer number of centavos.
+       * @constant
+       */
       currency: 'BRL';
       /** @description What the customer receives. */
       requested_amount: number;
@@ -2928,13 +3441,18 @@ export interface components {
       iof_amount: number;
       /** @description The amount financed: requested plus IOF. */
       principal_amount: number;
+      /** @description How many monthly installments. */
       installments: number;
       /** @description The regular installment (the last may differ by centavos). */
       installment_amount: number;
+      /** @description The offer’s monthly rate, as a fraction (0.0299 is 2.99 % a month). */
       monthly_interest_rate: number;
       /** @description CET a year (Res. CMN 4.881/2020). */
       cet_annual: number;
-      /** Format: date */
+      /**
+       * Format: date
+       * @description The first installment’s due date.
+       */
       first_due_date: string;
       /**
        * Format: date
@@ -2943,7 +3461,10 @@ export interface components {
       release_date: string;
       /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
       release_adjustment: {
-        /** Format: date */
+        /**
+         * Format: date
+         * @description The release date the simulation priced.
+         */
         priced_release_date: string;
         /** @description Row 1’s interest for the days without the money. */
         interest_credit_amount: number;
@@ -2966,14 +3487,22 @@ export interface components {
        * @description The hosted page where each signer reads the contract and signs with their cpf.
        */
       signing_url: string;
+      /** @description The customer plus the extra signers. */
       signatures_required: number;
+      /** @description How many have signed so far. */
       signatures_received: number;
+      /** @description Who signs the contract: the customer first, then the extra signers. */
       signers: {
+        /** @description As in the contract. */
         name: string;
+        /** @description 11 digits. */
         cpf: string;
+        /** @description When they signed (null: not yet). */
         signed_at: string | null;
       }[];
+      /** @description Where the money goes (or went). */
       disbursement_account: components['schemas']['DisbursementAccount'];
+      /** @description When the money reached the borrower (null: not yet). */
       disbursed_at: string | null;
       /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
       outstanding_amount: number;
@@ -2985,7 +3514,9 @@ export interface components {
       paid_installments: number;
       /** @description Due date of the oldest unpaid installment while `active`. */
       next_due_date: string | null;
+      /** @description Every installment, first to last, and where it stands today. */
       schedule: {
+        /** @description The installment’s number, from 1. */
         number: number;
         /**
          * Format: date
@@ -3000,18 +3531,26 @@ export interface components {
         interest_amount: number;
         /** @description Principal still owed after this installment. */
         balance_amount: number;
-        /** @enum {string} */
+        /**
+         * @description `pending`, `overdue` (unpaid after its due date) or `paid`.
+         * @enum {string}
+         */
         status: 'pending' | 'overdue' | 'paid';
         /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
         amount_due: number;
         /** @description What the row has received: installment parts (at their value when paid) and late charges. */
         paid_amount: number;
+        /** @description When the payment that completed the row was made. */
         paid_at: string | null;
       }[];
       /** @description Why the loan ended in `error`. */
       error: {
-        /** @constant */
+        /**
+         * @description What failed.
+         * @constant
+         */
         code: 'disbursement_failed';
+        /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
       /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
@@ -3030,8 +3569,12 @@ export interface components {
       updated_at: string;
       /** @description The row that became overdue. */
       installment: {
+        /** @description The installment’s number. */
         number: number;
-        /** Format: date */
+        /**
+         * Format: date
+         * @description The due date it passed.
+         */
         due_date: string;
         /** @description What the row asks for now, late charges included (centavos). */
         amount_due: number;
@@ -3039,10 +3582,13 @@ export interface components {
     };
     /** @description Everything is paid. */
     LoanFinishedEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description Everything is paid. (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'loan.finished';
@@ -3051,16 +3597,20 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['Loan'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     /** @description The loan ended before its money moved (or was withdrawn within 7 days). */
     LoanCancelledEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description The loan ended before its money moved (or was withdrawn within 7 days). (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'loan.cancelled';
@@ -3069,16 +3619,20 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['Loan'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     /** @description The disbursement failed: `error` says why. */
     LoanErrorEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description The disbursement failed: `error` says why. (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'loan.error';
@@ -3087,16 +3641,20 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['Loan'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     /** @description Money received belongs back to the borrower: `refund`. */
     LoanRefundDueEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description Money received belongs back to the borrower: `refund`. (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'loan.refund_due';
@@ -3105,22 +3663,47 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['LoanRefundDueData'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
+    Refund: {
+      /** @description The amount (centavos). */
+      amount: number;
+      /** @description The Pix that brought it, or the refund’s own. */
+      reference: string;
+    };
     LoanRefundDueData: {
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The loan's id (`ln_` and 32 hex digits).
+       * @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The customer's id (`cust_` and 32 hex digits).
+       * @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       customer_id: string;
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The credit offer's id (`co_` and 32 hex digits).
+       * @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       credit_offer_id: string;
-      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The simulation's id (`sim_` and 32 hex digits).
+       * @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       simulation_id: string;
-      /** @enum {string} */
+      /**
+       * @description `awaiting_signatures` → `processing` (the money is being sent) → `active` (repayment) → `finished`; or `cancelled` (unsigned in time, cancelled, withdrawn) or `error` (the disbursement failed).
+       * @enum {string}
+       */
       status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
-      /** @constant */
+      /**
+       * @description Always `BRL`: every amount is an integer number of centavos.
+       * @constant
+       */
       currency: 'BRL';
       /** @description What the customer receives. */
       requested_amount: number;
@@ -3128,13 +3711,18 @@ export interface components {
       iof_amount: number;
       /** @description The amount financed: requested plus IOF. */
       principal_amount: number;
+      /** @description How many monthly installments. */
       installments: number;
       /** @description The regular installment (the last may differ by centavos). */
       installment_amount: number;
+      /** @description The offer’s monthly rate, as a fraction (0.0299 is 2.99 % a month). */
       monthly_interest_rate: number;
       /** @description CET a year (Res. CMN 4.881/2020). */
       cet_annual: number;
-      /** Format: date */
+      /**
+       * Format: date
+       * @description The first installment’s due date.
+       */
       first_due_date: string;
       /**
        * Format: date
@@ -3143,7 +3731,10 @@ export interface components {
       release_date: string;
       /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
       release_adjustment: {
-        /** Format: date */
+        /**
+         * Format: date
+         * @description The release date the simulation priced.
+         */
         priced_release_date: string;
         /** @description Row 1’s interest for the days without the money. */
         interest_credit_amount: number;
@@ -3166,14 +3757,22 @@ export interface components {
        * @description The hosted page where each signer reads the contract and signs with their cpf.
        */
       signing_url: string;
+      /** @description The customer plus the extra signers. */
       signatures_required: number;
+      /** @description How many have signed so far. */
       signatures_received: number;
+      /** @description Who signs the contract: the customer first, then the extra signers. */
       signers: {
+        /** @description As in the contract. */
         name: string;
+        /** @description 11 digits. */
         cpf: string;
+        /** @description When they signed (null: not yet). */
         signed_at: string | null;
       }[];
+      /** @description Where the money goes (or went). */
       disbursement_account: components['schemas']['DisbursementAccount'];
+      /** @description When the money reached the borrower (null: not yet). */
       disbursed_at: string | null;
       /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
       outstanding_amount: number;
@@ -3185,7 +3784,9 @@ export interface components {
       paid_installments: number;
       /** @description Due date of the oldest unpaid installment while `active`. */
       next_due_date: string | null;
+      /** @description Every installment, first to last, and where it stands today. */
       schedule: {
+        /** @description The installment’s number, from 1. */
         number: number;
         /**
          * Format: date
@@ -3200,18 +3801,26 @@ export interface components {
         interest_amount: number;
         /** @description Principal still owed after this installment. */
         balance_amount: number;
-        /** @enum {string} */
+        /**
+         * @description `pending`, `overdue` (unpaid after its due date) or `paid`.
+         * @enum {string}
+         */
         status: 'pending' | 'overdue' | 'paid';
         /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
         amount_due: number;
         /** @description What the row has received: installment parts (at their value when paid) and late charges. */
         paid_amount: number;
+        /** @description When the payment that completed the row was made. */
         paid_at: string | null;
       }[];
       /** @description Why the loan ended in `error`. */
       error: {
-        /** @constant */
+        /**
+         * @description What failed.
+         * @constant
+         */
         code: 'disbursement_failed';
+        /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
       /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
@@ -3228,20 +3837,18 @@ export interface components {
        * @description When the loan last changed.
        */
       updated_at: string;
+      /** @description What is due back to the borrower. */
       refund: components['schemas']['Refund'];
-    };
-    Refund: {
-      /** @description The amount (centavos). */
-      amount: number;
-      /** @description The Pix that brought it, or the refund’s own. */
-      reference: string;
     };
     /** @description Money due back was sent: `refund`. */
     LoanRefundSentEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description Money due back was sent: `refund`. (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'loan.refund_sent';
@@ -3250,22 +3857,41 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['LoanRefundSentData'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     LoanRefundSentData: {
-      /** @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The loan's id (`ln_` and 32 hex digits).
+       * @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The customer's id (`cust_` and 32 hex digits).
+       * @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       customer_id: string;
-      /** @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The credit offer's id (`co_` and 32 hex digits).
+       * @example co_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       credit_offer_id: string;
-      /** @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The simulation's id (`sim_` and 32 hex digits).
+       * @example sim_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       simulation_id: string;
-      /** @enum {string} */
+      /**
+       * @description `awaiting_signatures` → `processing` (the money is being sent) → `active` (repayment) → `finished`; or `cancelled` (unsigned in time, cancelled, withdrawn) or `error` (the disbursement failed).
+       * @enum {string}
+       */
       status: 'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
-      /** @constant */
+      /**
+       * @description Always `BRL`: every amount is an integer number of centavos.
+       * @constant
+       */
       currency: 'BRL';
       /** @description What the customer receives. */
       requested_amount: number;
@@ -3273,13 +3899,18 @@ export interface components {
       iof_amount: number;
       /** @description The amount financed: requested plus IOF. */
       principal_amount: number;
+      /** @description How many monthly installments. */
       installments: number;
       /** @description The regular installment (the last may differ by centavos). */
       installment_amount: number;
+      /** @description The offer’s monthly rate, as a fraction (0.0299 is 2.99 % a month). */
       monthly_interest_rate: number;
       /** @description CET a year (Res. CMN 4.881/2020). */
       cet_annual: number;
-      /** Format: date */
+      /**
+       * Format: date
+       * @description The first installment’s due date.
+       */
       first_due_date: string;
       /**
        * Format: date
@@ -3288,7 +3919,10 @@ export interface components {
       release_date: string;
       /** @description What a disbursement confirmed later than the simulation’s release date took off row 1 (contract §13); null when released on the date priced. */
       release_adjustment: {
-        /** Format: date */
+        /**
+         * Format: date
+         * @description The release date the simulation priced.
+         */
         priced_release_date: string;
         /** @description Row 1’s interest for the days without the money. */
         interest_credit_amount: number;
@@ -3311,14 +3945,22 @@ export interface components {
        * @description The hosted page where each signer reads the contract and signs with their cpf.
        */
       signing_url: string;
+      /** @description The customer plus the extra signers. */
       signatures_required: number;
+      /** @description How many have signed so far. */
       signatures_received: number;
+      /** @description Who signs the contract: the customer first, then the extra signers. */
       signers: {
+        /** @description As in the contract. */
         name: string;
+        /** @description 11 digits. */
         cpf: string;
+        /** @description When they signed (null: not yet). */
         signed_at: string | null;
       }[];
+      /** @description Where the money goes (or went). */
       disbursement_account: components['schemas']['DisbursementAccount'];
+      /** @description When the money reached the borrower (null: not yet). */
       disbursed_at: string | null;
       /** @description What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`. */
       outstanding_amount: number;
@@ -3330,7 +3972,9 @@ export interface components {
       paid_installments: number;
       /** @description Due date of the oldest unpaid installment while `active`. */
       next_due_date: string | null;
+      /** @description Every installment, first to last, and where it stands today. */
       schedule: {
+        /** @description The installment’s number, from 1. */
         number: number;
         /**
          * Format: date
@@ -3345,18 +3989,26 @@ export interface components {
         interest_amount: number;
         /** @description Principal still owed after this installment. */
         balance_amount: number;
-        /** @enum {string} */
+        /**
+         * @description `pending`, `overdue` (unpaid after its due date) or `paid`.
+         * @enum {string}
+         */
         status: 'pending' | 'overdue' | 'paid';
         /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
         amount_due: number;
         /** @description What the row has received: installment parts (at their value when paid) and late charges. */
         paid_amount: number;
+        /** @description When the payment that completed the row was made. */
         paid_at: string | null;
       }[];
       /** @description Why the loan ended in `error`. */
       error: {
-        /** @constant */
+        /**
+         * @description What failed.
+         * @constant
+         */
         code: 'disbursement_failed';
+        /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
       /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
@@ -3373,14 +4025,18 @@ export interface components {
        * @description When the loan last changed.
        */
       updated_at: string;
+      /** @description What was sent back. */
       refund: components['schemas']['Refund'];
     };
     /** @description A Pix charge (BR Code) was issued. */
     ChargeCreatedEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description A Pix charge (BR Code) was issued. (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'charge.created';
@@ -3389,16 +4045,20 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['Charge'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     /** @description A Pix paid the charge; its payment is recorded on the loan. */
     ChargePaidEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description A Pix paid the charge; its payment is recorded on the loan. (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'charge.paid';
@@ -3407,16 +4067,20 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['Charge'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     /** @description The charge passed `expires_at` unpaid. */
     ChargeExpiredEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description The charge passed `expires_at` unpaid. (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'charge.expired';
@@ -3425,16 +4089,20 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['Charge'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     /** @description A newer charge replaced it, or its loan ended. */
     ChargeCancelledEvent: {
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
       /**
-       * @description discriminator enum property added by openapi-typescript
+       * @description A newer charge replaced it, or its loan ended. (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       type: 'charge.cancelled';
@@ -3443,14 +4111,20 @@ export interface components {
        * @description When it happened.
        */
       timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
       data: components['schemas']['Charge'];
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
     CreatedWebhookEndpoint: {
-      /** @example we_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The webhook endpoint's id (`we_` and 32 hex digits).
+       * @example we_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
+      /** @description Where deliveries are POSTed. */
       url: string;
+      /** @description The event types (or `resource.*`) it receives; empty: every event. */
       events: (
         | 'customer.created'
         | 'customer.under_review'
@@ -3482,25 +4156,43 @@ export interface components {
         | 'loan.*'
         | 'charge.*'
       )[];
+      /** @description Your note about the endpoint. */
       description: string | null;
-      /** @enum {string} */
+      /**
+       * @description Whether deliveries are being sent.
+       * @enum {string}
+       */
       status: 'enabled' | 'disabled';
+      /** @description Why it is disabled: `manual` (you), `gone` (it answered 410), `failing` (five events in a row failed every attempt). */
       disabled_reason: ('manual' | 'gone' | 'failing') | null;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it was created (UTC).
+       */
       created_at: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it last changed (UTC).
+       */
       updated_at: string;
       /** @description `whsec_` + base64; shown only here and on rotation. */
       secret: string;
     };
     WebhookEndpointList: {
+      /** @description This page, in the order asked for. */
       data: components['schemas']['WebhookEndpoint'][];
+      /** @description Whether more follow: ask again with `starting_after` = the last `id` of `data`. */
       has_more: boolean;
     };
     WebhookEndpoint: {
-      /** @example we_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The webhook endpoint's id (`we_` and 32 hex digits).
+       * @example we_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
+      /** @description Where deliveries are POSTed. */
       url: string;
+      /** @description The event types (or `resource.*`) it receives; empty: every event. */
       events: (
         | 'customer.created'
         | 'customer.under_review'
@@ -3532,48 +4224,93 @@ export interface components {
         | 'loan.*'
         | 'charge.*'
       )[];
+      /** @description Your note about the endpoint. */
       description: string | null;
-      /** @enum {string} */
+      /**
+       * @description Whether deliveries are being sent.
+       * @enum {string}
+       */
       status: 'enabled' | 'disabled';
+      /** @description Why it is disabled: `manual` (you), `gone` (it answered 410), `failing` (five events in a row failed every attempt). */
       disabled_reason: ('manual' | 'gone' | 'failing') | null;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it was created (UTC).
+       */
       created_at: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it last changed (UTC).
+       */
       updated_at: string;
     };
     WebhookSecret: {
+      /** @description The new `whsec_` secret; the previous one signs too until its overlap ends. */
       secret: string;
     };
     WebhookDeliveryList: {
+      /** @description This page, in the order asked for. */
       data: components['schemas']['WebhookDelivery'][];
+      /** @description Whether more follow: ask again with `starting_after` = the last `id` of `data`. */
       has_more: boolean;
     };
     WebhookDelivery: {
-      /** @example whd_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The webhook delivery's id (`whd_` and 32 hex digits).
+       * @example whd_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       id: string;
-      /** @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       event_id: string;
-      /** @example we_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The webhook endpoint's id (`we_` and 32 hex digits).
+       * @example we_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       endpoint_id: string;
-      /** @enum {string} */
+      /**
+       * @description `pending` while attempts remain, `succeeded` (a 2xx), `failed` (ten attempts, or a 410), `cancelled` (the endpoint deleted or disabled).
+       * @enum {string}
+       */
       status: 'pending' | 'succeeded' | 'failed' | 'cancelled';
+      /** @description Every attempt so far, oldest first. */
       attempts: {
+        /** @description The attempt’s number, from 1. */
         number: number;
-        /** Format: date-time */
+        /**
+         * Format: date-time
+         * @description When it was sent.
+         */
         started_at: string;
+        /** @description Your endpoint’s status (null: no answer). */
         response_status: number | null;
+        /** @description Why there was no answer (a timeout, a refused target). */
         error: string | null;
+        /** @description How long it took. */
         duration_ms: number;
       }[];
+      /** @description When the next attempt is due (null: none is). */
       next_attempt_at: string | null;
+      /** @description The delivery this one sends again (a resend). */
       resend_of: string | null;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it was created (UTC).
+       */
       created_at: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it last changed (UTC).
+       */
       updated_at: string;
     };
     CustomerClock: {
-      /** @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9 */
+      /**
+       * @description The customer's id (`cust_` and 32 hex digits).
+       * @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
       customer_id: string;
       /**
        * Format: date-time
@@ -3711,7 +4448,9 @@ export interface operations {
         limit?: number;
         /** @description The `id` of the last item of the previous page. */
         starting_after?: string;
+        /** @description The field the list is ordered by. */
         sort?: 'created_at';
+        /** @description `desc`: newest (or largest) first; `asc`: oldest first. */
         order?: 'asc' | 'desc';
       };
       header?: never;
@@ -3923,6 +4662,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The credential (its client id)'s id (`cli_` and 32 hex digits). */
         client_id: string;
       };
       cookie?: never;
@@ -4001,6 +4741,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The credential (its client id)'s id (`cli_` and 32 hex digits). */
         client_id: string;
       };
       cookie?: never;
@@ -4081,10 +4822,14 @@ export interface operations {
         limit?: number;
         /** @description The `id` of the last item of the previous page. */
         starting_after?: string;
+        /** @description The field the list is ordered by. */
         sort?: 'created_at' | 'updated_at' | 'name';
+        /** @description `desc`: newest (or largest) first; `asc`: oldest first. */
         order?: 'asc' | 'desc';
+        /** @description Only the customer with this reference of yours. */
         external_id?: string;
         cpf?: string;
+        /** @description Only customers in this status. */
         status?: 'pending_kyc' | 'under_review' | 'active' | 'denied';
       };
       header?: never;
@@ -4345,6 +5090,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The customer's id (`cust_` and 32 hex digits). */
         customer_id: string;
       };
       cookie?: never;
@@ -4462,6 +5208,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The customer's id (`cust_` and 32 hex digits). */
         customer_id: string;
       };
       cookie?: never;
@@ -4634,11 +5381,14 @@ export interface operations {
         limit?: number;
         /** @description The `id` of the last item of the previous page. */
         starting_after?: string;
+        /** @description The field the list is ordered by. */
         sort?: 'created_at';
+        /** @description `desc`: newest (or largest) first; `asc`: oldest first. */
         order?: 'asc' | 'desc';
       };
       header?: never;
       path: {
+        /** @description The customer's id (`cust_` and 32 hex digits). */
         customer_id: string;
       };
       cookie?: never;
@@ -4770,6 +5520,7 @@ export interface operations {
         'Idempotency-Key'?: string;
       };
       path: {
+        /** @description The customer's id (`cust_` and 32 hex digits). */
         customer_id: string;
       };
       cookie?: never;
@@ -4905,6 +5656,7 @@ export interface operations {
         'Idempotency-Key'?: string;
       };
       path: {
+        /** @description The customer's id (`cust_` and 32 hex digits). */
         customer_id: string;
       };
       cookie?: never;
@@ -5037,7 +5789,9 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The customer's id (`cust_` and 32 hex digits). */
         customer_id: string;
+        /** @description The document's id (`doc_` and 32 hex digits). */
         document_id: string;
       };
       cookie?: never;
@@ -5119,7 +5873,9 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The customer's id (`cust_` and 32 hex digits). */
         customer_id: string;
+        /** @description The document's id (`doc_` and 32 hex digits). */
         document_id: string;
       };
       cookie?: never;
@@ -5192,6 +5948,7 @@ export interface operations {
         'Idempotency-Key'?: string;
       };
       path: {
+        /** @description The customer's id (`cust_` and 32 hex digits). */
         customer_id: string;
       };
       cookie?: never;
@@ -5285,12 +6042,16 @@ export interface operations {
         limit?: number;
         /** @description The `id` of the last item of the previous page. */
         starting_after?: string;
+        /** @description The field the list is ordered by. */
         sort?: 'created_at' | 'valid_until';
+        /** @description `desc`: newest (or largest) first; `asc`: oldest first. */
         order?: 'asc' | 'desc';
+        /** @description Only offers in this status. */
         status?: 'available' | 'accepted' | 'expired' | 'cancelled';
       };
       header?: never;
       path: {
+        /** @description The customer's id (`cust_` and 32 hex digits). */
         customer_id: string;
       };
       cookie?: never;
@@ -5384,9 +6145,13 @@ export interface operations {
         limit?: number;
         /** @description The `id` of the last item of the previous page. */
         starting_after?: string;
+        /** @description The field the list is ordered by. */
         sort?: 'created_at' | 'valid_until';
+        /** @description `desc`: newest (or largest) first; `asc`: oldest first. */
         order?: 'asc' | 'desc';
+        /** @description Only this customer’s offers. */
         customer_id?: string;
+        /** @description Only offers in this status. */
         status?: 'available' | 'accepted' | 'expired' | 'cancelled';
       };
       header?: never;
@@ -5471,6 +6236,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The credit offer's id (`co_` and 32 hex digits). */
         credit_offer_id: string;
       };
       cookie?: never;
@@ -5558,6 +6324,7 @@ export interface operations {
         'Idempotency-Key'?: string;
       };
       path: {
+        /** @description The credit offer's id (`co_` and 32 hex digits). */
         credit_offer_id: string;
       };
       cookie?: never;
@@ -5731,7 +6498,9 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The credit offer's id (`co_` and 32 hex digits). */
         credit_offer_id: string;
+        /** @description The simulation's id (`sim_` and 32 hex digits). */
         simulation_id: string;
       };
       cookie?: never;
@@ -5850,9 +6619,13 @@ export interface operations {
         limit?: number;
         /** @description The `id` of the last item of the previous page. */
         starting_after?: string;
+        /** @description The field the list is ordered by. */
         sort?: 'created_at';
+        /** @description `desc`: newest (or largest) first; `asc`: oldest first. */
         order?: 'asc' | 'desc';
+        /** @description Only this customer’s loans. */
         customer_id?: string;
+        /** @description Only loans in this status. */
         status?:
           'awaiting_signatures' | 'processing' | 'active' | 'finished' | 'cancelled' | 'error';
       };
@@ -6153,6 +6926,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The loan's id (`ln_` and 32 hex digits). */
         loan_id: string;
       };
       cookie?: never;
@@ -6309,6 +7083,7 @@ export interface operations {
         'Idempotency-Key'?: string;
       };
       path: {
+        /** @description The loan's id (`ln_` and 32 hex digits). */
         loan_id: string;
       };
       cookie?: never;
@@ -6514,11 +7289,14 @@ export interface operations {
   listLoanTransactions: {
     parameters: {
       query?: {
+        /** @description Page size, 1 to 100 (100 by default: a loan’s whole ledger at once). */
         limit?: number;
+        /** @description The `id` of the last item of the previous page. */
         starting_after?: string;
       };
       header?: never;
       path: {
+        /** @description The loan's id (`ln_` and 32 hex digits). */
         loan_id: string;
       };
       cookie?: never;
@@ -6613,6 +7391,7 @@ export interface operations {
       };
       header?: never;
       path: {
+        /** @description The loan's id (`ln_` and 32 hex digits). */
         loan_id: string;
       };
       cookie?: never;
@@ -6720,6 +7499,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The loan's id (`ln_` and 32 hex digits). */
         loan_id: string;
       };
       cookie?: never;
@@ -6789,11 +7569,14 @@ export interface operations {
         limit?: number;
         /** @description The `id` of the last item of the previous page. */
         starting_after?: string;
+        /** @description The field the list is ordered by. */
         sort?: 'created_at';
+        /** @description `desc`: newest (or largest) first; `asc`: oldest first. */
         order?: 'asc' | 'desc';
       };
       header?: never;
       path: {
+        /** @description The loan's id (`ln_` and 32 hex digits). */
         loan_id: string;
       };
       cookie?: never;
@@ -6888,6 +7671,7 @@ export interface operations {
         'Idempotency-Key'?: string;
       };
       path: {
+        /** @description The loan's id (`ln_` and 32 hex digits). */
         loan_id: string;
       };
       cookie?: never;
@@ -7028,6 +7812,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The charge's id (`chg_` and 32 hex digits). */
         charge_id: string;
       };
       cookie?: never;
@@ -7112,6 +7897,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The charge's id (`chg_` and 32 hex digits). */
         charge_id: string;
       };
       cookie?: never;
@@ -7182,6 +7968,7 @@ export interface operations {
         'Idempotency-Key'?: string;
       };
       path: {
+        /** @description The loan's id (`ln_` and 32 hex digits). */
         loan_id: string;
       };
       cookie?: never;
@@ -7289,6 +8076,7 @@ export interface operations {
         'Idempotency-Key'?: string;
       };
       path: {
+        /** @description The charge's id (`chg_` and 32 hex digits). */
         charge_id: string;
       };
       cookie?: never;
@@ -7425,7 +8213,9 @@ export interface operations {
         limit?: number;
         /** @description The `id` of the last item of the previous page. */
         starting_after?: string;
+        /** @description The field the list is ordered by. */
         sort?: 'created_at';
+        /** @description `desc`: newest (or largest) first; `asc`: oldest first. */
         order?: 'asc' | 'desc';
         /** @description Only events of this type. */
         type?:
@@ -7538,6 +8328,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The event's id (`evt_` and 32 hex digits). */
         event_id: string;
       };
       cookie?: never;
@@ -7625,7 +8416,9 @@ export interface operations {
         limit?: number;
         /** @description The `id` of the last item of the previous page. */
         starting_after?: string;
+        /** @description The field the list is ordered by. */
         sort?: 'created_at';
+        /** @description `desc`: newest (or largest) first; `asc`: oldest first. */
         order?: 'asc' | 'desc';
       };
       header?: never;
@@ -7838,6 +8631,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The webhook endpoint's id (`we_` and 32 hex digits). */
         id: string;
       };
       cookie?: never;
@@ -7917,6 +8711,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The webhook endpoint's id (`we_` and 32 hex digits). */
         id: string;
       };
       cookie?: never;
@@ -7982,6 +8777,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The webhook endpoint's id (`we_` and 32 hex digits). */
         id: string;
       };
       cookie?: never;
@@ -8109,6 +8905,7 @@ export interface operations {
         'Idempotency-Key'?: string;
       };
       path: {
+        /** @description The webhook endpoint's id (`we_` and 32 hex digits). */
         id: string;
       };
       cookie?: never;
@@ -8233,12 +9030,16 @@ export interface operations {
         limit?: number;
         /** @description The `id` of the last item of the previous page. */
         starting_after?: string;
+        /** @description The field the list is ordered by. */
         sort?: 'created_at';
+        /** @description `desc`: newest (or largest) first; `asc`: oldest first. */
         order?: 'asc' | 'desc';
+        /** @description Only deliveries in this status. */
         status?: 'pending' | 'succeeded' | 'failed' | 'cancelled';
       };
       header?: never;
       path: {
+        /** @description The webhook endpoint's id (`we_` and 32 hex digits). */
         id: string;
       };
       cookie?: never;
@@ -8345,7 +9146,9 @@ export interface operations {
         'Idempotency-Key'?: string;
       };
       path: {
+        /** @description The webhook endpoint's id (`we_` and 32 hex digits). */
         id: string;
+        /** @description The webhook delivery's id (`whd_` and 32 hex digits). */
         delivery_id: string;
       };
       cookie?: never;
@@ -8447,6 +9250,7 @@ export interface operations {
         'Idempotency-Key'?: string;
       };
       path: {
+        /** @description The webhook endpoint's id (`we_` and 32 hex digits). */
         id: string;
       };
       cookie?: never;
@@ -8474,6 +9278,7 @@ export interface operations {
            *     }
            */
           'application/json': {
+            /** @description How many deliveries were sent again. */
             recovered: number;
           };
         };
@@ -8578,6 +9383,7 @@ export interface operations {
         'Idempotency-Key'?: string;
       };
       path: {
+        /** @description The customer's id (`cust_` and 32 hex digits). */
         customer_id: string;
       };
       cookie?: never;
@@ -8765,6 +9571,7 @@ export interface operations {
         'Idempotency-Key'?: string;
       };
       path: {
+        /** @description The customer's id (`cust_` and 32 hex digits). */
         customer_id: string;
       };
       cookie?: never;
@@ -8938,6 +9745,7 @@ export interface operations {
         'Idempotency-Key'?: string;
       };
       path: {
+        /** @description The loan's id (`ln_` and 32 hex digits). */
         loan_id: string;
       };
       cookie?: never;
@@ -9148,6 +9956,7 @@ export interface operations {
         'Idempotency-Key'?: string;
       };
       path: {
+        /** @description The loan's id (`ln_` and 32 hex digits). */
         loan_id: string;
       };
       cookie?: never;
@@ -9359,6 +10168,7 @@ export interface operations {
         'Idempotency-Key'?: string;
       };
       path: {
+        /** @description The loan's id (`ln_` and 32 hex digits). */
         loan_id: string;
       };
       cookie?: never;
@@ -9565,6 +10375,7 @@ export interface operations {
         'Idempotency-Key'?: string;
       };
       path: {
+        /** @description The loan's id (`ln_` and 32 hex digits). */
         loan_id: string;
       };
       cookie?: never;
@@ -9772,6 +10583,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The customer's id (`cust_` and 32 hex digits). */
         customer_id: string;
       };
       cookie?: never;
@@ -9849,6 +10661,7 @@ export interface operations {
         'Idempotency-Key'?: string;
       };
       path: {
+        /** @description The customer's id (`cust_` and 32 hex digits). */
         customer_id: string;
       };
       cookie?: never;

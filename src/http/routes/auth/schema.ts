@@ -11,7 +11,11 @@ const tokenFields = {
     .max(255)
     .optional()
     .meta({ description: 'Or send HTTP Basic credentials.' }),
-  client_secret: z.string().max(255).optional(),
+  client_secret: z
+    .string()
+    .max(255)
+    .optional()
+    .meta({ description: 'The credential’s secret (or send HTTP Basic credentials).' }),
   scope: z.string().max(1000).optional().meta({ description: 'Accepted and ignored.' }),
 };
 
@@ -28,7 +32,9 @@ export const tokenRequest = z.strictObject({
 /** What the document shows: the same, with the grant type and the shape of a client id. */
 export const tokenRequestDocumentation = z
   .strictObject({
-    grant_type: z.literal('client_credentials'),
+    grant_type: z
+      .literal('client_credentials')
+      .meta({ description: 'OAuth 2.0 client credentials: the only grant.' }),
     ...tokenFields,
     client_id: z.string().regex(idPattern('cli')).optional().meta({
       description: 'Or send HTTP Basic credentials.',
@@ -49,8 +55,10 @@ export const tokenProblemSchema = problemSchema
 
 export const tokenResponse = z
   .object({
-    access_token: z.string(),
-    token_type: z.literal('Bearer'),
+    access_token: z.string().meta({
+      description: 'Send as `Authorization: Bearer <token>`; valid for `expires_in` seconds.',
+    }),
+    token_type: z.literal('Bearer').meta({ description: 'Always `Bearer`.' }),
     expires_in: z.int().meta({ description: 'Seconds until the token expires (3600).' }),
   })
   .meta({ id: 'Token' });
@@ -59,14 +67,19 @@ export const credentialSchema = z
   .object({
     id: idField('cred'),
     client_id: idField('cli'),
-    name: z.string().nullable(),
-    environment: z.enum(environments),
+    name: z.string().nullable().meta({ description: 'Your label for it.' }),
+    environment: z
+      .enum(environments)
+      .meta({ description: 'Which data its tokens reach: `sandbox` or `production`.' }),
     created_at: z.iso.datetime(),
     last_used_at: z.iso
       .datetime()
       .nullable()
       .meta({ description: 'Last successful token exchange.' }),
-    revoked_at: z.iso.datetime().nullable(),
+    revoked_at: z.iso
+      .datetime()
+      .nullable()
+      .meta({ description: 'When it was revoked: its tokens are refused from then on.' }),
   })
   .meta({ id: 'Credential' });
 
@@ -75,7 +88,11 @@ export const createdCredentialSchema = credentialSchema
   .meta({ id: 'CreatedCredential' });
 
 export const createCredentialBody = z
-  .strictObject({ name: trimmedText(100).optional() })
+  .strictObject({
+    name: trimmedText(100)
+      .optional()
+      .meta({ description: 'A label of yours (which server uses it).' }),
+  })
   .meta({ id: 'CreateCredentialRequest' });
 
 export const credentialParams = z.object({

@@ -15,8 +15,13 @@ export const chargeSchema = z
   .object({
     id: idField('chg'),
     loan_id: idField('ln'),
-    status: z.enum(chargeStatuses),
-    scope: z.enum(chargeScopes),
+    status: z.enum(chargeStatuses).meta({
+      description:
+        '`active` until paid (`paid`), past `expires_at` (`expired`) or replaced by a newer charge (`cancelled`).',
+    }),
+    scope: z.enum(chargeScopes).meta({
+      description: 'What it charges for: `next`, `overdue`, `payoff` or a stated `amount`.',
+    }),
     amount: centavos('What the Pix must bring, fixed for the charge’s life.'),
     currency: z.literal('BRL'),
     br_code: z.string().meta({
@@ -67,7 +72,7 @@ const rowsCharge = z.strictObject({
 
 /** A charge of a stated amount. */
 const amountCharge = z.strictObject({
-  scope: z.literal('amount'),
+  scope: z.literal('amount').meta({ description: '`amount`: the `amount` stated.' }),
   amount: z.int().min(1).max(100_000_000_000).meta({
     description: 'Centavos, at most the payoff amount of today.',
   }),

@@ -1,13 +1,10 @@
 import { z } from 'zod';
 import { creditOfferStatuses } from '../../../domain/credit/offers.js';
-import { pathId } from '../../ids.js';
+import { idField, pathId } from '../../ids.js';
 import { listEnvelope, listQuery } from '../../list.js';
 
-const id = (prefix: string) =>
-  z
-    .string()
-    .regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`))
-    .meta({ example: `${prefix}_0a1b2c3d4e5f60718293a4b5c6d7e8f9` });
+// The one id helper (its description names the record).
+const id = idField;
 const centavos = (description: string) => z.int().min(0).meta({ description });
 const rate = (description: string) => z.number().min(0).meta({ description });
 const calendarDate = (description: string) => z.iso.date().meta({ description });
@@ -16,14 +13,17 @@ export const creditOfferSchema = z
   .object({
     id: id('co'),
     customer_id: id('cust'),
-    status: z.enum(creditOfferStatuses),
+    status: z.enum(creditOfferStatuses).meta({
+      description:
+        '`available` (simulate and take it), `accepted` (a loan was taken from it), `expired` (past `valid_until`), `cancelled` (the customer denied or erased).',
+    }),
     currency: z.literal('BRL'),
     approved_amount: centavos('Largest amount the customer may request, in centavos.'),
     min_amount: centavos('Smallest amount the customer may request, in centavos.'),
     monthly_interest_rate: rate('Monthly interest rate, e.g. 0.0199 = 1.99 % a month.'),
     annual_interest_rate: rate('(1 + monthly)^12 − 1, to 4 decimals.'),
-    min_installments: z.int().min(1),
-    max_installments: z.int().min(1),
+    min_installments: z.int().min(1).meta({ description: 'Fewest installments a loan may have.' }),
+    max_installments: z.int().min(1).meta({ description: 'Most installments a loan may have.' }),
     valid_until: z.iso.datetime().meta({ description: 'The offer expires at this instant.' }),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
@@ -38,10 +38,13 @@ export const simulationParams = creditOfferParams.extend({
 });
 
 const sorts = ['created_at', 'valid_until'] as const;
-const status = z.enum(creditOfferStatuses).optional();
+const status = z
+  .enum(creditOfferStatuses)
+  .optional()
+  .meta({ description: 'Only offers in this status.' });
 export const customerCreditOfferListQuery = listQuery('co', sorts, { status });
 export const creditOfferListQuery = listQuery('co', sorts, {
-  customer_id: id('cust').optional(),
+  customer_id: id('cust').optional().meta({ description: 'Only this customer’s offers.' }),
   status,
 });
 export const creditOfferList = listEnvelope(creditOfferSchema, 'CreditOfferList');
@@ -65,7 +68,7 @@ export const simulateBody = z
 
 export const scheduleRowSchema = z
   .object({
-    number: z.int().min(1),
+    number: z.int().min(1).meta({ description: 'The installment’s number, from 1.' }),
     due_date: calendarDate('Due date (America/Sao_Paulo).'),
     installment_amount: centavos('What this installment charges.'),
     principal_amount: z.int().meta({
@@ -86,7 +89,7 @@ export const simulationSchema = z
     requested_amount: centavos('What the customer receives.'),
     iof_amount: centavos('IOF, financed: `principal_amount` − `requested_amount`.'),
     principal_amount: centavos('The amount financed: requested plus IOF.'),
-    installments: z.int().min(1),
+    installments: z.int().min(1).meta({ description: 'How many monthly installments.' }),
     installment_amount: centavos(
       'The regular installment (the last may differ by a few centavos).',
     ),
@@ -100,7 +103,9 @@ export const simulationSchema = z
     ),
     release_date: calendarDate('The day the money is assumed released (America/Sao_Paulo).'),
     first_due_date: calendarDate('Due date of the first installment.'),
-    schedule: z.array(scheduleRowSchema),
+    schedule: z.array(scheduleRowSchema).meta({
+      description: 'Every installment: its date, amount, and the principal and interest in it.',
+    }),
     valid_until: z.iso.datetime().meta({
       description:
         'A loan can be taken from this simulation until then (24 h, at most the offer’s).',

@@ -86,14 +86,19 @@ const phone = z
     example: '+5511987654321',
   });
 
-export const name = trimmedText(200);
-const tradingName = trimmedText(200);
+export const name = trimmedText(200).meta({
+  description: 'The person’s full name, as on their documents.',
+});
+const tradingName = trimmedText(200).meta({
+  description: 'The business’s trading name (nome fantasia), when there is a cnpj.',
+});
 // The document shows zod's pattern, which is the whole check: no `format: email`, whose readers
 // each apply their own rules (RFC 5321 lengths, quoted parts…).
 export const email = z
   .email()
   .max(254)
   .meta({
+    description: 'Where the borrower is reached: signing and capture codes are sent here.',
     override: (({ jsonSchema }) => {
       delete jsonSchema.format;
     }) satisfies ZodOpenApiOverrideMeta,
@@ -149,27 +154,53 @@ export const patchCustomerDocumentation = z.strictObject(changeableFields).meta(
 
 export const kycItemSchema = z
   .object({
-    kind: z.enum(['document', 'data']),
-    type: z.enum(kycItemTypes).meta({ example: 'identity_card_front' }),
-    description: z.string(),
-    status: z.enum(kycItemStatuses),
-    message: z.string().nullable(),
-    uploaded_at: z.iso.datetime().nullable(),
+    kind: z.enum(['document', 'data']).meta({
+      description:
+        '`document`: a file to upload (or, for `biometrics`, a capture to complete); `data`: a field to correct with PATCH.',
+    }),
+    type: z
+      .enum(kycItemTypes)
+      .meta({ example: 'identity_card_front', description: 'Which document or field.' }),
+    description: z.string().meta({ description: 'The item, for a person.' }),
+    status: z.enum(kycItemStatuses).meta({
+      description:
+        '`pending` until submitted, then `submitted` until reviewed: `approved`, or `pending_resubmission` / `pending_correction` with a `message`.',
+    }),
+    message: z
+      .string()
+      .nullable()
+      .meta({ description: 'The reviewer’s reason, when asked again.' }),
+    uploaded_at: z.iso
+      .datetime()
+      .nullable()
+      .meta({ description: 'When its file was last uploaded (documents).' }),
   })
   .meta({ id: 'KycItem' });
 
 export const customerSchema = z
   .object({
     id: idField('cust'),
-    status: z.enum(customerStatuses),
-    cpf: z.string(),
-    cnpj: z.string().nullable(),
-    name: z.string(),
-    email: z.string(),
-    phone: z.string(),
-    trading_name: z.string().nullable(),
-    external_id: z.string().nullable(),
-    kyc: z.array(kycItemSchema),
+    status: z.enum(customerStatuses).meta({
+      description:
+        '`pending_kyc` while items are owed, `under_review` once all are in, `active` when approved (offers follow), `denied` (final).',
+    }),
+    cpf: z.string().meta({ description: 'The borrower’s cpf, 11 digits.' }),
+    cnpj: z
+      .string()
+      .nullable()
+      .meta({ description: 'The business’s cnpj, 14 characters uppercase (null: a person only).' }),
+    name: z.string().meta({ description: 'The borrower’s full name.' }),
+    email: z.string().meta({ description: 'Where signing and capture codes are sent.' }),
+    phone: z.string().meta({ description: 'E.164.' }),
+    trading_name: z.string().nullable().meta({ description: 'The business’s trading name.' }),
+    external_id: z
+      .string()
+      .nullable()
+      .meta({ description: 'Your own reference, as registered (unique per identity).' }),
+    kyc: z.array(kycItemSchema).meta({
+      description:
+        'What KYC asks of the customer and where each item stands: upload each `document`, complete `biometrics`, correct each `data` field.',
+    }),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
   })
@@ -180,22 +211,35 @@ export const customerParams = z.object({
 });
 
 export const customerListQuery = listQuery('cust', ['created_at', 'updated_at', 'name'], {
-  external_id: z.string().max(255).optional(),
+  external_id: z
+    .string()
+    .max(255)
+    .optional()
+    .meta({ description: 'Only the customer with this reference of yours.' }),
   cpf: cpf.optional(),
-  status: z.enum(customerStatuses).optional(),
+  status: z
+    .enum(customerStatuses)
+    .optional()
+    .meta({ description: 'Only customers in this status.' }),
 });
 export const customerList = listEnvelope(customerSchema, 'CustomerList');
 
 export const documentSchema = z
   .object({
     id: idField('doc'),
-    type: z.enum(documentTypeKeys),
-    status: z.enum(['submitted', 'approved', 'rejected']),
-    file_name: z.string(),
-    content_type: z.enum(['application/pdf', 'image/jpeg', 'image/png']),
-    size_bytes: z.int(),
-    sha256: z.string(),
-    uploaded_at: z.iso.datetime(),
+    type: z.enum(documentTypeKeys).meta({ description: 'The KYC item it was uploaded for.' }),
+    status: z
+      .enum(['submitted', 'approved', 'rejected'])
+      .meta({ description: '`submitted` until reviewed.' }),
+    file_name: z.string().meta({ description: 'The name the file was uploaded with.' }),
+    content_type: z
+      .enum(['application/pdf', 'image/jpeg', 'image/png'])
+      .meta({ description: 'As judged from the file’s bytes, not its name.' }),
+    size_bytes: z.int().meta({ description: 'Its size (at most 10 MiB).' }),
+    sha256: z
+      .string()
+      .meta({ description: 'SHA-256 of its bytes, hex: check a download against it.' }),
+    uploaded_at: z.iso.datetime().meta({ description: 'When it was uploaded.' }),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
   })
@@ -234,26 +278,48 @@ export const biometricsSessionSchema = z
     session_url: z
       .url()
       .meta({ description: 'A page of this service where the customer completes the capture.' }),
-    expires_at: z.iso.datetime(),
+    expires_at: z.iso
+      .datetime()
+      .meta({ description: 'After this (15 minutes) the page shows expired; open a new session.' }),
   })
   .meta({ id: 'BiometricsSession' });
 
-const reviewMessage = trimmedText(1000).optional();
+const reviewMessage = trimmedText(1000)
+  .optional()
+  .meta({ description: 'Why, shown to the customer as the item’s `message`.' });
+const reviewDecisionText =
+  '`approve` or `reject` a submitted item; `request_correction` asks for a field to be corrected.';
 /** A decision on an item: approving or rejecting names any item type, a correction a field. */
 const reviewItem = z.discriminatedUnion('decision', [
   z.strictObject({
-    type: z.enum(kycItemTypes),
-    decision: z.enum(['approve', 'reject'] as const satisfies readonly ReviewDecision[]),
+    type: z.enum(kycItemTypes).meta({ description: 'The item decided.' }),
+    decision: z
+      .enum(['approve', 'reject'] as const satisfies readonly ReviewDecision[])
+      .meta({ description: reviewDecisionText }),
     message: reviewMessage,
   }),
   z.strictObject({
-    type: z.enum(correctableFieldKeys),
-    decision: z.literal('request_correction' satisfies ReviewDecision),
+    type: z.enum(correctableFieldKeys).meta({ description: 'The field to correct.' }),
+    decision: z
+      .literal('request_correction' satisfies ReviewDecision)
+      .meta({ description: reviewDecisionText }),
     message: reviewMessage,
   }),
 ]);
 export const reviewBody = z
-  .strictObject({ items: z.array(reviewItem).min(1).max(20) })
+  .strictObject({
+    items: z
+      .array(reviewItem)
+      .min(1)
+      .max(20)
+      .meta({ description: 'One decision per item, applied together.' }),
+  })
   .meta({ id: 'ReviewRequest' });
 
-export const denyBody = z.strictObject({ reason: trimmedText(1000) }).meta({ id: 'DenyRequest' });
+export const denyBody = z
+  .strictObject({
+    reason: trimmedText(1000).meta({
+      description: 'Why (sent in `customer.denied`); the denial is final.',
+    }),
+  })
+  .meta({ id: 'DenyRequest' });

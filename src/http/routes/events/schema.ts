@@ -8,7 +8,9 @@ import { loanSchema } from '../loans/schema.js';
 
 const actorSchema = z
   .object({
-    type: z.enum(['operator', 'partner', 'system']),
+    type: z
+      .enum(['operator', 'partner', 'system'])
+      .meta({ description: 'Who: staff (`operator`).' }),
     id: z.string().meta({ description: 'The operator (`op_…`) or `break_glass`.' }),
   })
   .meta({ id: 'Actor' });
@@ -32,7 +34,9 @@ const paymentReceived = z
     reference: z.string().optional().meta({
       description: 'The payment’s identity: yours, or the Pix end-to-end id.',
     }),
-    apply_to: z.enum(['next', 'last']).optional(),
+    apply_to: z.enum(['next', 'last']).optional().meta({
+      description: 'Which end of the schedule it paid from: `next` (oldest first) or `last`.',
+    }),
     installment_number: z.int().nullable().meta({
       description: 'The row paid, for payments made before partial payments (else null).',
     }),
@@ -57,25 +61,31 @@ const dataOf = {
     .omit({ kyc: true, created_at: true, updated_at: true })
     .meta({ id: 'CustomerCreatedData' }),
   'customer.under_review': z
-    .object({ ...customerRef, status: z.literal('under_review') })
+    .object({
+      ...customerRef,
+      status: z.literal('under_review').meta({ description: 'Its new status.' }),
+    })
     .meta({ id: 'CustomerStatusData' }),
   'customer.kyc_updated': z
     .object({ ...customerRef, status: customerSchema.shape.status, kyc: customerSchema.shape.kyc })
     .meta({ id: 'CustomerKycData' }),
   'customer.active': z
-    .object({ ...customerRef, status: z.literal('active') })
+    .object({
+      ...customerRef,
+      status: z.literal('active').meta({ description: 'Its new status.' }),
+    })
     .meta({ id: 'CustomerActiveData' }),
   'customer.denied': z
     .object({
       ...customerRef,
-      status: z.literal('denied'),
+      status: z.literal('denied').meta({ description: 'Its new status (final).' }),
       reason: z.string().nullable().meta({ description: 'Why, as the reviewer wrote it.' }),
     })
     .meta({ id: 'CustomerDeniedData' }),
   'customer.erased': z
     .object({
       id: idField('cust'),
-      erased_at: z.iso.datetime(),
+      erased_at: z.iso.datetime().meta({ description: 'When its personal data was erased.' }),
       retained_until: z.iso.datetime().nullable().meta({
         description:
           'Until when the contracts and ledger of its loans are kept (null: it had none). Read the customer: 410 `customer_erased`.',
@@ -94,14 +104,14 @@ const dataOf = {
   'loan.processing': loanSchema,
   'loan.active': loanSchema,
   'loan.payment_received': loanSchema
-    .extend({ payment: paymentReceived })
+    .extend({ payment: paymentReceived.meta({ description: 'What the payment paid.' }) })
     .meta({ id: 'LoanPaymentReceivedData' }),
   'loan.installment_overdue': loanSchema
     .extend({
       installment: z
         .object({
-          number: z.int().min(1),
-          due_date: z.iso.date(),
+          number: z.int().min(1).meta({ description: 'The installment’s number.' }),
+          due_date: z.iso.date().meta({ description: 'The due date it passed.' }),
           amount_due: centavos('What the row asks for now, late charges included'),
         })
         .meta({ description: 'The row that became overdue.' }),
@@ -110,8 +120,12 @@ const dataOf = {
   'loan.finished': loanSchema,
   'loan.cancelled': loanSchema,
   'loan.error': loanSchema,
-  'loan.refund_due': loanSchema.extend({ refund }).meta({ id: 'LoanRefundDueData' }),
-  'loan.refund_sent': loanSchema.extend({ refund }).meta({ id: 'LoanRefundSentData' }),
+  'loan.refund_due': loanSchema
+    .extend({ refund: refund.meta({ description: 'What is due back to the borrower.' }) })
+    .meta({ id: 'LoanRefundDueData' }),
+  'loan.refund_sent': loanSchema
+    .extend({ refund: refund.meta({ description: 'What was sent back.' }) })
+    .meta({ id: 'LoanRefundSentData' }),
   'charge.created': chargeSchema,
   'charge.paid': chargeSchema,
   'charge.expired': chargeSchema,
@@ -160,9 +174,12 @@ const variantOf = (type: EventType) =>
   z
     .object({
       id: idField('evt'),
-      type: z.literal(type),
+      type: z.literal(type).meta({ description: eventMeanings[type] }),
       timestamp: z.iso.datetime().meta({ description: 'When it happened.' }),
-      data: dataOf[type],
+      data: dataOf[type].meta({
+        description:
+          'The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it).',
+      }),
       actor: actorSchema.optional().meta({
         description:
           'Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request.',

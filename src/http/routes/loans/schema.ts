@@ -28,7 +28,7 @@ const instant = (description: string) => z.iso.datetime().meta({ description });
 
 const pixAccount = z
   .strictObject({
-    type: z.literal('pix'),
+    type: z.literal('pix').meta({ description: 'Pay by Pix to a key.' }),
     // No length bounds in the document: each kind has its own (parsePixKey checks them), and a
     // string of the right length is not yet a key.
     pix_key: z
@@ -58,7 +58,7 @@ const pixAccount = z
   }));
 
 const bankAccount = z.strictObject({
-  type: z.literal('bank_account'),
+  type: z.literal('bank_account').meta({ description: 'Pay by transfer to a bank account.' }),
   bank_code: z.string().regex(bankCodePattern).meta({
     description: 'The bank’s three-digit COMPE code.',
     example: '341',
@@ -71,18 +71,33 @@ const bankAccount = z.strictObject({
     description: 'Account number with its check digit after a hyphen.',
     example: '12345-6',
   }),
-  account_type: z.enum(bankAccountTypes),
+  account_type: z
+    .enum(bankAccountTypes)
+    .meta({ description: '`checking` (corrente), `savings` (poupança) or `payment` (pagamento).' }),
 });
 
 export const createLoanBody = z
   .strictObject({
-    credit_offer_id: idField('co'),
-    simulation_id: idField('sim'),
+    credit_offer_id: idField('co').meta({
+      description: 'The `available` offer the loan is taken from (it becomes `accepted`).',
+    }),
+    simulation_id: idField('sim').meta({
+      description:
+        'A simulation of that offer, still within its `valid_until`: the loan takes its amounts and schedule.',
+    }),
     disbursement_account: z.discriminatedUnion('type', [pixAccount, bankAccount]).meta({
       description: 'Where the money goes: a pix key, or a bank account.',
     }),
     signers: z
-      .array(z.strictObject({ name, cpf, email }))
+      .array(
+        z.strictObject({
+          name: name.meta({ description: 'The signer’s full name, as in the contract.' }),
+          cpf: cpf.meta({
+            description: 'The signer’s cpf: how they identify on the signing page.',
+          }),
+          email: email.meta({ description: 'Where the signer’s one-time code is sent.' }),
+        }),
+      )
       .max(MAX_EXTRA_SIGNERS)
       .superRefine((signers, ctx) => {
         const seen = new Set<string>();
@@ -105,15 +120,23 @@ export const createLoanBody = z
   .meta({ id: 'CreateLoanRequest' });
 
 export const cancelLoanBody = z
-  .strictObject({ reason: trimmedText(500).optional() })
+  .strictObject({
+    reason: trimmedText(500).optional().meta({
+      description: 'Why, kept as the loan’s `cancellation_reason` (`requested` when none).',
+    }),
+  })
   .meta({ id: 'CancelLoanRequest' });
 
 export const signLoanBody = z.strictObject({ cpf }).meta({ id: 'SignLoanRequest' });
 
 export const disbursementBody = z
   .strictObject({
-    outcome: z.enum(['confirmed', 'failed']),
-    reason: trimmedText(500).optional(),
+    outcome: z.enum(['confirmed', 'failed']).meta({
+      description: '`confirmed`: the money arrived (`active`); `failed`: it did not (`error`).',
+    }),
+    reason: trimmedText(500)
+      .optional()
+      .meta({ description: 'Why it failed (kept in the loan’s `error`).' }),
   })
   .meta({ id: 'DisbursementRequest' });
 
@@ -204,19 +227,21 @@ export const payoffQuery = z.strictObject({
 export const payoffSchema = z
   .object({
     loan_id: idField('ln'),
-    date: z.iso.date(),
+    date: z.iso.date().meta({ description: 'The settlement date quoted.' }),
     payoff_amount: centavos('What settles every unpaid installment on `date`.'),
     discount_amount: centavos('The interest forgone: the rows’ amounts due minus the payoff.'),
-    rows: z.array(
-      z.object({
-        number: z.int().min(1),
-        due_date: z.iso.date(),
-        amount_due: centavos('The installment (plus late charges for a row already due).'),
-        present_value: centavos(
-          'Its value on `date`, discounted at the contract rate on calendar days.',
-        ),
-      }),
-    ),
+    rows: z
+      .array(
+        z.object({
+          number: z.int().min(1).meta({ description: 'The installment’s number.' }),
+          due_date: z.iso.date().meta({ description: 'Its due date.' }),
+          amount_due: centavos('The installment (plus late charges for a row already due).'),
+          present_value: centavos(
+            'Its value on `date`, discounted at the contract rate on calendar days.',
+          ),
+        }),
+      )
+      .meta({ description: 'Each unpaid installment, and what it counts for on `date`.' }),
   })
   .meta({ id: 'LoanPayoff' });
 
@@ -225,9 +250,11 @@ export const loanParams = z.object({ loan_id: pathId('ln', 'loan_not_found') });
 const disbursementAccountSchema = z
   .discriminatedUnion('type', [
     z.object({
-      type: z.literal('pix'),
-      pix_key: z.string(),
-      pix_key_type: z.enum(pixKeyTypes),
+      type: z.literal('pix').meta({ description: 'Paid by Pix to a key.' }),
+      pix_key: z.string().meta({ description: 'The key, normalized.' }),
+      pix_key_type: z
+        .enum(pixKeyTypes)
+        .meta({ description: 'What kind of key it is (`evp`: a random key).' }),
     }),
     bankAccount.extend({}).strip(),
   ])
@@ -239,23 +266,31 @@ export const loanSchema = z
     customer_id: idField('cust'),
     credit_offer_id: idField('co'),
     simulation_id: idField('sim'),
-    status: z.enum(loanStatuses),
+    status: z.enum(loanStatuses).meta({
+      description:
+        '`awaiting_signatures` → `processing` (the money is being sent) → `active` (repayment) → `finished`; or `cancelled` (unsigned in time, cancelled, withdrawn) or `error` (the disbursement failed).',
+    }),
     currency: z.literal('BRL'),
     requested_amount: centavos('What the customer receives.'),
     iof_amount: centavos('IOF, financed.'),
     principal_amount: centavos('The amount financed: requested plus IOF.'),
-    installments: z.int().min(1),
+    installments: z.int().min(1).meta({ description: 'How many monthly installments.' }),
     installment_amount: centavos('The regular installment (the last may differ by centavos).'),
-    monthly_interest_rate: z.number().min(0),
+    monthly_interest_rate: z
+      .number()
+      .min(0)
+      .meta({ description: 'The offer’s monthly rate, as a fraction (0.0299 is 2.99 % a month).' }),
     cet_annual: z.number().min(0).meta({ description: 'CET a year (Res. CMN 4.881/2020).' }),
-    first_due_date: z.iso.date(),
+    first_due_date: z.iso.date().meta({ description: 'The first installment’s due date.' }),
     release_date: z.iso.date().meta({
       description:
         'The day the money is released (São Paulo): the simulation’s until the disbursement, then the day it was confirmed. Interest counts from it.',
     }),
     release_adjustment: z
       .object({
-        priced_release_date: z.iso.date(),
+        priced_release_date: z.iso
+          .date()
+          .meta({ description: 'The release date the simulation priced.' }),
         interest_credit_amount: centavos('Row 1’s interest for the days without the money.'),
         iof_credit_amount: centavos('The financed IOF of those days.'),
         row1_installment_before: centavos('Row 1 as priced.'),
@@ -277,17 +312,30 @@ export const loanSchema = z
     signing_url: z.url().meta({
       description: 'The hosted page where each signer reads the contract and signs with their cpf.',
     }),
-    signatures_required: z.int().min(1),
-    signatures_received: z.int().min(0),
-    signers: z.array(
-      z.object({
-        name: z.string(),
-        cpf: z.string(),
-        signed_at: z.iso.datetime().nullable(),
-      }),
-    ),
-    disbursement_account: disbursementAccountSchema,
-    disbursed_at: z.iso.datetime().nullable(),
+    signatures_required: z
+      .int()
+      .min(1)
+      .meta({ description: 'The customer plus the extra signers.' }),
+    signatures_received: z.int().min(0).meta({ description: 'How many have signed so far.' }),
+    signers: z
+      .array(
+        z.object({
+          name: z.string().meta({ description: 'As in the contract.' }),
+          cpf: z.string().meta({ description: '11 digits.' }),
+          signed_at: z.iso
+            .datetime()
+            .nullable()
+            .meta({ description: 'When they signed (null: not yet).' }),
+        }),
+      )
+      .meta({ description: 'Who signs the contract: the customer first, then the extra signers.' }),
+    disbursement_account: disbursementAccountSchema.meta({
+      description: 'Where the money goes (or went).',
+    }),
+    disbursed_at: z.iso
+      .datetime()
+      .nullable()
+      .meta({ description: 'When the money reached the borrower (null: not yet).' }),
     outstanding_amount: centavos(
       'What is left of the unpaid installments, at face value; 0 once `cancelled` (a withdrawn loan owes nothing more) or in `error`.',
     ),
@@ -300,20 +348,30 @@ export const loanSchema = z
       .date()
       .nullable()
       .meta({ description: 'Due date of the oldest unpaid installment while `active`.' }),
-    schedule: z.array(
-      scheduleRowSchema.extend({
-        status: z.enum(installmentStatuses),
-        amount_due: centavos(
-          'What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`.',
-        ),
-        paid_amount: centavos(
-          'What the row has received: installment parts (at their value when paid) and late charges.',
-        ),
-        paid_at: z.iso.datetime({ offset: true }).nullable(),
-      }),
-    ),
+    schedule: z
+      .array(
+        scheduleRowSchema.extend({
+          status: z
+            .enum(installmentStatuses)
+            .meta({ description: '`pending`, `overdue` (unpaid after its due date) or `paid`.' }),
+          amount_due: centavos(
+            'What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`.',
+          ),
+          paid_amount: centavos(
+            'What the row has received: installment parts (at their value when paid) and late charges.',
+          ),
+          paid_at: z.iso
+            .datetime({ offset: true })
+            .nullable()
+            .meta({ description: 'When the payment that completed the row was made.' }),
+        }),
+      )
+      .meta({ description: 'Every installment, first to last, and where it stands today.' }),
     error: z
-      .object({ code: z.literal('disbursement_failed'), message: z.string() })
+      .object({
+        code: z.literal('disbursement_failed').meta({ description: 'What failed.' }),
+        message: z.string().meta({ description: 'Why, as ops or the sandbox reported it.' }),
+      })
       .nullable()
       .meta({ description: 'Why the loan ended in `error`.' }),
     cancellation_reason: z.string().nullable().meta({
@@ -329,22 +387,25 @@ export const loanSchema = z
   .meta({ id: 'Loan' });
 
 export const loanListQuery = listQuery('ln', ['created_at'], {
-  customer_id: idField('cust').optional(),
-  status: z.enum(loanStatuses).optional(),
+  customer_id: idField('cust').optional().meta({ description: 'Only this customer’s loans.' }),
+  status: z.enum(loanStatuses).optional().meta({ description: 'Only loans in this status.' }),
 });
 export const loanList = listEnvelope(loanSchema, 'LoanList');
 
 const transactionActor = z.object({
-  type: z.enum(['operator', 'partner', 'system']),
-  id: z.string(),
+  type: z.enum(['operator', 'partner', 'system']).meta({ description: 'Who: staff (`operator`).' }),
+  id: z.string().meta({ description: 'The operator (`op_…`, or `break_glass`).' }),
 });
 
 export const loanTransactionSchema = z
   .object({
     id: idField('txn'),
     loan_id: idField('ln'),
-    type: z.enum(loanTransactionTypes),
-    amount: centavos('Centavos.'),
+    type: z.enum(loanTransactionTypes).meta({
+      description:
+        'What moved: the `disbursement`, a `payment`, a `payoff`, a `withdrawal`, a `refund`.',
+    }),
+    amount: centavos('The money that moved, in centavos.'),
     currency: z.literal('BRL'),
     installment_number: z.int().min(1).nullable().meta({
       description: 'The one row a payment recorded before any-amount payments paid.',
@@ -363,7 +424,7 @@ export const loanTransactionSchema = z
     allocation: z
       .array(
         z.object({
-          installment_number: z.int().min(1),
+          installment_number: z.int().min(1).meta({ description: 'The row paid.' }),
           installment_amount: centavos('Cash to the installment.'),
           late_fee_amount: centavos('Cash to the late fee.'),
           late_interest_amount: centavos('Cash to late interest.'),
@@ -375,8 +436,8 @@ export const loanTransactionSchema = z
     entries: z
       .array(
         z.object({
-          account: z.enum(ledgerAccounts),
-          direction: z.enum(entryDirections),
+          account: z.enum(ledgerAccounts).meta({ description: 'The ledger account.' }),
+          direction: z.enum(entryDirections).meta({ description: '`debit` or `credit`.' }),
           amount: z.int().min(1).meta({ description: 'Centavos.' }),
         }),
       )
@@ -396,7 +457,15 @@ export const loanTransactionSchema = z
   .meta({ id: 'LoanTransaction' });
 
 export const loanTransactionListQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(100),
-  starting_after: idField('txn').optional(),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(100)
+    .meta({ description: 'Page size, 1 to 100 (100 by default: a loan’s whole ledger at once).' }),
+  starting_after: idField('txn')
+    .optional()
+    .meta({ description: 'The `id` of the last item of the previous page.' }),
 });
 export const loanTransactionList = listEnvelope(loanTransactionSchema, 'LoanTransactionList');

@@ -18,18 +18,34 @@ const deliverySchema = z
     id: idField('whd'),
     event_id: idField('evt'),
     endpoint_id: idField('we'),
-    status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']),
-    attempts: z.array(
-      z.object({
-        number: z.int(),
-        started_at: z.iso.datetime(),
-        response_status: z.int().nullable(),
-        error: z.string().nullable(),
-        duration_ms: z.int(),
-      }),
-    ),
-    next_attempt_at: z.iso.datetime().nullable(),
-    resend_of: idField('whd').nullable(),
+    status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']).meta({
+      description:
+        '`pending` while attempts remain, `succeeded` (a 2xx), `failed` (ten attempts, or a 410), `cancelled` (the endpoint deleted or disabled).',
+    }),
+    attempts: z
+      .array(
+        z.object({
+          number: z.int().meta({ description: 'The attempt’s number, from 1.' }),
+          started_at: z.iso.datetime().meta({ description: 'When it was sent.' }),
+          response_status: z
+            .int()
+            .nullable()
+            .meta({ description: 'Your endpoint’s status (null: no answer).' }),
+          error: z
+            .string()
+            .nullable()
+            .meta({ description: 'Why there was no answer (a timeout, a refused target).' }),
+          duration_ms: z.int().meta({ description: 'How long it took.' }),
+        }),
+      )
+      .meta({ description: 'Every attempt so far, oldest first.' }),
+    next_attempt_at: z.iso
+      .datetime()
+      .nullable()
+      .meta({ description: 'When the next attempt is due (null: none is).' }),
+    resend_of: idField('whd')
+      .nullable()
+      .meta({ description: 'The delivery this one sends again (a resend).' }),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
   })
@@ -80,7 +96,10 @@ export function webhookDeliveryRoutes(
       security: 'partner',
       params,
       query: listQuery('whd', ['created_at'], {
-        status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']).optional(),
+        status: z
+          .enum(['pending', 'succeeded', 'failed', 'cancelled'])
+          .optional()
+          .meta({ description: 'Only deliveries in this status.' }),
       }),
       responses: {
         200: {
@@ -142,12 +161,18 @@ export function webhookDeliveryRoutes(
       idempotent: true,
       params,
       body: z
-        .strictObject({ since: z.iso.datetime({ offset: true }) })
+        .strictObject({
+          since: z.iso
+            .datetime({ offset: true })
+            .meta({ description: 'Resend the deliveries that failed since this instant.' }),
+        })
         .meta({ id: 'RecoverWebhookDeliveriesRequest' }),
       responses: {
         202: {
           description: 'How many deliveries were started again.',
-          schema: z.object({ recovered: z.int() }),
+          schema: z.object({
+            recovered: z.int().meta({ description: 'How many deliveries were sent again.' }),
+          }),
         },
       },
       errors: [404, 409],

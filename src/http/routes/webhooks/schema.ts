@@ -52,11 +52,16 @@ function webhookUrl(policy: TargetRules) {
   const documented = (pattern: RegExp) =>
     allowLoopbackHttp ? `${pattern.source}|${loopbackHttpTarget.source}` : pattern.source;
   if (allowPrivateTargets)
-    return syntax.meta({ example, override: { pattern: documented(anyTarget) } });
+    return syntax.meta({
+      example,
+      description: urlText,
+      override: { pattern: documented(anyTarget) },
+    });
   // Ports (WEBHOOK_ALLOWED_PORTS) are part of the documented pattern, so a URL the document
   // allows is one the API takes.
   const allowedTarget = urlOf(namedHost, portsOf(allowedPorts));
   return syntax
+    .meta({ description: urlText })
     .refine((value) => loopback(value) || namedTarget.test(value), {
       message: 'Webhooks must name their host: an IP address or localhost is refused.',
       params: { code: 'forbidden_target' },
@@ -94,6 +99,17 @@ const events = z
       'Event names or resource wildcards (`loan.*`); empty or omitted means every event.',
   });
 
+const urlText =
+  'Where deliveries are POSTed: https, a host name (no IP address), port 443 or 8443 (http to localhost too under `npm run dev`).';
+const descriptionField = z
+  .string()
+  .max(500)
+  .trim()
+  .meta({ description: 'Your note about the endpoint.' });
+const statusField = z.enum(['enabled', 'disabled']).meta({
+  description: '`disabled` stops deliveries (their events wait); `enabled` resumes them.',
+});
+
 function endpointBodiesFor(policy: TargetRules) {
   const url = webhookUrl(policy);
   return {
@@ -101,15 +117,15 @@ function endpointBodiesFor(policy: TargetRules) {
       .strictObject({
         url,
         events: events.optional(),
-        description: z.string().max(500).trim().optional(),
+        description: descriptionField.optional(),
       })
       .meta({ id: 'CreateWebhookEndpointRequest' }),
     update: z
       .strictObject({
         url: url.optional(),
         events: events.optional(),
-        description: z.string().max(500).trim().nullable().optional(),
-        status: z.enum(['enabled', 'disabled']).optional(),
+        description: descriptionField.nullable().optional(),
+        status: statusField.optional(),
       })
       .refine((body) => Object.values(body).some((value) => value !== undefined), {
         message: 'Send at least one field to change.',
@@ -148,11 +164,18 @@ export const rotateBody = z
 export const endpointSchema = z
   .object({
     id: idField('we'),
-    url: z.string(),
-    events: z.array(z.enum(eventFilters)),
-    description: z.string().nullable(),
-    status: z.enum(['enabled', 'disabled']),
-    disabled_reason: z.enum(['manual', 'gone', 'failing']).nullable(),
+    url: z.string().meta({ description: 'Where deliveries are POSTed.' }),
+    events: z
+      .array(z.enum(eventFilters))
+      .meta({ description: 'The event types (or `resource.*`) it receives; empty: every event.' }),
+    description: z.string().nullable().meta({ description: 'Your note about the endpoint.' }),
+    status: z
+      .enum(['enabled', 'disabled'])
+      .meta({ description: 'Whether deliveries are being sent.' }),
+    disabled_reason: z.enum(['manual', 'gone', 'failing']).nullable().meta({
+      description:
+        'Why it is disabled: `manual` (you), `gone` (it answered 410), `failing` (five events in a row failed every attempt).',
+    }),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
   })
@@ -164,7 +187,13 @@ export const createdEndpointSchema = endpointSchema
   })
   .meta({ id: 'CreatedWebhookEndpoint' });
 
-export const secretSchema = z.object({ secret: z.string() }).meta({ id: 'WebhookSecret' });
+export const secretSchema = z
+  .object({
+    secret: z.string().meta({
+      description: 'The new `whsec_` secret; the previous one signs too until its overlap ends.',
+    }),
+  })
+  .meta({ id: 'WebhookSecret' });
 export const endpointParams = z.object({ id: pathId('we', 'webhook_endpoint_not_found') });
 export const endpointListQuery = listQuery('we', ['created_at']);
 export const endpointList = listEnvelope(endpointSchema, 'WebhookEndpointList');
