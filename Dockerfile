@@ -11,6 +11,8 @@ ARG NODE_IMAGE=node:24.20.0-bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The SDK (sdk/typescript) is a workspace of the root: npm ci needs its manifest.
+COPY sdk/typescript/package.json ./sdk/typescript/
 # patch-package applies patches/ after install (postgres.js: a close racing a queued write).
 COPY patches ./patches
 RUN npm ci
@@ -21,6 +23,7 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS runtime-deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY sdk/typescript/package.json ./sdk/typescript/
 COPY patches ./patches
 RUN npm ci --omit=dev
 
