@@ -297,7 +297,14 @@ export function createApp(deps: AppDeps): App {
     maxIpsCount: config.trustedProxyCount,
   });
   koa.silent = true;
-  koa.use(requestContext(logger, metrics, securityHeaders(https)));
+  koa.use(
+    requestContext(
+      logger,
+      metrics,
+      securityHeaders(https),
+      config.nodeEnv === 'development' ? 'debug' : 'info',
+    ),
+  );
   koa.use(problemHandler(config.publicBaseUrl));
   if (config.opsPort !== undefined) koa.use(separateOpsListener(config.opsPort));
   koa.use(requestBudget(config.requestTimeoutMs, config.publicBaseUrl));

@@ -145,9 +145,12 @@ async function main(): Promise<void> {
     WEBHOOK_ALLOW_LOOPBACK_HTTP: env.WEBHOOK_ALLOW_LOOPBACK_HTTP ?? 'true',
     TEMPORAL_UI_ORIGIN: uiOrigin,
   };
-  startChild('worker', 'src/main/worker.ts', childEnv);
+  const worker = startChild('worker', 'src/main/worker.ts', childEnv);
+  const workerReady = readyMessage(worker, 180_000);
   startChild('api', 'src/main/api.ts', childEnv);
   await waitForReady(`http://127.0.0.1:${port}/readyz`);
+  // The worker's bundling output comes first: the banner stays the last thing on screen.
+  await workerReady;
 
   const opsToken = env.OPS_TOKEN ?? DEVELOPMENT_OPS_TOKEN;
   console.log(
@@ -178,6 +181,8 @@ async function main(): Promise<void> {
       `  Demo partner     ${demo.name} (${demo.partner_id})`,
       `    sandbox client_id      ${demo.credentials.sandbox.client_id}`,
       `    sandbox client_secret  ${demo.credentials.sandbox.client_secret}`,
+      `    (both environments' credentials: ${join(dataDir, 'demo-partner.json')})`,
+      '    request lines are at debug level here: LOG_LEVEL=debug npm run dev shows them',
       '',
       '  Ctrl-C stops everything.',
       '',
@@ -235,7 +240,7 @@ async function ensureDemoPartner(databaseUrl: string): Promise<CreatedPartner> {
   }
 }
 
-function startChild(name: string, entry: string, childEnv: NodeJS.ProcessEnv): void {
+function startChild(name: string, entry: string, childEnv: NodeJS.ProcessEnv): ChildProcess {
   // Own process group, so Ctrl-C reaches the supervisor only and it stops things in order; the IPC
   // channel closes if the supervisor dies, and the child then stops itself.
   const child = spawn(
@@ -253,6 +258,19 @@ function startChild(name: string, entry: string, childEnv: NodeJS.ProcessEnv): v
     if (stopping) return;
     say(`${name} exited unexpectedly (${signal ?? `code ${code}`}); stopping everything.`);
     void shutdown(1);
+  });
+  return child;
+}
+
+/** Resolves when the child says it is ready (the worker, once it polls), or after `ms` anyway. */
+function readyMessage(child: ChildProcess, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    child.on('message', (message: { type?: string }) => {
+      if (message.type !== 'ready') return;
+      clearTimeout(timer);
+      resolve();
+    });
   });
 }
 

@@ -58,6 +58,8 @@ await runMain('worker', async (logger) => {
     { taskQueue: config.temporal.taskQueue, namespace: config.temporal.namespace },
     'worker running',
   );
+  // Under `npm run dev`: the supervisor prints its banner once the worker polls (last on screen).
+  process.send?.({ type: 'ready' });
   return async () => {
     metricsServer?.close();
     await worker.stop();

@@ -18,6 +18,8 @@ export function requestContext(
   metrics: HttpMetrics,
   /** Headers every answer carries (the security headers). */
   headers: Record<string, string> = {},
+  /** The access line's level: `debug` in development, where a terminal shows the logs. */
+  accessLevel: 'info' | 'debug' = 'info',
 ): Middleware<AppState> {
   // The access line's fields are fixed and carry no personal data or secret (a hosted page's
   // token is masked from the path), so it skips the redaction pass: 29 µs a line with it, 1.4
@@ -43,7 +45,7 @@ export function requestContext(
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = routeLabel((ctx as { _matchedRoute?: string | RegExp })._matchedRoute);
       metrics.observe(ctx.method, route, ctx.status, seconds);
-      accessLog.info(
+      accessLog[accessLevel](
         {
           requestId,
           method: ctx.method,
