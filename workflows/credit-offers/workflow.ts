@@ -122,14 +122,20 @@ export async function creditOffersWorkflow(input: CreditOffersInput): Promise<Cr
 
   /** What ops see for this workflow in the Temporal UI. */
   function showDetails(): void {
+    // One line, so the UI's details box shows it whole; it names the customer, which a run after
+    // a continue-as-new has no static summary to say.
     setCurrentDetails(
-      offer
-        ? [
-            `**Offer:** ${offer.id} · **Status:** ${offer.status}`,
-            `**Approved amount:** ${formatBrl(offer.approvedAmount)} · **Valid until:** ${new Date(offer.validUntil).toISOString()}`,
-            offer.loanId ? `**Loan:** ${offer.loanId}` : '',
-          ].join('\n\n')
-        : `No offer yet${denied ? ' (customer denied)' : ''}.`,
+      [
+        `**Customer:** ${input.customerId}`,
+        ...(offer
+          ? [
+              `**Offer:** ${offer.id} · **Status:** ${offer.status}`,
+              `**Approved amount:** ${formatBrl(offer.approvedAmount)}`,
+              `**Valid until:** ${new Date(offer.validUntil).toISOString()}`,
+              ...(offer.loanId ? [`**Loan:** ${offer.loanId}`] : []),
+            ]
+          : [`no offer yet${denied ? ' (customer denied)' : ''}`]),
+      ].join(' · '),
     );
   }
 

@@ -7,7 +7,7 @@ export const startingProgress = (input: LoanInput): LoanProgress =>
   input.carried ?? { status: 'awaiting_signatures', signed: [], paidInstallments: 0 };
 
 /** The terms the details text counts the progress against. */
-type LoanTerms = Pick<LoanInput, 'loanId' | 'signerCpfs' | 'installmentAmounts'>;
+type LoanTerms = Pick<LoanInput, 'loanId' | 'customerId' | 'signerCpfs' | 'installmentAmounts'>;
 
 /** What ops see for a loan's workflow in the Temporal UI (markdown). */
 export function loanDetails(terms: LoanTerms, progress: LoanProgress): string {
@@ -18,14 +18,16 @@ export function loanDetails(terms: LoanTerms, progress: LoanProgress): string {
     progress.lastUnpaid ?? terms.installmentAmounts.length,
   );
   const outstanding = unpaid.reduce((sum, amount) => sum + amount, 0);
+  // One line, so the UI's details box shows it whole; it names the customer, which a run after a
+  // continue-as-new has no static summary to say.
   return [
-    `**Loan:** ${terms.loanId} · **Status:** ${progress.status}`,
+    `**Loan:** ${terms.loanId} · **Customer:** ${terms.customerId} · **Status:** ${progress.status}`,
     `**Signatures:** ${progress.signed.length} of ${terms.signerCpfs.length}`,
     `**Paid installments:** ${terms.installmentAmounts.length - unpaid.length} of ${terms.installmentAmounts.length} · **Unpaid installments:** ${formatBrl(outstanding)}`,
-    (progress.overdueThrough ?? 0) > progress.paidInstallments
-      ? `**Overdue installments:** ${(progress.overdueThrough ?? 0) - progress.paidInstallments}`
-      : '',
-  ].join('\n\n');
+    ...((progress.overdueThrough ?? 0) > progress.paidInstallments
+      ? [`**Overdue installments:** ${(progress.overdueThrough ?? 0) - progress.paidInstallments}`]
+      : []),
+  ].join(' · ');
 }
 
 /** Shows ops the loan as it stands now: called after every change of the progress. */
