@@ -34,6 +34,8 @@ COPY --from=runtime-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY drizzle ./drizzle
+# The reference's examples (recorded from a real run; src/http/examples/examples.ts reads them).
+COPY src/http/examples/partner.json ./src/http/examples/partner.json
 # Documents and contracts live in the object store (S3_*); this folder serves only FILE_STORE=local.
 RUN mkdir -p /var/lib/embedded-credit/uploads && chown -R node:node /var/lib/embedded-credit
 ENV UPLOADS_DIR=/var/lib/embedded-credit/uploads
