@@ -5963,7 +5963,7 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "session_url": "http://127.0.0.1:40867/hosted/biometrics/Cb2HqpPl3x7ufGE5AuZO7lo_Wqt5v88ISUtBnVzyzBE",
+           *       "session_url": "https://api.example.com/hosted/biometrics/Cb2HqpPl3x7ufGE5AuZO7lo_Wqt5v88ISUtBnVzyzBE",
            *       "expires_at": "2026-11-27T14:51:12.687Z"
            *     }
            */
@@ -6760,7 +6760,7 @@ export interface operations {
            *       "release_adjustment": null,
            *       "disbursement_status": "pending",
            *       "contract_sha256": "875a26fc0678436438c7623d0662dc5cba8a278c1ea87d1f4732a0d235e8506a",
-           *       "signing_url": "http://127.0.0.1:38779/hosted/signing/ln_e27cbb464ff4f87c330290bad79787ae.dev.Bv1krngZ1BuftM0ZlhImyI6l4wzn1QYDMQqPV1ZT8Xs",
+           *       "signing_url": "https://api.example.com/hosted/signing/ln_e27cbb464ff4f87c330290bad79787ae.dev.Bv1krngZ1BuftM0ZlhImyI6l4wzn1QYDMQqPV1ZT8Xs",
            *       "signatures_required": 1,
            *       "signatures_received": 0,
            *       "signers": [
@@ -6959,7 +6959,7 @@ export interface operations {
            *       "release_adjustment": null,
            *       "disbursement_status": "pending",
            *       "contract_sha256": "4442a23e2ea07cd8dfe37552ad8484edb566a4a6cbd78ae537688a7af61766dd",
-           *       "signing_url": "http://127.0.0.1:43041/hosted/signing/ln_1cee2c0f534ad2a747c3386378ee0727.dev.Hx4wj_DZQcPW1D3y69-R3Edsfi9sN10bdhgG4KLqdS0",
+           *       "signing_url": "https://api.example.com/hosted/signing/ln_1cee2c0f534ad2a747c3386378ee0727.dev.Hx4wj_DZQcPW1D3y69-R3Edsfi9sN10bdhgG4KLqdS0",
            *       "signatures_required": 1,
            *       "signatures_received": 0,
            *       "signers": [
@@ -7125,7 +7125,7 @@ export interface operations {
            *       "release_adjustment": null,
            *       "disbursement_status": "pending",
            *       "contract_sha256": "875a26fc0678436438c7623d0662dc5cba8a278c1ea87d1f4732a0d235e8506a",
-           *       "signing_url": "http://127.0.0.1:38779/hosted/signing/ln_e27cbb464ff4f87c330290bad79787ae.dev.Bv1krngZ1BuftM0ZlhImyI6l4wzn1QYDMQqPV1ZT8Xs",
+           *       "signing_url": "https://api.example.com/hosted/signing/ln_e27cbb464ff4f87c330290bad79787ae.dev.Bv1krngZ1BuftM0ZlhImyI6l4wzn1QYDMQqPV1ZT8Xs",
            *       "signatures_required": 1,
            *       "signatures_received": 0,
            *       "signers": [
@@ -8512,7 +8512,7 @@ export interface operations {
       content: {
         /**
          * @example {
-         *       "url": "https://hooks.owner.example/x"
+         *       "url": "https://api.example.com/hook"
          *     }
          */
         'application/json': components['schemas']['CreateWebhookEndpointRequest'];
@@ -8529,15 +8529,15 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "id": "we_875649acc561881f7cfb006d06b3ba81",
-           *       "url": "https://hooks.owner.example/x",
+           *       "id": "we_0c467e87e18822d03772928851108770",
+           *       "url": "https://api.example.com/hook",
            *       "events": [],
            *       "description": null,
            *       "status": "enabled",
            *       "disabled_reason": null,
-           *       "created_at": "2026-11-27T14:37:47.073Z",
-           *       "updated_at": "2026-11-27T14:37:47.073Z",
-           *       "secret": "whsec_sFFDnCduyxqOKkaJ0wgQ4zTkj/zc+uVAmGAaY9PYsNs="
+           *       "created_at": "2026-11-27T14:37:37.193Z",
+           *       "updated_at": "2026-11-27T14:37:37.193Z",
+           *       "secret": "whsec_YRyDcbELWaKMn1CGwsEi/DlOa/sugO/A9VYyKAh/uMw="
            *     }
            */
           'application/json': components['schemas']['CreatedWebhookEndpoint'];
@@ -8647,7 +8647,7 @@ export interface operations {
           /**
            * @example {
            *       "id": "we_0c467e87e18822d03772928851108770",
-           *       "url": "http://127.0.0.1:40555/hook",
+           *       "url": "https://api.example.com/hook",
            *       "events": [],
            *       "description": null,
            *       "status": "enabled",
@@ -9787,7 +9787,7 @@ export interface operations {
            *       "release_adjustment": null,
            *       "disbursement_status": "confirmed",
            *       "contract_sha256": "5ba8df09d921d6cbcfcc5c201dc16f3645bbfb62b7a85fcb4d5e7237650a90ac",
-           *       "signing_url": "http://127.0.0.1:42795/hosted/signing/ln_2c5375e00c163a919d8e05c8f55171e5.dev.dPbq14WvoCahX7aYwEzrPb6i_Xgg-6QPGaIQDO0pjGw",
+           *       "signing_url": "https://api.example.com/hosted/signing/ln_2c5375e00c163a919d8e05c8f55171e5.dev.dPbq14WvoCahX7aYwEzrPb6i_Xgg-6QPGaIQDO0pjGw",
            *       "signatures_required": 1,
            *       "signatures_received": 1,
            *       "signers": [
@@ -9994,7 +9994,7 @@ export interface operations {
            *       "release_adjustment": null,
            *       "disbursement_status": "confirmed",
            *       "contract_sha256": "6f2f9f97839c82645119de88f4823fb0b12521c24c6e22345661872fa40bd3b5",
-           *       "signing_url": "http://127.0.0.1:38779/hosted/signing/ln_3e00b363e4889e3db25e89c736b65cc0.dev.5FBzckve9wH7gqJ2wapAFY8ZOmoVIvXlfSGI6EUC2Zk",
+           *       "signing_url": "https://api.example.com/hosted/signing/ln_3e00b363e4889e3db25e89c736b65cc0.dev.5FBzckve9wH7gqJ2wapAFY8ZOmoVIvXlfSGI6EUC2Zk",
            *       "signatures_required": 2,
            *       "signatures_received": 2,
            *       "signers": [
@@ -10206,7 +10206,7 @@ export interface operations {
            *       "release_adjustment": null,
            *       "disbursement_status": "confirmed",
            *       "contract_sha256": "af7ae3eb00d34731e0e1e1a0679e5de00566ef5ae4fe034fc15f6e76c59982e6",
-           *       "signing_url": "http://127.0.0.1:36567/hosted/signing/ln_ec8b67714565c1e90162876dc9a55193.dev.LSFbwHHSpZ4TeTKkr1lKhOSWT3dtn9AzcghVlXgDudg",
+           *       "signing_url": "https://api.example.com/hosted/signing/ln_ec8b67714565c1e90162876dc9a55193.dev.LSFbwHHSpZ4TeTKkr1lKhOSWT3dtn9AzcghVlXgDudg",
            *       "signatures_required": 1,
            *       "signatures_received": 1,
            *       "signers": [
@@ -10417,7 +10417,7 @@ export interface operations {
            *       "release_adjustment": null,
            *       "disbursement_status": "pending",
            *       "contract_sha256": "e2799158afb0893950d2196decdd47d6388efa9b3939f694161ed402da8425a4",
-           *       "signing_url": "http://127.0.0.1:46821/hosted/signing/ln_a7701133b286e5f1310e37c35f10e84c.dev.NMHVuwbw3eL2O5_VXg5y7uP_ENiYYWM4aAZr6-39NgQ",
+           *       "signing_url": "https://api.example.com/hosted/signing/ln_a7701133b286e5f1310e37c35f10e84c.dev.NMHVuwbw3eL2O5_VXg5y7uP_ENiYYWM4aAZr6-39NgQ",
            *       "signatures_required": 1,
            *       "signatures_received": 1,
            *       "signers": [
