@@ -164,6 +164,7 @@ async function main(): Promise<void> {
       `  Temporal UI      ${temporalUi ?? `(external server at ${temporalAddress})`}`,
       ...(temporalUi
         ? [
+            `    a record's workflow: ${temporalUi}/namespaces/default/workflows/loan%2Fln_…  (or search LoanId = "ln_…", CustomerId = "cust_…")`,
             `    payloads are encrypted; to see them decoded, sign in at ${codecEndpoint} with the ops token`,
             `    (an hour), then once per browser open the UI's Codec Server settings (top bar), choose "Use my`,
             `    browser setting", endpoint ${codecEndpoint}, tick "Include cross-origin credentials"`,
