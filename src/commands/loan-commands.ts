@@ -242,12 +242,20 @@ async function pay(
   try {
     await changeLoan(deps, loan, paymentUpdate, [payment], paymentUpdateId(loan, payment));
   } catch (error) {
+    if (!(error instanceof ProblemError && error.code === 'invalid_state')) throw error;
     // A retry that raced its first try (after a lost answer or a 503): the first recorded the
     // payment after the check above and finished the loan, so the workflow refuses the retry's
     // update as a loan no longer active. The reference says it is the same payment: answer it.
-    if (!(error instanceof ProblemError && error.code === 'invalid_state')) throw error;
     const raced = await findPaymentByReference(deps.db, loan.id, payment.reference);
-    if (!raced || !isSamePayment(raced, payment)) throw error;
+    if (raced && isSamePayment(raced, payment)) return reload(deps, loan);
+    // The record is active but the workflow is not yet: a new worker took the Update in the same
+    // task as the result of the activity that made the loan active, and the SDK hands a task's
+    // Updates to the workflow before its activities' results. The workflow catches up at once.
+    if ((await reload(deps, loan)).status === 'active')
+      throw problems.serviceUnavailable(
+        'The loan’s workflow is catching up with its last change; retry shortly.',
+      );
+    throw error;
   }
   return reload(deps, loan);
 }

@@ -201,8 +201,9 @@ describe('crash safety of the loan workflow', () => {
         payment.then((response) => response.clone()),
       ]);
       if (first === 'write') break;
-      // Any other answer is a finding: its body says which refusal (a 409 was seen once, under
-      // full load, with no body kept to tell which).
+      // Any other answer is a finding, its body saying which refusal. (The 409 seen twice under
+      // full load was the workflow not yet active in the task where the new worker met the
+      // Update: now a 503, resent like any other.)
       if (first.status !== 503)
         throw new Error(
           `the payment answered ${first.status} before writing: ${await first.text()}`,
