@@ -73,7 +73,7 @@ export async function postWebhook(input: {
           ? // `localhost` is sent to 127.0.0.1: no name is resolved for a plain-http target.
             httpRequest(
               url,
-              { ...options, ...(url.hostname === 'localhost' ? { host: '127.0.0.1' } : {}) },
+              { ...options, ...(url.hostname === 'localhost' ? { hostname: '127.0.0.1' } : {}) },
               done,
             )
           : httpsRequest(url, { ...options, agent }, done);
