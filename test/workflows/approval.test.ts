@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
+import { timeSkippingEnvironment } from '../helpers/time-skipping.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Activities } from '../../activities/index.js';
 import { decideUpdate } from '../../workflows/approval/messages.js';
@@ -13,9 +14,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 describe('approvalWorkflow (time-skipping)', () => {
   let env: TestWorkflowEnvironment;
   beforeAll(async () => {
-    env = await TestWorkflowEnvironment.createTimeSkipping({
-      server: { executable: inject('testServerExecutable') },
-    });
+    env = await timeSkippingEnvironment();
   });
   afterAll(async () => {
     await env?.teardown();

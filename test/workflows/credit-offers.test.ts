@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import { activityInfo } from '@temporalio/activity';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
+import { timeSkippingEnvironment } from '../helpers/time-skipping.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Activities } from '../../activities/index.js';
 import {
@@ -24,9 +25,7 @@ const RENEWAL = DAY;
 
 let env: TestWorkflowEnvironment;
 beforeAll(async () => {
-  env = await TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: inject('testServerExecutable') },
-  });
+  env = await timeSkippingEnvironment();
 });
 afterAll(async () => {
   await env?.teardown();

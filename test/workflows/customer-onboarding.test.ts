@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
+import { timeSkippingEnvironment } from '../helpers/time-skipping.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import type { Activities } from '../../activities/index.js';
@@ -57,9 +58,7 @@ function recordingActivities(facts: { customerName: string; fileNames: Record<st
 
 let env: TestWorkflowEnvironment;
 beforeAll(async () => {
-  env = await TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: inject('testServerExecutable') },
-  });
+  env = await timeSkippingEnvironment();
 });
 afterAll(async () => {
   await env?.teardown();

@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { activityInfo } from '@temporalio/activity';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { timeSkippingEnvironment } from '../helpers/time-skipping.js';
 import type { Activities } from '../../activities/index.js';
 import {
   currentOfferQuery,
@@ -50,9 +51,7 @@ const GUARANTOR_CPF = '11144477735';
  */
 let env: TestWorkflowEnvironment;
 beforeEach(async () => {
-  env = await TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: inject('testServerExecutable') },
-  });
+  env = await timeSkippingEnvironment();
 });
 afterEach(async () => {
   await env?.teardown();

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
+import { timeSkippingEnvironment } from '../helpers/time-skipping.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Activities } from '../../activities/index.js';
 import {
@@ -12,9 +13,7 @@ import { recordHistory, runsOf } from '../helpers/histories.js';
 
 let env: TestWorkflowEnvironment;
 beforeAll(async () => {
-  env = await TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: inject('testServerExecutable') },
-  });
+  env = await timeSkippingEnvironment();
 });
 afterAll(async () => {
   await env?.teardown();

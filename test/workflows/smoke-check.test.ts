@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { activityInfo } from '@temporalio/activity';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
+import { timeSkippingEnvironment } from '../helpers/time-skipping.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Activities } from '../../activities/index.js';
 import { smokeCheckWorkflow } from '../../workflows/index.js';
@@ -13,9 +14,7 @@ describe('smokeCheckWorkflow (time-skipping)', () => {
   let env: TestWorkflowEnvironment;
 
   beforeAll(async () => {
-    env = await TestWorkflowEnvironment.createTimeSkipping({
-      server: { executable: inject('testServerExecutable') },
-    });
+    env = await timeSkippingEnvironment();
   });
 
   afterAll(async () => {
