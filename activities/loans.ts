@@ -214,8 +214,7 @@ export function createLoanActivities(deps: ActivityDeps) {
         if (before.status !== 'processing')
           throw ApplicationFailure.nonRetryable(`the loan is ${before.status}`, 'invalid_state');
         const released = releasedOn(before, businessDate(new Date(input.at)), deps.loans.iof);
-        if (!released.adjustment && released.warning)
-          deps.logger.error({ loanId: input.loanId }, released.warning);
+        if (released.warning) deps.logger.error({ loanId: input.loanId }, released.warning);
         await postEntries(tx, input.tenant, written, disbursementEntries(released.figures));
         await changeLoanRow(tx, input.loanId, {
           status: 'active',

@@ -17,6 +17,7 @@ import { fakeCpf } from '../helpers/customers.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { eventually, OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 import { recordHistory } from '../helpers/histories.js';
+import { decreeIof, repricedPrincipalByHand } from '../helpers/iof.js';
 import { SigningBrowser } from '../helpers/hosted.js';
 
 type LoanBody = z.infer<typeof loanSchema>;
@@ -324,9 +325,12 @@ describe('loan commands', () => {
     expect(future.status).toBe(422);
     expect(await transactions()).toHaveLength(1); // the disbursement alone
 
-    // R$ 100.00 before row 1's due date pays part of it: what it owes falls by the part carried
-    // to its due date at the contract rate, (1 + i)^(d/30).
-    const paid = await pay({ amount: 10_000, reference: 'E2E-partial-1' });
+    // R$ 50.00 before row 1's due date pays part of it: what it owes falls by the part carried
+    // to its due date at the contract rate, (1 + i)^(d/30). Paid on the release day, row 1 is due
+    // 30 days later, and 5,000 carried 30 days at any of the sandbox's rates (1.99 %, 2.49 %,
+    // 2.99 %, 3.49 %) comes to a half-centavo: a tie that half-even settles (the review found
+    // ties rounded up when (1 + i) was rebuilt from its 30th root).
+    const paid = await pay({ amount: 5_000, reference: 'E2E-partial-1' });
     expect(paid.status).toBe(200);
     const afterFirst = (await paid.json()) as LoanBody;
     const [payment] = (await transactions()).slice(1);
@@ -334,43 +338,45 @@ describe('loan commands', () => {
       businessDate(new Date(payment!.occurred_at)),
       loan.schedule[0]!.due_date,
     );
-    const carried = halfEven(
-      new Decimal(10_000).times(new Decimal(1).plus(loan.monthly_interest_rate).pow(days / 30)),
+    // Kept exact on the row, rounded once where shown.
+    const carriedExactly = new Decimal(5_000).times(
+      new Decimal(1).plus(loan.monthly_interest_rate).pow(new Decimal(days).div(30)),
     );
+    const carried = halfEven(carriedExactly);
     expect(afterFirst).toMatchObject({ paid_installments: 0 });
     expect(afterFirst.schedule[0]).toMatchObject({
       status: 'pending',
-      paid_amount: 10_000,
-      amount_due: loan.schedule[0]!.installment_amount - carried,
+      paid_amount: 5_000,
+      amount_due: halfEven(new Decimal(loan.schedule[0]!.installment_amount).minus(carriedExactly)),
       paid_at: null,
     });
     expect(payment).toMatchObject({
       type: 'payment',
-      amount: 10_000,
+      amount: 5_000,
       reference: 'E2E-partial-1',
-      discount_amount: carried - 10_000,
+      discount_amount: carried - 5_000,
       late_fee_amount: 0,
       late_interest_amount: 0,
       allocation: [
         {
           installment_number: 1,
-          installment_amount: 10_000,
+          installment_amount: 5_000,
           late_fee_amount: 0,
           late_interest_amount: 0,
-          discount_amount: carried - 10_000,
+          discount_amount: carried - 5_000,
         },
       ],
     });
-    expect(payment!.principal_amount! + payment!.interest_amount!).toBe(10_000);
+    expect(payment!.principal_amount! + payment!.interest_amount!).toBe(5_000);
 
     // The same payment again (a retry after a lost answer): 200, nothing recorded.
-    const again = await pay({ amount: 10_000, reference: 'E2E-partial-1' });
+    const again = await pay({ amount: 5_000, reference: 'E2E-partial-1' });
     expect(again.status).toBe(200);
     expect(((await again.json()) as LoanBody).schedule[0]).toEqual(afterFirst.schedule[0]);
     // Anything else under that reference: 409, nothing recorded.
     for (const other of [
-      { amount: 10_001, reference: 'E2E-partial-1' },
-      { amount: 10_000, reference: 'E2E-partial-1', paid_at: payment!.created_at },
+      { amount: 5_001, reference: 'E2E-partial-1' },
+      { amount: 5_000, reference: 'E2E-partial-1', paid_at: payment!.created_at },
     ]) {
       const conflict = await pay(other);
       expect(conflict.status).toBe(409);
@@ -622,6 +628,29 @@ describe('the release date and the disbursement claim (contract §13)', () => {
     const activeEvent = log.data.find((e) => e.type === 'loan.active' && e.data.id === loan.id);
     expect(activeEvent!.data.release_date).toBe(released);
     expect(activeEvent!.data.schedule[0]!.installment_amount).toBe(after.installment_amount);
+  });
+
+  it('claimed in time and confirmed 4 days before the first due date, it is priced from that day', async () => {
+    // The review's case: priced as released on the window's last day, row 1 charged interest and
+    // IOF for the 3 days before the money arrived.
+    const loan = await processingLoan();
+    expect((await ops(`/loans/${loan.id}/disbursement/claim`)).status).toBe(200);
+    await advanceDays(loan.customer_id, daysBetween(loan.release_date, loan.first_due_date) - 4);
+    const active = (await (await ops(`/loans/${loan.id}/disbursement`)).json()) as LoanBody;
+    const released = addDays(loan.first_due_date, -4);
+    expect(active).toMatchObject({ status: 'active', release_date: released });
+    // The IOF is the decree's on the repriced amortization of each row, for the actual days.
+    expect(active.principal_amount).toBe(
+      repricedPrincipalByHand(loan, released, decreeIof.flat, decreeIof.dailyIndividual),
+    );
+    expect(active.schedule[0]!.interest_amount).toBe(
+      halfEven(
+        new Decimal(active.principal_amount).times(
+          new Decimal(1).plus(loan.monthly_interest_rate).pow(new Decimal(4).div(30)).minus(1),
+        ),
+      ),
+    );
+    expect(active.schedule[0]!.balance_amount).toBe(loan.schedule[0]!.balance_amount);
   });
 
   it('once ops claim the payout the partner cannot cancel; claiming again answers the loan', async () => {

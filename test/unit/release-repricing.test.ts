@@ -14,7 +14,7 @@ import {
   type SimulationFigures,
   type SimulationInput,
 } from '../../src/domain/credit/simulation.js';
-import { decreeIof as iof } from '../helpers/iof.js';
+import { decreeIof as iof, repricedPrincipalByHand } from '../helpers/iof.js';
 
 /** The test's own decimals: 40 digits, half-even, independent of the module's setup. */
 const Decimal = DecimalJs.clone({ precision: 40, rounding: DecimalJs.ROUND_HALF_EVEN });
@@ -38,11 +38,10 @@ const termsFor = (x: SimulationInput, figures: SimulationFigures, releaseDate: s
   iofDailyRate: pricedIofDailyRate(x.borrower, figures.principal_amount, x.iof),
 });
 
-const repriced = (figures: SimulationFigures, terms: ReleaseTerms) => {
-  const outcome = repriceForRelease(figures, terms);
-  if (outcome.kind !== 'repriced') throw new Error(`expected a repricing, got ${outcome.kind}`);
-  return outcome;
-};
+const repriced = (figures: SimulationFigures, terms: ReleaseTerms) =>
+  repriceForRelease(figures, terms);
+
+const principalByHand = repricedPrincipalByHand;
 
 const sum = (
   figures: SimulationFigures,
@@ -81,20 +80,9 @@ describe('release three days late (R$ 10,000, 12 × 1.99 %, individual)', () => 
     expect(outcome.interestCredit).toBeGreaterThan(0);
   });
 
-  it('recomputes the IOF on the actual days: requested ÷ (1 − τ(D))', () => {
-    // τ(D) with the schedule's principal parts as the shares, by hand.
-    const weightedDays = before.schedule.reduce(
-      (total, row) =>
-        total.plus(
-          new Decimal(row.principal_amount)
-            .div(before.principal_amount)
-            .times(Math.min(daysBetween(released, row.due_date), 365)),
-        ),
-      new Decimal(0),
-    );
-    const tau = new Decimal(iof.flat).plus(new Decimal(iof.dailyIndividual).times(weightedDays));
+  it('recomputes the IOF on the actual days, on the repriced amortization of each row', () => {
     expect(after.principal_amount).toBe(
-      halfEven(new Decimal(before.requested_amount).div(new Decimal(1).minus(tau))),
+      principalByHand(before, released, iof.flat, iof.dailyIndividual),
     );
     expect(after.iof_amount).toBe(after.principal_amount - after.requested_amount);
     expect(after.iof_amount).toBeLessThan(before.iof_amount);
@@ -165,12 +153,12 @@ describe('release three days late (R$ 10,000, 12 × 1.99 %, individual)', () => 
       interest_amount: 20_318,
     });
     expect(outcome.row1After).toMatchObject({
-      installment_amount: 94_298,
-      principal_amount: 76_035,
+      installment_amount: 94_302,
+      principal_amount: 76_039,
       interest_amount: 18_263,
     });
-    expect([outcome.interestCredit, outcome.iofCredit]).toEqual([2_055, 257]);
-    expect([before.iof_amount, after.iof_amount]).toEqual([20_980, 20_723]);
+    expect([outcome.interestCredit, outcome.iofCredit]).toEqual([2_055, 253]);
+    expect([before.iof_amount, after.iof_amount]).toEqual([20_980, 20_727]);
     expect([before.cet_annual, after.cet_annual]).toEqual([0.3228, 0.3229]);
   });
 });
@@ -180,17 +168,66 @@ describe('release window', () => {
     expect(lastReleaseDate('2026-12-22')).toBe('2026-12-15');
     expect(lastReleaseDate('2027-03-03')).toBe('2027-02-24');
   });
+});
 
-  it('releases on the last day of the window and refuses the day after', () => {
-    const figures = simulateLoan(input);
-    const lastDay = addDays(input.firstDueDate, -7);
-    const onLastDay = repriced(figures, termsFor(input, figures, lastDay));
-    expect(onLastDay.figures.release_date).toBe(lastDay);
-    expect(onLastDay.interestCredit).toBeGreaterThan(0);
-    expect(repriceForRelease(figures, termsFor(input, figures, addDays(lastDay, 1)))).toEqual({
-      kind: 'window_passed',
-      lastReleaseDate: lastDay,
-    });
+describe('money confirmed after the release window (claimed in time)', () => {
+  // The review's case: claimed in time, the payout confirmed 4 days before the first due date.
+  // It used to be priced as released on the window's last day (3 days before the money arrived).
+  const before = simulateLoan(input);
+  const released = addDays(input.firstDueDate, -4);
+  const outcome = repriced(before, termsFor(input, before, released));
+  const after = outcome.figures;
+
+  it('is priced from the day the money arrived: 4 days of interest on row 1', () => {
+    expect(after.release_date).toBe(released);
+    const growth = new Decimal('1.0199').pow(new Decimal(4).div(30)).minus(1);
+    expect(after.schedule[0]!.interest_amount).toBe(
+      halfEven(new Decimal(after.principal_amount).times(growth)),
+    );
+    expect(after.principal_amount).toBe(
+      principalByHand(before, released, iof.flat, iof.dailyIndividual),
+    );
+    // As priced on the window's last day (7 days), row 1 would charge 4,696 centavos and the IOF
+    // 19,017: the borrower paid for three days without the money.
+    expect([after.schedule[0]!.interest_amount, after.iof_amount]).toEqual([2_680, 18_794]);
+  });
+
+  it('leaves the CET as priced, and says so, when day-0 flows alone exceed what was released', () => {
+    const once = simulateLoan({ ...input, installments: 1 });
+    const late = repriced(once, termsFor(input, once, input.firstDueDate));
+    expect(late.figures.schedule[0]!.interest_amount).toBe(0);
+    expect(late.figures.cet_annual).toBe(once.cet_annual);
+    expect(late.warning).toMatch(/CET is left as priced/);
+  });
+
+  it('counts no days for a row the money reached on or after its due date', () => {
+    const late = repriced(before, termsFor(input, before, addDays(input.firstDueDate, 2)));
+    expect(late.figures.schedule[0]!.interest_amount).toBe(0);
+    expect(late.figures.principal_amount).toBe(
+      principalByHand(before, addDays(input.firstDueDate, 2), iof.flat, iof.dailyIndividual),
+    );
+    expect(late.figures.schedule.slice(1)).toEqual(before.schedule.slice(1));
+  });
+});
+
+describe('IOF on the repriced amortization (the review’s R$ 1,000,000, 12 × 3.49 %, 38 days late)', () => {
+  const loan: SimulationInput = {
+    ...input,
+    requestedAmount: 100_000_000,
+    monthlyInterestRate: '0.0349',
+    firstDueDate: addDays(input.releaseDate, 45),
+  };
+  const before = simulateLoan(loan);
+  const released = addDays(loan.releaseDate, 38);
+  const after = repriced(before, termsFor(loan, before, released)).figures;
+
+  it('finances the IOF the decree asks on each row’s principal as repriced', () => {
+    expect(after.principal_amount).toBe(
+      principalByHand(before, released, iof.flat, iof.dailyIndividual),
+    );
+    // On the priced principal shares scaled to the new principal, the IOF came to 1,967,043
+    // centavos: R$ 46.86 less than the tax the lender owes.
+    expect(after.iof_amount).toBe(1_971_729);
   });
 });
 
@@ -278,7 +315,7 @@ describe('properties', () => {
     lateness: fc.double({ min: 0, max: 1, noNaN: true }),
   });
 
-  it('for any release within the window, row 1 never rises nor goes negative and the totals hold', () => {
+  it('for any release date (in the window, after it, after the first due date), row 1 never rises nor goes negative and the totals hold', () => {
     fc.assert(
       fc.property(loans, (x) => {
         const releaseDate = addDays('2026-01-01', x.releaseDay);
@@ -292,7 +329,8 @@ describe('properties', () => {
           firstDueDate: addDays(releaseDate, x.firstDueOffset),
         };
         const before = simulateLoan(loan);
-        const late = Math.floor(x.lateness * (x.firstDueOffset - 7));
+        // Up to ten days past the first due date: money confirmed late is priced from its day.
+        const late = Math.floor(x.lateness * (x.firstDueOffset + 10));
         const outcome = repriced(before, termsFor(loan, before, addDays(releaseDate, late)));
         const after = outcome.figures;
         expect(outcome.interestCredit).toBeGreaterThanOrEqual(0);

@@ -14,7 +14,7 @@
 import { daysBetween } from '../business-date.js';
 import { Decimal, fromCentavos, reportedRate, toCentavos } from '../money.js';
 import { cetRates } from './cet.js';
-import { powers, root } from './compounding.js';
+import { DAYS_PER_MONTH, monthlyGrowth, root } from './compounding.js';
 
 export { CetNotFoundError, solveCet } from './cet.js';
 
@@ -74,7 +74,7 @@ export interface SimulationFigures {
 }
 
 /** IOF's daily rate counts at most one year per installment. */
-const IOF_MAX_DAYS = 365;
+export const IOF_MAX_DAYS = 365;
 
 /**
  * Monthly due dates on the first due date's day of month, clamped to each month's last day
@@ -111,9 +111,10 @@ export function priceInstallment(principal: number, monthlyRate: string, n: numb
  * (contract §13), which recomputes the IOF on these very shares.
  */
 export function unitSchedule(monthlyRate: string, days: number[]) {
-  // (1 + i)^(1/30) once; every period is then a whole power of it.
-  const daily = root(new Decimal(1).plus(monthlyRate), 30);
-  const perGap = powers(daily);
+  // (1 + i)^(1/30), the CET solver's first guess; each period grows by (1 + i)^(gap/30), whole
+  // months exactly (see `monthlyGrowth`).
+  const daily = root(new Decimal(1).plus(monthlyRate), DAYS_PER_MONTH);
+  const perGap = monthlyGrowth(monthlyRate);
   const growth = days.map((d, j) => perGap(d - (j === 0 ? 0 : days[j - 1]!)));
   let discount = new Decimal(1);
   let presentValue = new Decimal(0);

@@ -21,7 +21,7 @@
  *   principal left.
  */
 import { lastDayWithoutCharges } from '../calendar/business-days.js';
-import { root } from '../credit/compounding.js';
+import { monthlyGrowth } from '../credit/compounding.js';
 import { daysBetween } from '../business-date.js';
 import { Decimal, fromCentavos, toCentavos } from '../money.js';
 import type { Installment, LateChargeRates } from './repayment.js';
@@ -122,12 +122,11 @@ export const isLate = (row: Pick<RowState, 'due_date'>, date: string): boolean =
   date > lastDayWithoutCharges(row.due_date);
 
 /**
- * The growth of money over `days` calendar days at the monthly rate: (1 + i)^(d/30), as a whole
- * power of the daily factor (1 + i)^(1/30), computed once per rate: a fractional power costs some
+ * The growth of money over `days` calendar days at the monthly rate: (1 + i)^(d/30), whole months
+ * exactly (`monthlyGrowth`), each day count computed once per rate: a fractional power costs some
  * 0.2 ms at 40 digits, and a payment values every unpaid row.
  */
-const growth = (monthlyRate: string, days: number): Decimal =>
-  root(new Decimal(1).plus(monthlyRate), 30).pow(days);
+const growth = (monthlyRate: string, days: number): Decimal => monthlyGrowth(monthlyRate)(days);
 
 /** A late row's charges on `date`: the fee (charged once) and the late interest accrued so far. */
 export function lateCharges(
