@@ -2,13 +2,27 @@ import { ApplicationFailure } from '@temporalio/common';
 import { SANDBOX_PIX_KEY } from '../src/config.js';
 import {
   activeChargeOf,
+  addRefundDue,
   closeCharge,
   findChargeById,
   insertCharge,
   type Charge,
 } from '../src/db/queries/charges.js';
-import { balancesByAccount, loanAccountBalances } from '../src/db/queries/ledger.js';
-import { lockAndReadLoan, repaymentOf, repaymentTerms } from '../src/db/queries/loans.js';
+import type { DbOrTx } from '../src/db/client.js';
+import { balancesByAccount, loanAccountBalances, postEntries } from '../src/db/queries/ledger.js';
+import { newId } from '../src/domain/ids.js';
+import { withdrawalEntries, type LedgerAccount } from '../src/domain/ledger/postings.js';
+import { ledgerStep, loanEventTypes } from '../src/domain/loans/loans.js';
+import { presentLoan } from '../src/presenters/loans.js';
+import type { CreatedCharge } from '../workflows/loan/messages.js';
+import {
+  changeLoanRow,
+  insertLoanTransaction,
+  lockAndReadLoan,
+  repaymentOf,
+  repaymentTerms,
+  type LoanView,
+} from '../src/db/queries/loans.js';
 import { businessDate } from '../src/domain/business-date.js';
 import {
   chargeAmount,
@@ -39,12 +53,63 @@ export function createChargeActivities(deps: ActivityDeps) {
     createdAt: charge.updatedAt,
   });
 
+  /**
+   * The withdrawal of a loan whose payments already reached the amount released (CDC art. 49):
+   * cancelled at once (`withdrawal`), its IOF reversed and what was paid above the amount released
+   * due back (`loan.refund_due`); its active charge cancelled. A `withdrawal` transaction of no
+   * money received records it (step `withdrawal`: a loan is withdrawn once).
+   */
+  async function withdrawNow(
+    tx: DbOrTx,
+    tenant: Tenant,
+    loan: LoanView,
+    balances: Partial<Record<LedgerAccount, number>>,
+    now: Date,
+  ): Promise<{ result: CreatedCharge; events: NewEvent[] }> {
+    const refund = -withdrawalDue(loan.figures, balances);
+    const written = await insertLoanTransaction(tx, tenant, loan.id, {
+      id: newId('txn'),
+      step: ledgerStep.withdrawal,
+      type: 'withdrawal',
+      amount: 0,
+      principalAmount: balances.loan_principal ?? 0,
+      refundAmount: refund,
+      occurredAt: now,
+    });
+    if (!written) throw new Error(`loan ${loan.id} withdrawn concurrently`);
+    await postEntries(tx, tenant, written, withdrawalEntries(0, refund, balances));
+    await changeLoanRow(tx, loan.id, { status: 'cancelled', cancellationReason: 'withdrawal' });
+    if (refund > 0) await addRefundDue(tx, loan.id, refund);
+    const events: NewEvent[] = [];
+    const open = await activeChargeOf(tx, loan.id);
+    const cancelled = open && (await closeCharge(tx, open.id, 'cancelled'));
+    if (cancelled) events.push(chargeEvent(newId('evt'), chargeEventTypes.cancelled, cancelled));
+    const after = (await lockAndReadLoan(tx, tenant, loan.id))!;
+    const shown = presentLoan(after, deps.loans.signingUrl, businessDate(now));
+    events.push({
+      id: newId('evt'),
+      type: loanEventTypes.cancelled,
+      data: shown,
+      createdAt: after.updatedAt,
+    });
+    if (refund > 0)
+      events.push({
+        id: newId('evt'),
+        type: loanEventTypes.refundDue,
+        data: { ...shown, refund: { amount: refund, reference: null } },
+        createdAt: after.updatedAt,
+      });
+    return { result: { withdrawn: true }, events };
+  }
+
   return {
     /**
      * A new charge for the loan (contract §14), replacing its active one (`charge.cancelled`, then
      * `charge.created`): its amount fixed now (`at`, the customer's clock), its BR Code for the
      * lender's key (the sandbox's key for a sandbox loan). Written already (a retry): answered as
-     * it is. Refused (non-retryable, by type) when the loan or the request no longer allows it.
+     * it is. A withdrawal whose payments already reached the amount released asks for nothing:
+     * the loan is withdrawn at once (`withdrawn`). Refused (non-retryable, by type) when the loan
+     * or the request no longer allows it.
      */
     async createCharge(input: {
       tenant: Tenant;
@@ -53,10 +118,13 @@ export function createChargeActivities(deps: ActivityDeps) {
       at: string;
       hasCnpj: boolean;
       eventIds: { created: string; cancelled: string };
-    }): Promise<{ chargeId: string; expiresAt: string; status: Charge['status'] }> {
+    }): Promise<CreatedCharge> {
       return writeWithEvents(deps, input.tenant, async (tx) => {
         const loan = await lockAndReadLoan(tx, input.tenant, input.loanId);
         if (!loan) return refuse('loan_not_found', `loan ${input.loanId} not found`);
+        // Withdrawn at once by this request already (a retry): nothing more to write.
+        if (input.request.scope === 'withdrawal' && loan.cancellationReason === 'withdrawal')
+          return { result: { withdrawn: true }, events: [] };
         const written = await findChargeById(tx, input.request.chargeId);
         if (written)
           return {
@@ -76,15 +144,10 @@ export function createChargeActivities(deps: ActivityDeps) {
         if (scope === 'withdrawal') {
           const refusal = withdrawalRefusal(loan, input.hasCnpj, now);
           if (refusal) refuse('invalid_state', refusal);
-          amount = withdrawalDue(
-            loan.figures,
-            balancesByAccount(await loanAccountBalances(tx, loan.id)),
-          );
-          if (amount <= 0)
-            refuse(
-              'invalid_state',
-              'What was paid already covers the amount released: pay the loan off instead.',
-            );
+          const balances = balancesByAccount(await loanAccountBalances(tx, loan.id));
+          amount = withdrawalDue(loan.figures, balances);
+          // What was paid covers what was released: nothing to ask, the loan is undone now.
+          if (amount <= 0) return withdrawNow(tx, input.tenant, loan, balances, now);
           expiresAt = withdrawalWindowEnds(loan.disbursedAt!);
         } else {
           const date = businessDate(now);

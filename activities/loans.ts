@@ -19,6 +19,7 @@ import {
   type Repayment,
 } from '../src/domain/loans/allocation.js';
 import {
+  bookedAt,
   isSamePayment,
   type PaymentRequest,
   type RepaymentProgress,
@@ -313,17 +314,21 @@ export function createLoanActivities(deps: ActivityDeps) {
       tenant: Tenant;
       loanId: string;
       payment: PaymentRequest;
+      /**
+       * When the workflow books it (RFC 3339, the customer's clock): the date of a payment that
+       * states none. Absent in histories from before; the request's date then.
+       */
+      at?: string;
       transactionId: string;
       eventIds: { payment: string; finished: string };
     }): Promise<RepaymentProgress & { repeated: boolean }> {
-      const { payment } = input;
       return write<RepaymentProgress & { repeated: boolean }>(input.tenant, async (tx) => {
         const before = await lockedLoan(tx, input.tenant, input.loanId);
-        const recorded = await findPaymentByReference(tx, input.loanId, payment.reference);
+        const recorded = await findPaymentByReference(tx, input.loanId, input.payment.reference);
         if (recorded) {
-          if (!isSamePayment(recorded, payment))
+          if (!isSamePayment(recorded, input.payment))
             throw ApplicationFailure.nonRetryable(
-              `Payment ${payment.reference} was recorded with ${recorded.amount} centavos paid at ${recorded.occurredAt.toISOString()}.`,
+              `Payment ${input.payment.reference} was recorded with ${recorded.amount} centavos paid at ${recorded.occurredAt.toISOString()}.`,
               'payment_reference_conflict',
             );
           return { result: { ...progressOf(repaymentOf(before)), repeated: true }, events: [] };
@@ -334,6 +339,7 @@ export function createLoanActivities(deps: ActivityDeps) {
             'invalid_state',
           );
         const repayment = repaymentOf(before);
+        const payment = bookedAt(input.payment, input.at, repayment.last_paid_at);
         if (
           repayment.last_paid_at &&
           Date.parse(payment.paidAt) < Date.parse(repayment.last_paid_at)

@@ -77,9 +77,10 @@ export function createPixActivities(deps: ActivityDeps) {
    *   latest payment nor after `now` (the customer's clock): money is not refused for a date.
    *   What exceeds the payoff amount is due back (`refunds_payable`, `loan.refund_due`); a Pix
    *   that covers the payoff settles the loan (`payoff`, `loan.finished`).
-   * - Paying a withdrawal charge with at least what the withdrawal costs: the loan is `cancelled`
-   *   (`withdrawal`): its principal account closed, the IOF reversed, the interest and late
-   *   charges paid taken back (they count as money returned); anything above is due back.
+   * - Paying a withdrawal charge that was active when paid (within the window) with at least its
+   *   amount: the loan is `cancelled` (`withdrawal`): its principal account closed, the IOF
+   *   reversed, the interest and late charges paid taken back (they count as money returned);
+   *   anything above is due back. Any other Pix on it is a payment (see `withdraws`).
    * - The loan no longer active: all of it is due back (`overpayment`).
    *
    * The charge it pays (if still active) becomes `paid`; a loan that ends cancels its active
@@ -129,7 +130,13 @@ export function createPixActivities(deps: ActivityDeps) {
       amount: pix.amount,
       date,
       paidAt: paidAt.toISOString(),
-      chargeScope: charge?.scope,
+      paidAtByBank: pix.paidAt.toISOString(),
+      charge: charge && {
+        scope: charge.scope,
+        status: charge.status,
+        amount: charge.amount,
+        expiresAt: charge.expiresAt.toISOString(),
+      },
       loan: {
         status: before.status,
         figures: before.figures,
@@ -205,11 +212,20 @@ export function createPixActivities(deps: ActivityDeps) {
     if (refund > 0) await addRefundDue(tx, before.id, refund);
     await markPixRecorded(tx, pix.endToEndId, written.id);
 
-    if (charge?.status === 'active') {
-      const paid = await closeCharge(tx, charge.id, 'paid', {
-        paidAt,
-        paymentReference: pix.endToEndId,
-      });
+    // The charge it paid: any active charge but a withdrawal's, which is paid only by the Pix that
+    // withdraws (one paid in time is paid though its timer expired it meanwhile); any other Pix on
+    // it leaves it as it was — active for the withdrawal still, or expired.
+    const paysCharge =
+      charge &&
+      (plan.type === 'withdrawal' || (charge.status === 'active' && charge.scope !== 'withdrawal'));
+    if (paysCharge) {
+      const paid = await closeCharge(
+        tx,
+        charge.id,
+        'paid',
+        { paidAt, paymentReference: pix.endToEndId },
+        ['active', 'expired'],
+      );
       if (paid) events.push(chargeEvent(input.eventIds.chargePaid, chargeEventTypes.paid, paid));
     }
     if (ended) {

@@ -89,22 +89,33 @@ export async function createCharge(
 
 /**
  * The borrower withdraws (CDC art. 49): a charge of scope `withdrawal` for the amount released
- * less what was paid, until the window closes. 409 for a customer with a cnpj or after the window.
+ * less what was paid, until the window closes — or, when what was paid already reaches the amount
+ * released, the loan withdrawn at once (anything paid above it due back). 409 for a customer with
+ * a cnpj or after the window.
  */
 export async function requestWithdrawal(
   deps: LoanDeps,
   tenant: Tenant,
   loanId: string,
-): Promise<Charge> {
+): Promise<{ charge: Charge } | { withdrawn: LoanView }> {
   const loan = await activeLoan(deps, tenant, loanId);
   const company = await hasCnpj(deps, tenant, loan);
   const refusal = withdrawalRefusal(loan, company, clockNow(loan, deps.clock()));
   if (refusal) throw new ProblemError('invalid_state', refusal);
-  return written(deps, tenant, loan, {
-    chargeId: newId('chg'),
-    scope: 'withdrawal',
-    hasCnpj: company,
-  });
+  const chargeId = newId('chg');
+  const created = await changeLoan(
+    deps,
+    loan,
+    createChargeUpdate,
+    [{ chargeId, scope: 'withdrawal', hasCnpj: company }],
+    chargeId,
+  );
+  if ('withdrawn' in created) {
+    const after = await findLoan(deps.db, tenant, loan.id);
+    if (!after) throw loanNotFound(loan.id);
+    return { withdrawn: after };
+  }
+  return { charge: await chargeWritten(deps, tenant, created.chargeId) };
 }
 
 async function written(
@@ -113,13 +124,14 @@ async function written(
   loan: LoanView,
   request: ChargeRequest & { hasCnpj: boolean },
 ): Promise<Charge> {
-  const { chargeId } = await changeLoan(
-    deps,
-    loan,
-    createChargeUpdate,
-    [request],
-    request.chargeId,
-  );
+  const created = await changeLoan(deps, loan, createChargeUpdate, [request], request.chargeId);
+  // Only a withdrawal is ever withdrawn at once.
+  if ('withdrawn' in created)
+    throw new Error(`loan ${loan.id} withdrawn by a ${request.scope} charge`);
+  return chargeWritten(deps, tenant, created.chargeId);
+}
+
+async function chargeWritten(deps: LoanDeps, tenant: Tenant, chargeId: string): Promise<Charge> {
   const charge = await findCharge(deps.db, tenant, chargeId);
   if (!charge) throw new Error(`charge ${chargeId} not found after its creation`);
   return charge;

@@ -267,7 +267,14 @@ async function pay(
 const paymentUpdateId = (loan: LoanView, payment: PaymentRequest) =>
   `payment:${createHash('sha256')
     .update(
-      JSON.stringify([loan.id, payment.reference, payment.amount, payment.paidAt, payment.applyTo]),
+      JSON.stringify([
+        loan.id,
+        payment.reference,
+        payment.amount,
+        // A default date is the workflow's to set: a retry of the same request is the same Update.
+        payment.stated.paidAt ? payment.paidAt : null,
+        payment.applyTo,
+      ]),
     )
     .digest('hex')}`;
 
@@ -313,9 +320,11 @@ export function quotePayoff(
 }
 
 /**
- * A payment's `paid_at` (contract §13): now by default (the customer's clock in the sandbox);
- * never later than now, never before the disbursement, never before the loan's latest payment (a
- * payment backdated behind another would price rows on days already settled).
+ * A payment's `paid_at` (contract §13): now by default (the customer's clock in the sandbox), and
+ * then the workflow dates it again when it books it (so a burst of payments books every one, in
+ * order); never later than now, never before the disbursement, a stated one never before the
+ * loan's latest payment (a payment backdated behind another would price rows on days already
+ * settled).
  */
 function checkPaidAt(loan: LoanView, paidAtText: string | undefined, now: Date): Date {
   const paidAt = paidAtText ? new Date(paidAtText) : now;
@@ -337,8 +346,10 @@ function checkPaidAt(loan: LoanView, paidAtText: string | undefined, now: Date):
         message: `A payment cannot be dated before the disbursement (${loan.disbursedAt.toISOString()}).`,
       },
     ]);
+  // A payment without `paid_at` is dated when the loan's workflow books it, after every payment
+  // ahead of it: only a stated date can fall behind the latest payment.
   const latest = repaymentOf(loan).last_paid_at;
-  if (latest && paidAt.getTime() < new Date(latest).getTime())
+  if (paidAtText && latest && paidAt.getTime() < new Date(latest).getTime())
     throw problems.validation([
       {
         path: 'body.paid_at',

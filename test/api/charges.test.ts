@@ -45,6 +45,13 @@ const charge = (loanId: string, body: Record<string, unknown>) =>
   api(`/v3/loans/${loanId}/charges`, { method: 'POST', body });
 const pay = (chargeId: string, body: Record<string, unknown> = {}) =>
   api(`/v3/sandbox/charges/${chargeId}/pay`, { method: 'POST', body });
+/** Ops record a payment by hand (a sandbox loan: no second operator needed). */
+const opsPay = (loanId: string, body: Record<string, unknown>) =>
+  fetch(`${stack.baseUrl}/ops/v1/loans/${loanId}/payments`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${OPS_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 const transactions = async (loanId: string) =>
   (await json<{ data: Transaction[] }>(api(`/v3/loans/${loanId}/transactions?limit=100`))).data;
 type Event = { id: string; type: string; data: { id: string; loan_id?: string } };
@@ -243,6 +250,73 @@ describe('Pix charges (contract §14)', () => {
     // Over: no more charges, no second withdrawal.
     expect((await api(`/v3/loans/${loan.id}/withdrawal`, { method: 'POST' })).status).toBe(409);
     await recordHistory(stack.temporal.workflow.getHandle(`loan/${loan.id}`), 'loan', 'withdrawal');
+  });
+
+  it('a withdrawal charge is paid only by its full amount: a Pix for less, R$ 0.01 included, is a payment', async () => {
+    const loan = await activeLoan();
+    const withdrawal = await json<ChargeBody>(
+      api(`/v3/loans/${loan.id}/withdrawal`, { method: 'POST' }),
+      201,
+    );
+    // Part of what it asks: a payment of §13, and the right to withdraw stays.
+    await json<ChargeBody>(pay(withdrawal.id, { amount: 30_000 }));
+    expect((await json<LoanBody>(api(`/v3/loans/${loan.id}`))).status).toBe('active');
+    expect((await transactions(loan.id)).at(-1)).toMatchObject({ type: 'payment', amount: 30_000 });
+    expect((await json<ChargeBody>(api(`/v3/charges/${withdrawal.id}`))).status).toBe('active');
+    // Once payments pass the amount released (still short of the payoff, which holds the financed
+    // IOF), what the withdrawal returns is below zero: a Pix of R$ 0.01 on the old charge withdrew
+    // the loan. It is a payment now.
+    await json(
+      opsPay(loan.id, {
+        amount: loan.requested_amount - 30_000 + 100,
+        reference: 'beyond-released',
+      }),
+    );
+    await json<ChargeBody>(pay(withdrawal.id, { amount: 1 }));
+    const after = await json<LoanBody>(api(`/v3/loans/${loan.id}`));
+    expect(after.status).toBe('active');
+    const last = (await transactions(loan.id)).at(-1)!;
+    expect(last).toMatchObject({ type: 'payment', amount: 1 });
+    expect((await json<ChargeBody>(api(`/v3/charges/${withdrawal.id}`))).status).toBe('active');
+    expect(await reconcileLedger(stack.database.db)).toEqual([]);
+  });
+
+  it('payments that already reach the amount released: the withdrawal asks nothing and cancels at once, the rest due back', async () => {
+    const loan = await activeLoan();
+    const next = await json<ChargeBody>(charge(loan.id, { scope: 'next' }), 201);
+    // R$ 1.00 more than was released, less than the payoff (which holds the financed IOF).
+    await json(opsPay(loan.id, { amount: loan.requested_amount + 100, reference: 'all-of-it' }));
+    const withdrawn = await api(`/v3/loans/${loan.id}/withdrawal`, { method: 'POST' });
+    expect(withdrawn.status).toBe(200);
+    expect(await withdrawn.json()).toMatchObject({
+      id: loan.id,
+      status: 'cancelled',
+      cancellation_reason: 'withdrawal',
+      refund_due_amount: 100,
+      outstanding_amount: 0,
+    });
+    const undone = (await transactions(loan.id)).at(-1)!;
+    expect(undone).toMatchObject({ type: 'withdrawal', amount: 0, refund_amount: 100 });
+    expect(undone.entries).toContainEqual({
+      account: 'iof_payable',
+      direction: 'debit',
+      amount: loan.iof_amount,
+    });
+    // The loan's active charge goes with it.
+    expect((await json<ChargeBody>(api(`/v3/charges/${next.id}`))).status).toBe('cancelled');
+    expect((await eventsOf(loan.id)).map((e) => e.type)).toEqual(
+      expect.arrayContaining(['loan.cancelled', 'loan.refund_due', 'charge.cancelled']),
+    );
+    const ledger = await json<{ accounts: { account: string; balance: number }[] }>(
+      fetch(`${stack.baseUrl}/ops/v1/loans/${loan.id}/ledger`, {
+        headers: { authorization: `Bearer ${OPS_TOKEN}` },
+      }),
+    );
+    for (const account of ['loan_principal', 'iof_payable', 'interest_income'])
+      expect(ledger.accounts.find((a) => a.account === account)?.balance ?? 0).toBe(0);
+    expect(ledger.accounts.find((a) => a.account === 'refunds_payable')?.balance).toBe(-100);
+    expect(await reconcileLedger(stack.database.db)).toEqual([]);
+    expect((await api(`/v3/loans/${loan.id}/withdrawal`, { method: 'POST' })).status).toBe(409);
   });
 
   it('no withdrawal for a company customer, nor after the 7th day: the last day’s charge expires with the window', async () => {

@@ -11,7 +11,7 @@ import type { loanSchema, payoffSchema } from '../../src/http/routes/loans/schem
 import { Decimal as DecimalJs } from 'decimal.js';
 import type { loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
 import { addDays, businessDate, daysBetween } from '../../src/domain/business-date.js';
-import { activeCustomer, offerOf, type OfferBody } from '../helpers/credit.js';
+import { activeCustomer, activeLoan, offerOf, type OfferBody } from '../helpers/credit.js';
 import type { CustomerBody } from '../helpers/customers.js';
 import { fakeCpf } from '../helpers/customers.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
@@ -401,6 +401,31 @@ describe('loan commands', () => {
       (await ops(`/loans/ln_${'0'.repeat(32)}/payments`, { amount: 1, reference: 'x' })).status,
     ).toBe(404);
     expect(await transactions()).toHaveLength(2);
+  });
+
+  it('forty payments sent at once without paid_at: each is booked, dated when its turn came, in order', async () => {
+    // The review saw 28 of 41 refused (422 before_latest_payment): each took "now" in the API, and
+    // the workflow booked them in another order.
+    const burst = await activeLoan(stack, api, { opsToken: OPS_TOKEN });
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, n) =>
+        ops(`/loans/${burst.id}/payments`, { amount: 1_000, reference: `burst-${n}` }),
+      ),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
+    const booked = (
+      (await (await api(`/v3/loans/${burst.id}/transactions?limit=100`)).json()) as {
+        data: Transaction[];
+      }
+    ).data.filter((t) => t.type === 'payment');
+    expect(booked).toHaveLength(40);
+    expect(new Set(booked.map((t) => t.reference)).size).toBe(40);
+    // Booked in order: each dated no earlier than the one booked before it.
+    const dates = booked.map((t) => Date.parse(t.occurred_at));
+    expect(dates).toEqual([...dates].sort((a, b) => a - b));
+    const after = (await (await api(`/v3/loans/${burst.id}`)).json()) as LoanBody;
+    expect(after.schedule.reduce((sum, row) => sum + row.paid_amount, 0)).toBe(40_000);
+    expect(await reconcileLedger(stack.database.db)).toEqual([]);
   });
 
   it('lists loans by customer and status; other tenants see none of it', async () => {

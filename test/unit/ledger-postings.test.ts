@@ -19,8 +19,8 @@ import {
   startRepayment,
   type RepaymentTerms,
 } from '../../src/domain/loans/allocation.js';
-import { withdrawalDue } from '../../src/domain/loans/charges.js';
-import { planPixBooking } from '../../src/domain/loans/pix-booking.js';
+import { withdrawalDue, withdrawalWindowEnds } from '../../src/domain/loans/charges.js';
+import { planPixBooking, type NamedCharge } from '../../src/domain/loans/pix-booking.js';
 import { decreeIof as iof } from '../helpers/iof.js';
 
 /** Each account's balance (debits − credits) over the entries. */
@@ -233,18 +233,25 @@ describe('the ledger over random Pix (contract §14)', () => {
     releaseDay: fc.integer({ min: 0, max: 1_500 }),
     firstDueOffset: fc.integer({ min: 7, max: 45 }),
   });
-  // Each step: days on, then a Pix (a share of what the loan owes, above it past 1), a Pix on a
-  // withdrawal charge, or part of what is due back sent to the borrower.
+  // Each step: days on (often past the 7-day withdrawal window), then a Pix (a share of what the
+  // loan owes, above it past 1), a withdrawal asked for (its charge made, or the loan withdrawn at
+  // once when payments already cover what was released), a Pix on the withdrawal charge (a share
+  // of its amount: less, or more), or part of what is due back sent to the borrower.
   const steps = fc.array(
     fc.record({
-      days: fc.integer({ min: 0, max: 40 }),
-      kind: fc.constantFrom('pix' as const, 'withdrawal' as const, 'refund' as const),
+      days: fc.integer({ min: 0, max: 12 }),
+      kind: fc.constantFrom(
+        'pix' as const,
+        'withdrawal' as const,
+        'withdrawal-pix' as const,
+        'refund' as const,
+      ),
       share: fc.double({ min: 0.01, max: 1.3, noNaN: true }),
     }),
-    { maxLength: 10 },
+    { maxLength: 12 },
   );
 
-  it('keeps every invariant after every Pix: above the payoff, after the end, a withdrawal, refunds sent', () => {
+  it('keeps every invariant after every Pix, and withdraws only by a charge paid in full within the window', () => {
     fc.assert(
       fc.property(loans, steps, (loan, plan) => {
         const release = addDays('2026-01-01', loan.releaseDay);
@@ -261,9 +268,12 @@ describe('the ledger over random Pix (contract §14)', () => {
           monthlyRate: loan.monthlyRate,
           lateCharges: { feeRate: '0.02', monthlyInterestRate: '0.01' },
         };
+        const noon = (date: string) => `${date}T15:00:00.000Z`; // 12:00 in São Paulo
+        const windowEnds = withdrawalWindowEnds(new Date(noon(release)));
         const ledger: LedgerEntry[] = [...disbursementEntries(figures)];
         let repayment = startRepayment(figures.schedule, figures.principal_amount);
         const state: { status: 'active' | 'finished' | 'cancelled' } = { status: 'active' };
+        let withdrawalCharge: NamedCharge | undefined;
         let date = release;
         let received = 0;
         let dueBack = 0;
@@ -281,21 +291,37 @@ describe('the ledger over random Pix (contract §14)', () => {
             expect(now.get('iof_payable')).toBe(-figures.iof_amount);
           }
         };
-        const pix = (amount: number, chargeScope: 'next' | 'withdrawal') => {
+        const withdraw = (entries: LedgerEntry[], refund: number) => {
+          expect(signedSum(entries)).toBe(0);
+          expect(refund).toBeGreaterThanOrEqual(0);
+          ledger.push(...entries);
+          dueBack += refund;
+          state.status = 'cancelled';
+        };
+        const pix = (amount: number, charge: NamedCharge | undefined) => {
           const booking = planPixBooking({
             amount,
             date,
-            paidAt: `${date}T15:00:00.000Z`,
-            chargeScope,
+            paidAt: noon(date),
+            paidAtByBank: noon(date),
+            charge,
             loan: { status: state.status, figures, repayment, terms },
             balances: Object.fromEntries(balances(ledger)),
           });
           expect(signedSum(booking.entries)).toBe(0);
           expect(booking.refund).toBeGreaterThanOrEqual(0);
-          ledger.push(...booking.entries);
           received += amount;
-          dueBack += booking.refund;
-          if (booking.type === 'withdrawal') state.status = 'cancelled';
+          if (booking.type === 'withdrawal') {
+            // Only a withdrawal charge active when paid, within the window, paid in full.
+            expect(charge?.scope).toBe('withdrawal');
+            expect(Date.parse(noon(date))).toBeLessThan(windowEnds.getTime());
+            expect(charge!.status).not.toBe('cancelled');
+            expect(amount).toBeGreaterThanOrEqual(charge!.amount);
+            withdraw(booking.entries, booking.refund);
+          } else {
+            ledger.push(...booking.entries);
+            dueBack += booking.refund;
+          }
           if (booking.type === 'payment' || booking.type === 'payoff') {
             repayment = booking.allocation.after;
             if (booking.allocation.finished) state.status = 'finished';
@@ -305,6 +331,12 @@ describe('the ledger over random Pix (contract §14)', () => {
         check();
         for (const step of plan) {
           date = addDays(date, step.days);
+          // The charge's timer: past the window it is expired.
+          if (
+            withdrawalCharge?.status === 'active' &&
+            Date.parse(noon(date)) >= windowEnds.getTime()
+          )
+            withdrawalCharge = { ...withdrawalCharge, status: 'expired' };
           if (step.kind === 'refund') {
             const amount = Math.floor((dueBack - sentBack) * Math.min(step.share, 1));
             if (amount > 0) {
@@ -314,20 +346,34 @@ describe('the ledger over random Pix (contract §14)', () => {
             }
             continue;
           }
-          const owed =
-            state.status !== 'active'
-              ? 1_000
-              : step.kind === 'withdrawal'
-                ? withdrawalDue(figures, Object.fromEntries(balances(ledger)))
-                : payoffAmount(repayment, date, terms);
-          pix(
-            Math.max(1, Math.floor(owed * step.share)),
-            step.kind === 'pix' ? 'next' : 'withdrawal',
-          );
+          if (step.kind === 'withdrawal') {
+            // Asked within the window of an active loan only (409 otherwise).
+            if (state.status !== 'active' || Date.parse(noon(date)) >= windowEnds.getTime())
+              continue;
+            const owed = Object.fromEntries(balances(ledger));
+            const due = withdrawalDue(figures, owed);
+            if (due <= 0) {
+              withdraw(withdrawalEntries(0, -due, owed), -due);
+              check();
+            } else
+              withdrawalCharge = {
+                scope: 'withdrawal',
+                status: 'active',
+                amount: due,
+                expiresAt: windowEnds.toISOString(),
+              };
+            continue;
+          }
+          if (step.kind === 'withdrawal-pix' && withdrawalCharge) {
+            pix(Math.max(1, Math.floor(withdrawalCharge.amount * step.share)), withdrawalCharge);
+            continue;
+          }
+          const owed = state.status !== 'active' ? 1_000 : payoffAmount(repayment, date, terms);
+          pix(Math.max(1, Math.floor(owed * step.share)), undefined);
         }
         // What is left is paid, and what is due back is sent: every account but the clearing
         // accounts and income closes.
-        if (state.status === 'active') pix(payoffAmount(repayment, date, terms), 'next');
+        if (state.status === 'active') pix(payoffAmount(repayment, date, terms), undefined);
         if (dueBack > sentBack) ledger.push(...refundEntries(dueBack - sentBack));
         const final = balances(ledger);
         for (const account of ['loan_principal', 'iof_payable', 'refunds_payable'] as const)
@@ -346,7 +392,7 @@ describe('the ledger over random Pix (contract §14)', () => {
           lentOut + earned + (state.status === 'cancelled' ? 0 : figures.iof_amount),
         );
       }),
-      { numRuns: 80 },
+      { numRuns: 150 },
     );
   });
 });

@@ -138,9 +138,17 @@ export const loanProgressQuery = defineQuery<LoanProgress>('progress');
  * `invalid_state`, `nothing_overdue`, `above_payoff_amount` or `invalid_expires_at`.
  */
 export const createChargeUpdate = defineUpdate<
-  { chargeId: string; expiresAt: string },
+  { chargeId: string; expiresAt: string } | { withdrawn: true },
   [ChargeRequest & { hasCnpj: boolean }]
 >('create-charge');
+
+/**
+ * What the charge's activity wrote: the charge, or — a withdrawal whose payments already reached
+ * the amount released — nothing to charge: the loan was withdrawn at once.
+ */
+export type CreatedCharge =
+  | { chargeId: string; expiresAt: string; status: 'active' | 'paid' | 'expired' | 'cancelled' }
+  | { withdrawn: true };
 
 /** Where a loan stands after a Pix was booked on it. */
 export interface PixOutcome extends RepaymentProgress {

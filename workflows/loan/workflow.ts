@@ -308,6 +308,8 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
           tenant,
           loanId,
           payment,
+          // When it is booked: the date of a payment that states none (the customer's clock).
+          at: businessNow(),
           transactionId: hexId('txn'),
           eventIds: { payment: hexId('evt'), finished: hexId('evt') },
         }).catch(surfaceRefusal);
@@ -383,6 +385,13 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
           at: businessNow(),
           eventIds: { created: hexId('evt'), cancelled: hexId('evt') },
         }).catch(surfaceRefusal);
+        if ('withdrawn' in created) {
+          progress.status = 'cancelled';
+          progress.charge = undefined;
+          withdrawn = true;
+          showDetails();
+          return created;
+        }
         if (created.status === 'active')
           progress.charge = { id: created.chargeId, expiresAt: Date.parse(created.expiresAt) };
         showDetails();

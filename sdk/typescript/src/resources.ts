@@ -206,7 +206,10 @@ export function resources(core: Core) {
           api.GET('/v3/loans/{loan_id}/contract', { ...loanPath(loanId), parseAs: 'arrayBuffer' }),
         ),
       ),
-    /** The 7-day withdrawal right: answers the charge that returns the money. */
+    /**
+     * The 7-day withdrawal right: answers the charge that returns the money (`chg_…`), or — when
+     * payments already reach the amount released — the loan, withdrawn at once (`ln_…`, `cancelled`).
+     */
     withdraw: (loanId: string, options?: RequestOptions) =>
       call(api.POST('/v3/loans/{loan_id}/withdrawal', { ...loanPath(loanId), ...init(options) })),
     charges: {

@@ -61,11 +61,13 @@ export async function closeCharge(
   id: string,
   status: Exclude<ChargeStatus, 'active'>,
   paid?: { paidAt: Date; paymentReference: string },
+  /** The statuses it may leave: `active`, or an `expired` withdrawal charge paid in time. */
+  from: readonly ChargeStatus[] = ['active'],
 ): Promise<Charge | undefined> {
   const [row] = await tx
     .update(charges)
     .set({ status, ...paid, updatedAt: sql`now()` })
-    .where(and(eq(charges.id, id), eq(charges.status, 'active')))
+    .where(and(eq(charges.id, id), inArray(charges.status, [...from])))
     .returning();
   return row;
 }

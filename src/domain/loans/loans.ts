@@ -102,4 +102,6 @@ export const ledgerStep = {
   payment: (installmentNumber: number) => `payment:${installmentNumber}`,
   payoff: 'payoff',
   reference: (reference: string) => `reference:${reference}`,
+  /** A withdrawal with nothing left to pay (a withdrawal by Pix is keyed by the Pix's reference). */
+  withdrawal: 'withdrawal',
 } as const;

@@ -24,6 +24,21 @@ export interface PaymentRequest {
   approvedBy?: Actor | undefined;
 }
 
+/**
+ * The payment as the loan's workflow books it: one that states no `paid_at` is dated `at`, when
+ * its turn came (never before the latest payment), so payments sent together are each booked, in
+ * the order the workflow took them. Without `at` (a history from before), as requested.
+ */
+export function bookedAt(
+  payment: PaymentRequest,
+  at: string | undefined,
+  latestPaidAt: string | null,
+): PaymentRequest {
+  if (payment.stated.paidAt || at === undefined) return payment;
+  const paidAt = latestPaidAt && Date.parse(latestPaidAt) > Date.parse(at) ? latestPaidAt : at;
+  return { ...payment, paidAt };
+}
+
 /** A recorded payment, as far as its identity goes. */
 export interface RecordedPayment {
   type: LoanTransactionType;

@@ -17,8 +17,18 @@ import {
   type Repayment,
   type RepaymentTerms,
 } from './allocation.js';
-import { withdrawalDue, type ChargeScope } from './charges.js';
+import { withdrawalDue, type ChargeScope, type ChargeStatus } from './charges.js';
 import type { LoanStatus } from './loans.js';
+
+/** The charge a Pix's `txid` named, as it stood when the Pix was booked. */
+export interface NamedCharge {
+  scope: ChargeScope;
+  status: ChargeStatus;
+  /** Centavos the charge asked for. */
+  amount: number;
+  /** RFC 3339: for a withdrawal charge, the end of the withdrawal window. */
+  expiresAt: string;
+}
 
 export interface PixOnLoan {
   /** Centavos received. */
@@ -26,8 +36,10 @@ export interface PixOnLoan {
   /** The business date and instant it counts from (already clamped by the caller). */
   date: string;
   paidAt: string;
-  /** The scope of the charge its txid named. */
-  chargeScope: ChargeScope | undefined;
+  /** When the payer's bank says it was paid (RFC 3339, unclamped): what the window is held to. */
+  paidAtByBank: string;
+  /** The charge its txid named. */
+  charge: NamedCharge | undefined;
   loan: {
     status: LoanStatus;
     figures: { requested_amount: number; principal_amount: number };
@@ -43,17 +55,26 @@ export type PixBooking =
   | { type: 'withdrawal'; refund: number; principal: number; entries: LedgerEntry[] }
   | { type: 'payment' | 'payoff'; refund: number; allocation: Allocation; entries: LedgerEntry[] };
 
-/** Whether a Pix on a withdrawal charge withdraws: it must bring what the withdrawal returns. */
+/**
+ * Whether a Pix withdraws the loan (CDC art. 49, contract §14): it pays a withdrawal charge that
+ * was active when it was paid — its bank's time before the charge's expiry, the end of the
+ * window, and the charge neither paid nor replaced by then (an `expired` charge was active until
+ * its expiry: a Pix paid in time but told late still withdraws) — with at least the charge's
+ * amount. Any other Pix on that txid is a payment: the BR Code is static, so no bank refuses a
+ * Pix on it after the window, or for less.
+ */
 export const withdraws = (pix: PixOnLoan): boolean =>
   pix.loan.status === 'active' &&
-  pix.chargeScope === 'withdrawal' &&
-  pix.balances !== undefined &&
-  pix.amount >= withdrawalDue(pix.loan.figures, pix.balances);
+  pix.charge?.scope === 'withdrawal' &&
+  (pix.charge.status === 'active' || pix.charge.status === 'expired') &&
+  Date.parse(pix.paidAtByBank) < Date.parse(pix.charge.expiresAt) &&
+  pix.amount >= pix.charge.amount &&
+  pix.balances !== undefined;
 
 /**
  * - A loan no longer `active`: all of it is due back (`overpayment`).
- * - A withdrawal charge's Pix bringing at least what the withdrawal returns: the loan is undone
- *   (`withdrawal`), the rest due back.
+ * - A Pix that `withdraws`: the loan is undone (`withdrawal`); what it brought above what the
+ *   withdrawal returns (the charge's amount, less any payment since) is due back.
  * - Otherwise a payment of §13 up to the payoff amount (`payoff` when it settles the loan), the
  *   rest due back.
  */

@@ -523,7 +523,7 @@ export interface paths {
     put?: never;
     /**
      * Withdraw from the loan (CDC art. 49)
-     * @description Within 7 calendar days of the disbursement, a customer without a cnpj may give the credit back: a charge of scope `withdrawal` for the amount released less what was already paid (no interest, no fee), expiring when the window closes. Paid, the loan is `cancelled` (`cancellation_reason: "withdrawal"`, `loan.cancelled`), its IOF reversed in the ledger. 409 `invalid_state` for a company customer, after the window, or unless `active`.
+     * @description Within 7 calendar days of the disbursement, a customer without a cnpj may give the credit back: a charge of scope `withdrawal` for the amount released less what was already paid (no interest, no fee), expiring when the window closes. Paid by a Pix made before it expires, for at least its amount, the loan is `cancelled` (`cancellation_reason: "withdrawal"`, `loan.cancelled`), its IOF reversed in the ledger and anything above due back (`loan.refund_due`); a Pix on it for less, or after the window, is a payment like any other. When what was paid already reaches the amount released, nothing is charged: the loan is withdrawn at once (200 with the loan; what was paid above it is due back). 409 `invalid_state` for a company customer, after the window, or unless `active`.
      */
     post: operations['requestWithdrawal'];
     delete?: never;
@@ -795,7 +795,7 @@ export interface paths {
     put?: never;
     /**
      * Record a payment
-     * @description Any amount up to the payoff amount of the day of `paid_at` (422 naming it), allocated as contract §13 says: overdue rows first, oldest first (late interest, late fee, installment), then pending rows by `apply_to` (`next`: oldest first; `last`: newest first, shortening the term), each at its present value on `paid_at` (the discount is on the transaction). A row the amount does not cover is paid in part. `reference` names the payment for good: the same payment again answers 200 and records nothing; anything else under it is 409 `payment_reference_conflict`. `paid_at`: default now, never in the future nor before the latest payment (422). Paying every row finishes the loan. Only while `active` (else 409 `invalid_state`). Here `amount` defaults to what the oldest unpaid row owes and `reference` to a fresh one.
+     * @description Any amount up to the payoff amount of the day of `paid_at` (422 naming it), allocated as contract §13 says: overdue rows first, oldest first (late interest, late fee, installment), then pending rows by `apply_to` (`next`: oldest first; `last`: newest first, shortening the term), each at its present value on `paid_at` (the discount is on the transaction). A row the amount does not cover is paid in part. `reference` names the payment for good: the same payment again answers 200 and records nothing; anything else under it is 409 `payment_reference_conflict`. `paid_at`: never in the future nor before the latest payment (422); without it, the payment is dated when the loan books it, after any sent before it. Paying every row finishes the loan. Only while `active` (else 409 `invalid_state`). Here `amount` defaults to what the oldest unpaid row owes and `reference` to a fresh one.
      */
     post: operations['sandboxRecordLoanPayment'];
     delete?: never;
@@ -815,7 +815,7 @@ export interface paths {
     put?: never;
     /**
      * Settle the loan early
-     * @description A payment of the payoff amount of the day of `paid_at` (default now; see `GET /v3/loans/{id}/payoff`): one `payoff` transaction, every row paid, `loan.finished`. `reference` as for a payment (a fresh one when none is sent). Only while `active` (else 409 `invalid_state`).
+     * @description A payment of the payoff amount of the day of `paid_at` (default: when the loan books it; see `GET /v3/loans/{id}/payoff`): one `payoff` transaction, every row paid, `loan.finished`. `reference` as for a payment (a fresh one when none is sent). Only while `active` (else 409 `invalid_state`).
      */
     post: operations['sandboxSettleLoan'];
     delete?: never;
@@ -1727,7 +1727,7 @@ export interface components {
       reference?: string;
       /**
        * Format: date-time
-       * @description When the money arrived (RFC 3339); default now. Not in the future.
+       * @description When the money arrived (RFC 3339): not in the future, nor before the loan’s latest payment. Default: when the loan books it, after any payment sent before it (so payments sent together are all booked, in turn).
        */
       paid_at?: string;
       /**
@@ -1744,7 +1744,7 @@ export interface components {
       reference?: string;
       /**
        * Format: date-time
-       * @description When the money arrived (RFC 3339); default now. Not in the future.
+       * @description When the money arrived (RFC 3339): not in the future, nor before the loan’s latest payment. Default: when the loan books it, after any payment sent before it (so payments sent together are all booked, in turn).
        */
       paid_at?: string;
     };
@@ -7975,6 +7975,15 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
+      /** @description What was paid already reaches the amount released: nothing is charged and the loan is withdrawn at once, `cancelled`. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Loan'];
+        };
+      };
       /** @description The withdrawal’s charge. */
       201: {
         headers: {

@@ -12,7 +12,8 @@ import { workflowIds } from '../../../temporal/workflow-ids.js';
 import type { ApiRouter } from '../../api-router.js';
 import { sandboxTenantOf, tenantOf, type AppContext } from '../../context.js';
 import { presentPage } from '../../list.js';
-import { loanParams } from '../loans/schema.js';
+import { loanParams, loanSchema } from '../loans/schema.js';
+import { presenter } from '../loans/shared.js';
 import {
   chargeList,
   chargeListQuery,
@@ -40,6 +41,7 @@ function created(ctx: AppContext, charge: Charge): void {
  * withdrawal, and the sandbox's payment of a charge.
  */
 export function chargeRoutes(api: ApiRouter, deps: LoanDeps): void {
+  const present = presenter(deps);
   const loadLoan = async (ctx: AppContext, loanId: string) => {
     const loan = await findLoan(deps.db, tenantOf(ctx), loanId);
     if (!loan) throw loanNotFound(loanId);
@@ -145,16 +147,25 @@ export function chargeRoutes(api: ApiRouter, deps: LoanDeps): void {
       operationId: 'requestWithdrawal',
       summary: 'Withdraw from the loan (CDC art. 49)',
       description:
-        'Within 7 calendar days of the disbursement, a customer without a cnpj may give the credit back: a charge of scope `withdrawal` for the amount released less what was already paid (no interest, no fee), expiring when the window closes. Paid, the loan is `cancelled` (`cancellation_reason: "withdrawal"`, `loan.cancelled`), its IOF reversed in the ledger. 409 `invalid_state` for a company customer, after the window, or unless `active`.',
+        'Within 7 calendar days of the disbursement, a customer without a cnpj may give the credit back: a charge of scope `withdrawal` for the amount released less what was already paid (no interest, no fee), expiring when the window closes. Paid by a Pix made before it expires, for at least its amount, the loan is `cancelled` (`cancellation_reason: "withdrawal"`, `loan.cancelled`), its IOF reversed in the ledger and anything above due back (`loan.refund_due`); a Pix on it for less, or after the window, is a payment like any other. When what was paid already reaches the amount released, nothing is charged: the loan is withdrawn at once (200 with the loan; what was paid above it is due back). 409 `invalid_state` for a company customer, after the window, or unless `active`.',
       tag,
       security: 'partner',
       idempotent: true,
       params: loanParams,
-      responses: createdResponse('The withdrawal’s charge.'),
+      responses: {
+        ...createdResponse('The withdrawal’s charge.'),
+        200: {
+          description:
+            'What was paid already reaches the amount released: nothing is charged and the loan is withdrawn at once, `cancelled`.',
+          schema: loanSchema,
+        },
+      },
       errors: [404, 409],
     },
     async (ctx, { params }) => {
-      created(ctx, await requestWithdrawal(deps, tenantOf(ctx), params.loan_id));
+      const outcome = await requestWithdrawal(deps, tenantOf(ctx), params.loan_id);
+      if ('charge' in outcome) created(ctx, outcome.charge);
+      else ctx.body = present(outcome.withdrawn);
     },
   );
 

@@ -156,7 +156,7 @@ export function loanCommandRoutes(
       operationId: id('recordLoanPayment'),
       summary: 'Record a payment',
       description:
-        'Any amount up to the payoff amount of the day of `paid_at` (422 naming it), allocated as contract §13 says: overdue rows first, oldest first (late interest, late fee, installment), then pending rows by `apply_to` (`next`: oldest first; `last`: newest first, shortening the term), each at its present value on `paid_at` (the discount is on the transaction). A row the amount does not cover is paid in part. `reference` names the payment for good: the same payment again answers 200 and records nothing; anything else under it is 409 `payment_reference_conflict`. `paid_at`: default now, never in the future nor before the latest payment (422). Paying every row finishes the loan. Only while `active` (else 409 `invalid_state`).' +
+        'Any amount up to the payoff amount of the day of `paid_at` (422 naming it), allocated as contract §13 says: overdue rows first, oldest first (late interest, late fee, installment), then pending rows by `apply_to` (`next`: oldest first; `last`: newest first, shortening the term), each at its present value on `paid_at` (the discount is on the transaction). A row the amount does not cover is paid in part. `reference` names the payment for good: the same payment again answers 200 and records nothing; anything else under it is 409 `payment_reference_conflict`. `paid_at`: never in the future nor before the latest payment (422); without it, the payment is dated when the loan books it, after any sent before it. Paying every row finishes the loan. Only while `active` (else 409 `invalid_state`).' +
         (audience === 'sandbox'
           ? ' Here `amount` defaults to what the oldest unpaid row owes and `reference` to a fresh one.'
           : ''),
@@ -190,7 +190,7 @@ export function loanCommandRoutes(
       operationId: id('settleLoan'),
       summary: 'Settle the loan early',
       description:
-        'A payment of the payoff amount of the day of `paid_at` (default now; see `GET /v3/loans/{id}/payoff`): one `payoff` transaction, every row paid, `loan.finished`. `reference` as for a payment' +
+        'A payment of the payoff amount of the day of `paid_at` (default: when the loan books it; see `GET /v3/loans/{id}/payoff`): one `payoff` transaction, every row paid, `loan.finished`. `reference` as for a payment' +
         (audience === 'sandbox' ? ' (a fresh one when none is sent)' : '') +
         '. Only while `active` (else 409 `invalid_state`).',
       tag: tagName,

@@ -140,9 +140,10 @@ export const disbursementBody = z
   })
   .meta({ id: 'DisbursementRequest' });
 
-const paidAt = z.iso
-  .datetime({ offset: true })
-  .meta({ description: 'When the money arrived (RFC 3339); default now. Not in the future.' });
+const paidAt = z.iso.datetime({ offset: true }).meta({
+  description:
+    'When the money arrived (RFC 3339): not in the future, nor before the loan’s latest payment. Default: when the loan books it, after any payment sent before it (so payments sent together are all booked, in turn).',
+});
 
 const paymentReference = z
   .string()
