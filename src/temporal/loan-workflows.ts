@@ -1,8 +1,10 @@
-import type { Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { Loan, LoanView } from '../db/queries/loans.js';
 import { endedStatuses } from '../domain/loans/loans.js';
 import { ProblemError, problems } from '../errors.js';
+import { keyedLimiter } from '../limits/keyed-limiter.js';
 import type { LoanInput } from '../../workflows/loan/messages.js';
 import { clockAt } from '../../workflows/sandbox-clock/messages.js';
 import { updateWithStart, type WorkflowStart } from './outbox.js';
@@ -81,18 +83,41 @@ export async function changeLoan<Ret, Args extends unknown[]>(
       'invalid_state',
       `The loan is ${loan.status}; it takes no more commands.`,
     );
-  try {
-    return await updateWithStart(
-      deps.temporal,
-      loanStart(loan, deps.taskQueue, deps.sandboxDisbursementDelayMs),
-      update,
-      args,
-      updateId,
-    );
-  } catch (error) {
-    throw toProblem(error);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await updatesInFlight(loan.id, () =>
+        updateWithStart(
+          deps.temporal,
+          loanStart(loan, deps.taskQueue, deps.sandboxDisbursementDelayMs),
+          update,
+          args,
+          updateId,
+        ),
+      );
+    } catch (error) {
+      // Between two runs (a continue-as-new: a loan continues every 12 payments), the next run
+      // takes the command a moment later; the partner hears a 503 only if it still has not.
+      if (
+        !(error instanceof WorkflowExecutionAlreadyStartedError) ||
+        attempt === BETWEEN_RUNS_TRIES
+      )
+        throw toProblem(error);
+      await sleep(BETWEEN_RUNS_BACKOFF_MS * 2 ** (attempt - 1));
+    }
   }
 }
+
+/**
+ * Commands this process has in flight to one loan's workflow, the rest waiting here in turn. The
+ * workflow runs them one at a time anyway, and Temporal refuses an 11th Update in flight on a
+ * workflow (RESOURCE_EXHAUSTED, which the client retries with backoff up to 10 times before the
+ * partner hears a 503): forty payments sent together to one loan all land, in the order they came.
+ */
+const updatesInFlight = keyedLimiter(4);
+
+/** Tries of a command that found the loan's workflow between two runs: 0.1 + 0.2 + … ≈ 3 s. */
+const BETWEEN_RUNS_TRIES = 6;
+const BETWEEN_RUNS_BACKOFF_MS = 100;
 
 /** A loan workflow's failure as the partner reads it (exported for its tests). */
 export function toProblem(error: unknown): unknown {

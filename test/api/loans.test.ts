@@ -426,6 +426,11 @@ describe('loan commands', () => {
     const after = (await (await api(`/v3/loans/${burst.id}`)).json()) as LoanBody;
     expect(after.schedule.reduce((sum, row) => sum + row.paid_amount, 0)).toBe(40_000);
     expect(await reconcileLedger(stack.database.db)).toEqual([]);
+    await recordHistory(
+      stack.temporal.workflow.getHandle(`loan/${burst.id}`),
+      'loan',
+      'payments-without-paid-at-booked-at-their-turn',
+    );
   });
 
   it('lists loans by customer and status; other tenants see none of it', async () => {

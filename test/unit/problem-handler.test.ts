@@ -2,7 +2,10 @@ import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppState } from '../../src/http/context.js';
 import { createHttpMetrics } from '../../src/http/metrics.js';
-import { problemHandler } from '../../src/http/middleware/problem-handler.js';
+import {
+  dependencyUnavailable,
+  problemHandler,
+} from '../../src/http/middleware/problem-handler.js';
 import { requestContext } from '../../src/http/middleware/request-context.js';
 import { createLogger } from '../../src/logger.js';
 import { listenOnLoopback } from '../helpers/listen.js';
@@ -39,5 +42,17 @@ describe('an unexpected exception', () => {
     });
     expect(text).not.toMatch(/SELECT|credentials|secret|at .*\.ts/);
     expect(response.headers.get('x-request-id')).toMatch(/^req_/);
+  });
+});
+
+describe('a dependency that cannot serve', () => {
+  it('is Temporal unavailable or out of room (gRPC 14, 8) anywhere in the cause chain, not a bug', () => {
+    const grpc = (code: number) => Object.assign(new Error(`grpc ${code}`), { code });
+    const wrapped = (cause: Error) =>
+      new Error('Update-with-Start could not be executed.', { cause });
+    // RESOURCE_EXHAUSTED: a workflow's 10 Updates in flight, once the client's retries ran out.
+    expect(dependencyUnavailable(wrapped(grpc(8)))).toBe(true);
+    expect(dependencyUnavailable(wrapped(grpc(14)))).toBe(true);
+    expect(dependencyUnavailable(wrapped(grpc(3)))).toBe(false); // INVALID_ARGUMENT: ours
   });
 });

@@ -51,7 +51,9 @@ function toProblem(error: unknown): ProblemError {
 }
 
 // Connection-level failures of PostgreSQL (postgres.js and socket codes, server shutting down or
-// starting) and Temporal (gRPC UNAVAILABLE), anywhere in the cause chain: drivers get wrapped.
+// starting) and Temporal (gRPC UNAVAILABLE, and RESOURCE_EXHAUSTED: a workflow's limit of 10
+// Updates in flight, or the server's rate limits, still hit once the client's retries ran out),
+// anywhere in the cause chain: drivers get wrapped.
 const unavailableCodes = new Set<unknown>([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -68,13 +70,15 @@ const unavailableCodes = new Set<unknown>([
   '57P02',
   '57P03',
 ]);
+const GRPC_RESOURCE_EXHAUSTED = 8;
 const GRPC_UNAVAILABLE = 14;
 
 export function dependencyUnavailable(error: unknown): boolean {
   for (let current = error, depth = 0; current && depth < 8; depth++) {
     if (typeof current !== 'object') return false;
     const code = 'code' in current ? current.code : undefined;
-    if (unavailableCodes.has(code) || code === GRPC_UNAVAILABLE) return true;
+    if (unavailableCodes.has(code) || code === GRPC_UNAVAILABLE || code === GRPC_RESOURCE_EXHAUSTED)
+      return true;
     current = 'cause' in current ? current.cause : undefined;
   }
   return false;
