@@ -20,6 +20,7 @@ import { refundEntries } from '../domain/ledger/postings.js';
 import { ledgerStep, loanEventTypes } from '../domain/loans/loans.js';
 import { ProblemError, problems } from '../errors.js';
 import { recordAndFanOut, startDeliveries } from '../webhooks/fan-out.js';
+import { clockNow } from './customer-clock.js';
 import type { LoanDeps } from './loan-deps.js';
 import { loanNotFound } from './loan-deps.js';
 
@@ -59,7 +60,9 @@ export async function recordRefund(
           message: `The loan has ${loan.refundDueAmount} centavos due back; a refund cannot exceed it.`,
         },
       ]);
-    const now = deps.clock();
+    // On the customer's clock, as the Pix that made it due was: a sandbox refund is never dated
+    // before the money it returns arrived.
+    const now = clockNow(loan, deps.clock());
     const written = await insertLoanTransaction(tx, tenant, loan.id, {
       id: newId('txn'),
       step: ledgerStep.reference(command.reference),

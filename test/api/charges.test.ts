@@ -155,6 +155,8 @@ describe('Pix charges (contract §14)', () => {
 
   it('money above the payoff is never refused: the loan settles and the rest is due back', async () => {
     const loan = await activeLoan();
+    // On a sandbox clock moved on: every movement is dated on it, refunds as much as the Pix.
+    await advanceClock(loan.customer_id, addDaysUtc(loan.release_date, 20, 15));
     const payoff = await json<ChargeBody>(charge(loan.id, { scope: 'payoff' }), 201);
     const paid = await json<ChargeBody>(pay(payoff.id, { amount: payoff.amount + 1_234 }));
     expect(paid.status).toBe('paid');
@@ -196,6 +198,10 @@ describe('Pix charges (contract §14)', () => {
       (await json<LoanBody>(refund({ amount: 234, reference: 'D-2' }))).refund_due_amount,
     ).toBe(0);
     const refunds = (await transactions(loan.id)).filter((t) => t.type === 'refund');
+    // Sent after the money arrived, on the customer's clock (they were dated in real time, 20 days
+    // before the Pix they return).
+    for (const sent of refunds)
+      expect(Date.parse(sent.occurred_at)).toBeGreaterThanOrEqual(Date.parse(settled.occurred_at));
     expect(refunds.map((t) => [t.amount, t.reference])).toEqual([
       [1_000, 'D-1'],
       [234, 'D-2'],
@@ -317,6 +323,11 @@ describe('Pix charges (contract §14)', () => {
     expect(ledger.accounts.find((a) => a.account === 'refunds_payable')?.balance).toBe(-100);
     expect(await reconcileLedger(stack.database.db)).toEqual([]);
     expect((await api(`/v3/loans/${loan.id}/withdrawal`, { method: 'POST' })).status).toBe(409);
+    await recordHistory(
+      stack.temporal.workflow.getHandle(`loan/${loan.id}`),
+      'loan',
+      'withdrawn-at-once-payments-reached-released',
+    );
   });
 
   it('no withdrawal for a company customer, nor after the 7th day: the last day’s charge expires with the window', async () => {
