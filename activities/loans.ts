@@ -324,7 +324,12 @@ export function createLoanActivities(deps: ActivityDeps) {
     }): Promise<RepaymentProgress & { repeated: boolean }> {
       return write<RepaymentProgress & { repeated: boolean }>(input.tenant, async (tx) => {
         const before = await lockedLoan(tx, input.tenant, input.loanId);
-        const recorded = await findPaymentByReference(tx, input.loanId, input.payment.reference);
+        const recorded = await findPaymentByReference(
+          tx,
+          input.loanId,
+          input.payment.reference,
+          'manual',
+        );
         if (recorded) {
           if (!isSamePayment(recorded, input.payment))
             throw ApplicationFailure.nonRetryable(
@@ -374,6 +379,7 @@ export function createLoanActivities(deps: ActivityDeps) {
           type: payment.amount === 'payoff' ? 'payoff' : 'payment',
           amount,
           reference: payment.reference,
+          referenceSource: 'manual',
           principalAmount: allocation.principal,
           interestAmount: allocation.interest,
           lateFeeAmount: allocation.lateFee,

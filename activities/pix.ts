@@ -11,6 +11,7 @@ import {
   type Charge,
 } from '../src/db/queries/charges.js';
 import { balancesByAccount, loanAccountBalances, postEntries } from '../src/db/queries/ledger.js';
+import { findReceiptTransaction } from '../src/db/queries/receipts.js';
 import {
   changeLoanRow,
   findLoanForOps,
@@ -106,8 +107,11 @@ export function createPixActivities(deps: ActivityDeps) {
       repeated,
       chargeId: pix.chargeId,
     });
-    if (await findPaymentByReference(tx, before.id, pix.endToEndId))
+    // Booked already: its transaction is named on it (a worker of any release sets both at once).
+    if (pix.transactionId || (await findPaymentByReference(tx, before.id, pix.endToEndId, 'pix')))
       return { result: outcome(before, true), events: [] };
+    // A Pix that came unmatched has been in `unidentified_receipts` since it arrived.
+    const unidentified = await findReceiptTransaction(tx, pix.endToEndId, 'received');
 
     const charge = pix.chargeId ? await findChargeById(tx, pix.chargeId) : undefined;
     const last = repaymentOf(before).last_paid_at;
@@ -120,9 +124,13 @@ export function createPixActivities(deps: ActivityDeps) {
     const date = businessDate(paidAt);
     const base = {
       id: input.transactionId,
-      step: ledgerStep.reference(pix.endToEndId),
+      step: ledgerStep.pix(pix.endToEndId),
       reference: pix.endToEndId,
+      referenceSource: 'pix' as const,
       amount: pix.amount,
+      // Matched to the loan by hand: who did, and who approved it.
+      actor: pix.matchedBy,
+      approvedBy: pix.matchApprovedBy,
       occurredAt: paidAt,
     };
     const events: NewEvent[] = [];
@@ -143,6 +151,7 @@ export function createPixActivities(deps: ActivityDeps) {
         repayment: repaymentOf(before),
         terms: repaymentTerms(before),
       },
+      ...(unidentified ? { from: 'unidentified_receipts' as const } : {}),
       // Read only when the Pix may withdraw the loan.
       ...(charge?.scope === 'withdrawal' && before.status === 'active'
         ? { balances: balancesByAccount(await loanAccountBalances(tx, before.id)) }

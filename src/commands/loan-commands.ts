@@ -189,7 +189,7 @@ async function preparePayment(
     applyTo: command.apply_to ?? 'next',
     stated: { amount: amount !== undefined, paidAt: command.paid_at !== undefined },
   };
-  const recorded = await findPaymentByReference(deps.db, loan.id, reference);
+  const recorded = await findPaymentByReference(deps.db, loan.id, reference, 'manual');
   if (recorded) {
     if (!isSamePayment(recorded, { ...request, amount: amount ?? 0 }))
       throw new ProblemError(
@@ -246,7 +246,7 @@ async function pay(
     // A retry that raced its first try (after a lost answer or a 503): the first recorded the
     // payment after the check above and finished the loan, so the workflow refuses the retry's
     // update as a loan no longer active. The reference says it is the same payment: answer it.
-    const raced = await findPaymentByReference(deps.db, loan.id, payment.reference);
+    const raced = await findPaymentByReference(deps.db, loan.id, payment.reference, 'manual');
     if (raced && isSamePayment(raced, payment)) return reload(deps, loan);
     // The record is active but the workflow is not yet: a new worker took the Update in the same
     // task as the result of the activity that made the loan active, and the SDK hands a task's

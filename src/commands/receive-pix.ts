@@ -7,9 +7,13 @@
  */
 import { randomInt } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import type { Db } from '../db/client.js';
+import type { Db, DbOrTx } from '../db/client.js';
 import { chargesByTxid, storeReceivedPix, type ReceivedPix } from '../db/queries/charges.js';
+import { postReceiptEntries } from '../db/queries/ledger.js';
+import { insertReceiptTransaction } from '../db/queries/receipts.js';
 import type { Environment } from '../domain/environments.js';
+import { newId } from '../domain/ids.js';
+import { unidentifiedReceiptEntries } from '../domain/ledger/postings.js';
 import type { Logger } from '../logger.js';
 import {
   dispatchWorkflowStart,
@@ -82,6 +86,8 @@ export async function receivePix(
         };
       }),
     );
+    for (const pix of stored.filter((row) => row.status === 'unmatched'))
+      await postUnidentifiedReceipt(tx, environment, pix);
     const outbox = await enqueueWorkflowStarts(
       tx,
       stored.filter((pix) => pix.status === 'received').map((pix) => pixStart(pix, deps.taskQueue)),
@@ -93,6 +99,27 @@ export async function receivePix(
   // Started now so the Pix is booked at once; the sweeper starts any this misses.
   await Promise.all(outbox.map((row) => dispatchWorkflowStart(deps, row)));
   return stored;
+}
+
+/**
+ * A Pix no charge claims is in the lender's account all the same: its money goes to
+ * `unidentified_receipts` as it arrives (dated when it was paid, never after now), until ops
+ * match it to a loan or return it.
+ */
+async function postUnidentifiedReceipt(
+  tx: DbOrTx,
+  environment: Environment,
+  pix: ReceivedPix,
+): Promise<void> {
+  const receipt = await insertReceiptTransaction(tx, {
+    id: newId('txn'),
+    endToEndId: pix.endToEndId,
+    environment,
+    type: 'received',
+    amount: pix.amount,
+    occurredAt: new Date(Math.min(pix.paidAt.getTime(), pix.receivedAt.getTime())),
+  });
+  if (receipt) await postReceiptEntries(tx, receipt, unidentifiedReceiptEntries(pix.amount));
 }
 
 const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';

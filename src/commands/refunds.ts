@@ -43,7 +43,7 @@ export async function recordRefund(
   const tenant = { partnerId: found.partnerId, environment: found.environment };
   const { after, deliveries } = await deps.db.transaction(async (tx) => {
     const loan = (await lockAndReadLoan(tx, tenant, loanId))!;
-    const recorded = await findPaymentByReference(tx, loan.id, command.reference);
+    const recorded = await findPaymentByReference(tx, loan.id, command.reference, 'manual');
     if (recorded) {
       if (recorded.type === 'refund' && recorded.amount === command.amount)
         return { after: loan, deliveries: [] };
@@ -67,6 +67,7 @@ export async function recordRefund(
       id: newId('txn'),
       step: ledgerStep.reference(command.reference),
       reference: command.reference,
+      referenceSource: 'manual',
       type: 'refund',
       amount: command.amount,
       actor: actors.actor ?? null,

@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Db } from '../db/client.js';
 import { deleteExpiredIdempotencyKeys } from '../db/queries/idempotency.js';
 import { deleteFullRateLimitBuckets } from '../db/queries/rate-limits.js';
+import { postUnpostedReceipts } from '../db/queries/receipts.js';
 import type { Logger } from '../logger.js';
 import type { FileStore } from '../storage/file-store.js';
 import { sweepOrphanedFiles } from '../storage/orphan-sweeper.js';
@@ -15,7 +16,7 @@ const BUCKET_GRACE_MS = 10 * 60 * 1000;
 /**
  * The worker's housekeeping, one task at a time: re-drive workflow starts that did not happen after
  * their commit (every `intervalMs`), drop idempotency records past their 24 hours and rate-limit
- * buckets full for 10 minutes, and remove stored files no row names after a day (hourly; counted
+ * buckets full for 10 minutes, post unmatched Pix an older API stored unposted, and remove stored files no row names after a day (hourly; counted
  * in `file_store_orphans_removed_total`).
  */
 export function startMaintenance(deps: {
@@ -41,6 +42,9 @@ export function startMaintenance(deps: {
         // Rate-limit buckets full for 10 minutes read as no bucket at all.
         const buckets = await deleteFullRateLimitBuckets(deps.db, BUCKET_GRACE_MS);
         if (buckets > 0) deps.logger.info({ buckets }, 'full rate-limit buckets purged');
+        // Unmatched Pix an API of the previous release stored without posting (a rolling deploy).
+        const receipts = await postUnpostedReceipts(deps.db);
+        if (receipts > 0) deps.logger.warn({ receipts }, 'unmatched Pix posted late to the ledger');
       }
       if (deps.files && Date.now() - lastOrphanSweep >= ORPHAN_SWEEP_EVERY_MS) {
         lastOrphanSweep = Date.now();

@@ -193,9 +193,11 @@ describe('Pix charges (contract §14)', () => {
       (await json<LoanBody>(refund({ amount: 1_000, reference: 'D-1' }))).refund_due_amount,
     ).toBe(234);
     expect((await refund({ amount: 200, reference: 'D-1' })).status).toBe(409);
-    expect((await refund({ amount: 234, reference: settled.reference })).status).toBe(409);
+    // Named by the Pix it returns (its end-to-end id): ops' references and the payment system's
+    // are apart, so this is no conflict with the Pix's own transaction (it was a 409).
     expect(
-      (await json<LoanBody>(refund({ amount: 234, reference: 'D-2' }))).refund_due_amount,
+      (await json<LoanBody>(refund({ amount: 234, reference: settled.reference! })))
+        .refund_due_amount,
     ).toBe(0);
     const refunds = (await transactions(loan.id)).filter((t) => t.type === 'refund');
     // Sent after the money arrived, on the customer's clock (they were dated in real time, 20 days
@@ -204,7 +206,7 @@ describe('Pix charges (contract §14)', () => {
       expect(Date.parse(sent.occurred_at)).toBeGreaterThanOrEqual(Date.parse(settled.occurred_at));
     expect(refunds.map((t) => [t.amount, t.reference])).toEqual([
       [1_000, 'D-1'],
-      [234, 'D-2'],
+      [234, settled.reference],
     ]);
     expect(refunds[0]!.entries).toEqual([
       { account: 'refunds_payable', direction: 'debit', amount: 1_000 },

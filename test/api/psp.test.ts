@@ -108,7 +108,7 @@ describe('the PSP’s notification of Pix received (contract §14)', () => {
     await invalid(pix({ valor: '0.00' }), 'body.pix.0.valor');
     await invalid(pix({ valor: '10' }), 'body.pix.0.valor');
     await invalid(pix({ valor: 10 }), 'body.pix.0.valor');
-    await invalid(pix({ valor: '10000000.00' }), 'body.pix.0.valor');
+    await invalid(pix({ valor: '10000000000.00' }), 'body.pix.0.valor'); // 11 digits of reais
     await invalid(pix({ valor: '01.00' }), 'body.pix.0.valor');
     await invalid(pix({ endToEndId: 'E123' }), 'body.pix.0.endToEndId');
     await invalid(pix({ txid: 'not a txid' }), 'body.pix.0.txid');

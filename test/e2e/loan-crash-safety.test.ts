@@ -78,7 +78,8 @@ async function entryCounts(loanId: string): Promise<Record<string, number>> {
     .from(ledgerEntries)
     .where(eq(ledgerEntries.loanId, loanId))
     .groupBy(ledgerEntries.transactionId);
-  return Object.fromEntries(rows.map((row) => [row.transactionId, row.count]));
+  // A loan's entries all belong to its loan transactions.
+  return Object.fromEntries(rows.map((row) => [row.transactionId!, row.count]));
 }
 
 const loanOf = async (id: string) => (await (await api(`/v3/loans/${id}`)).json()) as LoanBody;

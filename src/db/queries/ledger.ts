@@ -9,7 +9,7 @@ import {
 } from '../../domain/ledger/postings.js';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
-import { ledgerEntries, loans } from '../schema/index.js';
+import { ledgerEntries, loans, receivedPix } from '../schema/index.js';
 import { repaymentOf } from './loans.js';
 
 /**
@@ -38,6 +38,29 @@ export async function postEntries(
   );
 }
 
+/**
+ * Posts a receipt transaction's entries (money no loan claims: an unmatched Pix's arrival, its
+ * return), in the transaction that writes the receipt transaction. As `postEntries`: refused
+ * unless balanced, and checked again at commit.
+ */
+export async function postReceiptEntries(
+  tx: DbOrTx,
+  receipt: { id: string; environment: Environment; occurredAt: Date },
+  entries: readonly LedgerEntry[],
+): Promise<void> {
+  if (!isBalanced(entries)) throw new UnbalancedTransactionError(entries);
+  await tx.insert(ledgerEntries).values(
+    entries.map((entry) => ({
+      receiptTransactionId: receipt.id,
+      environment: receipt.environment,
+      account: entry.account,
+      direction: entry.direction,
+      amount: entry.amount,
+      occurredAt: receipt.occurredAt,
+    })),
+  );
+}
+
 /** The entries of these transactions, by transaction id, in the order posted. */
 export async function entriesOf(
   db: DbOrTx,
@@ -51,9 +74,10 @@ export async function entriesOf(
     .where(inArray(ledgerEntries.transactionId, [...transactionIds]))
     .orderBy(asc(ledgerEntries.id));
   for (const row of rows) {
-    const entries = byTransaction.get(row.transactionId) ?? [];
+    const id = row.transactionId!; // the rows of these loan transactions
+    const entries = byTransaction.get(id) ?? [];
     entries.push({ account: row.account, direction: row.direction, amount: row.amount });
-    byTransaction.set(row.transactionId, entries);
+    byTransaction.set(id, entries);
   }
   return byTransaction;
 }
@@ -124,7 +148,8 @@ export interface LedgerFinding {
     | 'transaction_balances'
     | 'ledger_balances'
     | 'principal_matches_rows'
-    | 'refund_due_matches_ledger';
+    | 'refund_due_matches_ledger'
+    | 'unidentified_matches_unmatched_pix';
   /** The loan transaction or loan concerned (none for the whole ledger). */
   subject: string | null;
   message: string;
@@ -140,10 +165,11 @@ export interface LedgerFinding {
 export async function reconcileLedger(db: DbOrTx): Promise<LedgerFinding[]> {
   const findings: LedgerFinding[] = [];
   const signed = sql<string>`sum(case when ${ledgerEntries.direction} = 'debit' then ${ledgerEntries.amount} else -${ledgerEntries.amount} end)`;
+  const transaction = sql<string>`coalesce(${ledgerEntries.transactionId}, ${ledgerEntries.receiptTransactionId})`;
   const unbalanced = await db
-    .select({ transactionId: ledgerEntries.transactionId, imbalance: signed })
+    .select({ transactionId: transaction, imbalance: signed })
     .from(ledgerEntries)
-    .groupBy(ledgerEntries.transactionId)
+    .groupBy(transaction)
     .having(sql`${signed} <> 0`);
   for (const row of unbalanced)
     findings.push({
@@ -167,9 +193,9 @@ export async function reconcileLedger(db: DbOrTx): Promise<LedgerFinding[]> {
   const owedBack = await db
     .select({ loanId: ledgerEntries.loanId, balance: signed })
     .from(ledgerEntries)
-    .where(eq(ledgerEntries.account, 'refunds_payable'))
+    .where(and(eq(ledgerEntries.account, 'refunds_payable'), isNotNull(ledgerEntries.loanId)))
     .groupBy(ledgerEntries.loanId);
-  const refunds = new Map(owedBack.map((row) => [row.loanId, -Number(row.balance)]));
+  const refunds = new Map(owedBack.map((row) => [row.loanId!, -Number(row.balance)]));
   const withRefunds = await db
     .select({ id: loans.id, refundDueAmount: loans.refundDueAmount })
     .from(loans)
@@ -184,6 +210,29 @@ export async function reconcileLedger(db: DbOrTx): Promise<LedgerFinding[]> {
         message: `refunds_payable owes ${posted} centavos back; the loan shows ${shown}`,
       });
   }
+  // Money no loan claims: what `unidentified_receipts` holds is the Pix still unmatched, and what
+  // it owes back of returned ones, what was returned and not yet sent. One statement, one snapshot
+  // (Pix keep arriving).
+  const [unclaimed] = await db.execute<{ held: string; unmatched: string; owed: string }>(sql`
+    select
+      (select coalesce(-sum(case when direction = 'debit' then amount else -amount end), 0)
+         from ${ledgerEntries} where account = 'unidentified_receipts') as held,
+      (select coalesce(sum(amount), 0) from ${receivedPix} where status = 'unmatched') as unmatched,
+      (select coalesce(-sum(case when direction = 'debit' then amount else -amount end), 0)
+         from ${ledgerEntries}
+         where account = 'refunds_payable' and receipt_transaction_id is not null) as owed`);
+  if (unclaimed && Number(unclaimed.held) !== Number(unclaimed.unmatched))
+    findings.push({
+      check: 'unidentified_matches_unmatched_pix',
+      subject: null,
+      message: `unidentified_receipts holds ${unclaimed.held} centavos; the unmatched Pix are ${unclaimed.unmatched}`,
+    });
+  if (unclaimed && Number(unclaimed.owed) !== 0)
+    findings.push({
+      check: 'refund_due_matches_ledger',
+      subject: null,
+      message: `refunds_payable owes ${unclaimed.owed} centavos of returned Pix never sent`,
+    });
   const disbursed = await db.select().from(loans).where(isNotNull(loans.disbursedAt));
   for (const loan of disbursed) {
     // A withdrawn loan (contract §14) owes nothing: the withdrawal closed its principal.

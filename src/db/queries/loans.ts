@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Repayment, RepaymentTerms } from '../../domain/loans/allocation.js';
 import { legacyRepayment } from '../../domain/loans/legacy-repayment.js';
-import type { LoanStatus } from '../../domain/loans/loans.js';
+import type { LoanStatus, ReferenceSource } from '../../domain/loans/loans.js';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
 import { paginate, type ListParams, type Page } from '../pagination.js';
@@ -256,15 +256,25 @@ export async function loanTransactionAmount(
   return row?.amount;
 }
 
-/** The payment a reference names on a loan, if it was recorded (contract §13). */
+/**
+ * The transaction a reference names on a loan in its source's namespace, if it was recorded
+ * (contract §13): `manual` for what ops (or the sandbox twin) named, `pix` for an end-to-end id.
+ */
 export async function findPaymentByReference(
   db: DbOrTx,
   loanId: string,
   reference: string,
+  source: ReferenceSource,
 ): Promise<LoanTransaction | undefined> {
   const [row] = await db
     .select()
     .from(loanTransactions)
-    .where(and(eq(loanTransactions.loanId, loanId), eq(loanTransactions.reference, reference)));
+    .where(
+      and(
+        eq(loanTransactions.loanId, loanId),
+        eq(loanTransactions.referenceSource, source),
+        eq(loanTransactions.reference, reference),
+      ),
+    );
   return row;
 }

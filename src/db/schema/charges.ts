@@ -1,5 +1,14 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+import type { Actor } from '../../domain/operators.js';
 import { chargeScopes, chargeStatuses } from '../../domain/loans/charges.js';
 import { timestampColumn as ts } from './columns.js';
 import { loans, loanTransactions } from './loans.js';
@@ -42,14 +51,16 @@ export const charges = pgTable(
 );
 
 export const receivedPixSources = ['psp', 'sandbox'] as const;
-export const receivedPixStatuses = ['received', 'recorded', 'unmatched'] as const;
+export const receivedPixStatuses = ['received', 'recorded', 'unmatched', 'returned'] as const;
 export type ReceivedPixStatus = (typeof receivedPixStatuses)[number];
 
 /**
  * Every Pix the service was told of (contract §14), stored before the notification is answered
  * and kept for good: `received` until its payment is recorded (`recorded`, with the transaction),
- * or `unmatched` when its `txid` names no charge (ops list those). The end-to-end id is the Pix's
- * identity in the payment system: a notification repeated, however often, stores nothing new.
+ * or `unmatched` when its `txid` names no charge (ops list those; its money sits in
+ * `unidentified_receipts`) until ops match it to a loan (`received`, then `recorded`) or return it
+ * to its payer (`returned`). The end-to-end id is the Pix's identity in the payment system: a
+ * notification repeated, however often, stores nothing new.
  */
 export const receivedPix = pgTable(
   'received_pix',
@@ -58,7 +69,8 @@ export const receivedPix = pgTable(
     source: text('source', { enum: receivedPixSources }).notNull(),
     status: text('status', { enum: receivedPixStatuses }).notNull(),
     txid: text('txid'),
-    amount: integer('amount').notNull(),
+    /** Centavos: anything the Pix scheme allows (up to R$ 9,999,999,999.99). */
+    amount: bigint('amount', { mode: 'number' }).notNull(),
     /** When the payer's bank says the Pix was paid (`horario`). */
     paidAt: ts('paid_at').notNull(),
     chargeId: text('charge_id').references(() => charges.id),
@@ -66,6 +78,9 @@ export const receivedPix = pgTable(
     partnerId: text('partner_id'),
     environment: text('environment', { enum: environments }),
     transactionId: text('transaction_id').references(() => loanTransactions.id),
+    /** Who matched it to its loan by hand, and who approved that (dual control). */
+    matchedBy: jsonb('matched_by').$type<Actor>(),
+    matchApprovedBy: jsonb('match_approved_by').$type<Actor>(),
     receivedAt: ts('received_at').notNull().defaultNow(),
     recordedAt: ts('recorded_at'),
   },

@@ -1,11 +1,21 @@
 import type { Actor } from '../../domain/operators.js';
 import { sql } from 'drizzle-orm';
-import { index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import type { SimulationFigures } from '../../domain/credit/simulation.js';
 import type { DisbursementAccount } from '../../domain/loans/disbursement-account.js';
 import {
   disbursementStatuses,
   loanTransactionTypes,
+  referenceSources,
   type IofTerms,
   type LoanError,
   type LoanStatus,
@@ -89,7 +99,7 @@ export const loans = pgTable(
      * Money received that belongs back to the borrower (contract §14: above the payoff, after the
      * loan ended, beyond a withdrawal), less what was sent back: the loan's `refunds_payable`.
      */
-    refundDueAmount: integer('refund_due_amount').notNull().default(0),
+    refundDueAmount: bigint('refund_due_amount', { mode: 'number' }).notNull().default(0),
     error: jsonb('error').$type<LoanError>(),
     /** `signature_deadline`, or the partner's reason (`requested` when it gave none). */
     cancellationReason: text('cancellation_reason'),
@@ -150,10 +160,16 @@ export const loanTransactions = pgTable(
      */
     step: text('step').notNull(),
     type: text('type', { enum: loanTransactionTypes }).notNull(),
-    amount: integer('amount').notNull(),
+    /** Centavos moved: a Pix's whole amount (any the Pix scheme allows) on the Pix's own. */
+    amount: bigint('amount', { mode: 'number' }).notNull(),
     installmentNumber: integer('installment_number'),
-    /** A payment's identity, unique per loan (contract §13): the same payment is never booked twice. */
+    /**
+     * A payment's identity, unique per loan and source (contract §13): the same payment is never
+     * booked twice, and a Pix's end-to-end id never collides with a reference ops chose.
+     */
     reference: text('reference'),
+    /** Whose namespace `reference` is in: `pix` (an end-to-end id) or `manual` (ops', the sandbox twin's). */
+    referenceSource: text('reference_source', { enum: referenceSources }),
     /** What a payment paid: principal and interest of the installments, and the late charges. */
     principalAmount: integer('principal_amount'),
     interestAmount: integer('interest_amount'),
@@ -162,7 +178,7 @@ export const loanTransactions = pgTable(
     /** The interest not charged because installments were paid before their due dates. */
     discountAmount: integer('discount_amount'),
     /** The part of the money received that is due back to the borrower (`refunds_payable`). */
-    refundAmount: integer('refund_amount'),
+    refundAmount: bigint('refund_amount', { mode: 'number' }),
     /** What a payment paid of each row. */
     allocation: jsonb('allocation').$type<RowPart[]>(),
     /** Who recorded it by hand (an operator), and who approved it (dual control); null: the system. */
@@ -173,7 +189,7 @@ export const loanTransactions = pgTable(
   },
   (t) => [
     uniqueIndex('loan_transactions_step_idx').on(t.loanId, t.step),
-    uniqueIndex('loan_transactions_reference_idx').on(t.loanId, t.reference),
+    uniqueIndex('loan_transactions_reference_idx').on(t.loanId, t.referenceSource, t.reference),
     index('loan_transactions_loan_idx').on(t.loanId, t.createdAt, t.id),
   ],
 );

@@ -20,6 +20,11 @@ export const ledgerAccounts = [
   'late_interest_income',
   /** Money received that belongs back to a borrower (the Pix issue's). */
   'refunds_payable',
+  /**
+   * Money received that no loan claims yet (a Pix whose txid names no charge): in the lender's
+   * account from its arrival, until ops match it to a loan or return it to its payer.
+   */
+  'unidentified_receipts',
 ] as const;
 export type LedgerAccount = (typeof ledgerAccounts)[number];
 
@@ -71,9 +76,16 @@ export function disbursementEntries(figures: {
 }
 
 /**
- * Money in: the cash received (debit `collections_clearing`) pays principal, contract interest
- * and late charges; what the loan did not owe (a Pix above the payoff) is due back to the
- * borrower (credit `refunds_payable`). A discount is interest never earned: it posts nothing.
+ * Where money received for a loan is drawn from: the cash as it arrives (`collections_clearing`),
+ * or — a Pix that came unmatched and ops matched to the loan later — the account that held it
+ * since (`unidentified_receipts`).
+ */
+export type CashAccount = 'collections_clearing' | 'unidentified_receipts';
+
+/**
+ * Money in: the cash received (debit `collections_clearing`, or `from`) pays principal, contract
+ * interest and late charges; what the loan did not owe (a Pix above the payoff) is due back to
+ * the borrower (credit `refunds_payable`). A discount is interest never earned: it posts nothing.
  */
 export function paymentEntries(payment: {
   amount: number;
@@ -82,9 +94,10 @@ export function paymentEntries(payment: {
   lateFee: number;
   lateInterest: number;
   refund?: number;
+  from?: CashAccount | undefined;
 }): LedgerEntry[] {
   return posted([
-    debit('collections_clearing', payment.amount),
+    debit(payment.from ?? 'collections_clearing', payment.amount),
     credit('loan_principal', payment.principal),
     credit('interest_income', payment.interest),
     credit('late_fee_income', payment.lateFee),
@@ -94,8 +107,21 @@ export function paymentEntries(payment: {
 }
 
 /** Money received for a loan that no longer owes anything: all of it is due back. */
-export function overpaymentEntries(amount: number): LedgerEntry[] {
-  return posted([debit('collections_clearing', amount), credit('refunds_payable', amount)]);
+export function overpaymentEntries(
+  amount: number,
+  from: CashAccount = 'collections_clearing',
+): LedgerEntry[] {
+  return posted([debit(from, amount), credit('refunds_payable', amount)]);
+}
+
+/** A Pix no loan claims arrives: the cash is in, owed to nobody yet. */
+export function unidentifiedReceiptEntries(amount: number): LedgerEntry[] {
+  return posted([debit('collections_clearing', amount), credit('unidentified_receipts', amount)]);
+}
+
+/** Ops return an unclaimed Pix to its payer: what it brought is owed back. */
+export function returnedReceiptEntries(amount: number): LedgerEntry[] {
+  return posted([debit('unidentified_receipts', amount), credit('refunds_payable', amount)]);
 }
 
 /** Money sent back to the borrower: what was due back leaves (like a disbursement's). */

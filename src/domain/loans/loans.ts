@@ -94,6 +94,14 @@ export const loanTransactionTypes = [
 export type LoanTransactionType = (typeof loanTransactionTypes)[number];
 
 /**
+ * Where a transaction's `reference` comes from (contract §13: unique per loan and source): `pix`,
+ * the end-to-end id the payment system gave a Pix; `manual`, what ops (or the sandbox's payment
+ * twin) named a payment or a refund they recorded.
+ */
+export const referenceSources = ['pix', 'manual'] as const;
+export type ReferenceSource = (typeof referenceSources)[number];
+
+/**
  * Ledger steps: one disbursement; one per payment, by its reference (before §13: one per
  * installment, and one payoff); each written once.
  */
@@ -102,6 +110,8 @@ export const ledgerStep = {
   payment: (installmentNumber: number) => `payment:${installmentNumber}`,
   payoff: 'payoff',
   reference: (reference: string) => `reference:${reference}`,
+  /** A Pix, by its end-to-end id (Pix booked before sources were kept used `reference:`). */
+  pix: (endToEndId: string) => `pix:${endToEndId}`,
   /** A withdrawal with nothing left to pay (a withdrawal by Pix is keyed by the Pix's reference). */
   withdrawal: 'withdrawal',
 } as const;

@@ -7,6 +7,7 @@ import {
   overpaymentEntries,
   paymentEntries,
   withdrawalEntries,
+  type CashAccount,
   type LedgerAccount,
   type LedgerEntry,
 } from '../ledger/postings.js';
@@ -48,6 +49,8 @@ export interface PixOnLoan {
   };
   /** The loan's account balances (debits − credits); needed only for a withdrawal charge's Pix. */
   balances?: Partial<Record<LedgerAccount, number>>;
+  /** Where its money is: the cash received, or `unidentified_receipts` for a Pix matched late. */
+  from?: CashAccount;
 }
 
 export type PixBooking =
@@ -81,7 +84,7 @@ export const withdraws = (pix: PixOnLoan): boolean =>
 export function planPixBooking(pix: PixOnLoan): PixBooking {
   const { amount, loan } = pix;
   if (loan.status !== 'active')
-    return { type: 'overpayment', refund: amount, entries: overpaymentEntries(amount) };
+    return { type: 'overpayment', refund: amount, entries: overpaymentEntries(amount, pix.from) };
   if (withdraws(pix)) {
     const balances = pix.balances!;
     const refund = amount - withdrawalDue(loan.figures, balances);
@@ -104,6 +107,6 @@ export function planPixBooking(pix: PixOnLoan): PixBooking {
     type: allocation.finished && applied === payoff ? 'payoff' : 'payment',
     refund,
     allocation,
-    entries: paymentEntries({ amount, ...allocation, refund }),
+    entries: paymentEntries({ amount, ...allocation, refund, from: pix.from }),
   };
 }

@@ -2586,7 +2586,8 @@ export interface components {
           | 'interest_income'
           | 'late_fee_income'
           | 'late_interest_income'
-          | 'refunds_payable';
+          | 'refunds_payable'
+          | 'unidentified_receipts';
         /**
          * @description `debit` or `credit`.
          * @enum {string}

@@ -64,7 +64,7 @@ export function ledgerRoutes(api: ApiRouter, deps: { db: Db; clock: () => Date }
       operationId: 'getTrialBalance',
       summary: 'The trial balance of a day',
       description:
-        'Each ledger account’s debits, credits and balance over every loan, for the entries that occurred up to the end of `date` (São Paulo), production and sandbox apart (contract §13). Debits always equal credits.',
+        'Each ledger account’s debits, credits and balance over every loan and the money no loan claims yet (`unidentified_receipts`: Pix that matched no charge), for the entries that occurred up to the end of `date` (São Paulo), production and sandbox apart (contract §13). Debits always equal credits.',
       tag: 'Ledger',
       security: 'ops',
       query: trialBalanceQuery,

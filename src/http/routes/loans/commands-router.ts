@@ -238,7 +238,7 @@ export function loanCommandRoutes(
         const loan = await resolve(ctx, params.loan_id);
         // A refund recorded already is answered as recorded (below); a new one on a production
         // loan is checked now and held for approval.
-        const recorded = await findPaymentByReference(deps.db, loan.id, body.reference);
+        const recorded = await findPaymentByReference(deps.db, loan.id, body.reference, 'manual');
         if (!recorded && loan.environment === 'production') {
           if (body.amount > loan.refundDueAmount)
             throw problems.validation([

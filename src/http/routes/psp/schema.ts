@@ -1,14 +1,14 @@
 import { z } from 'zod';
 
 /**
- * `valor`: reais with two decimals, from R$ 0.01 to R$ 9,999,999.99. Banco Central's schema
- * allows ten digits of reais; the ledger's integer centavos hold up to R$ 21,474,836.47, so seven
- * digits are taken — limits here end at R$ 1,000,000.00 — and a Pix above is refused with a 422
- * the PSP's operators see, the one Pix not taken without a person looking at it.
+ * `valor`: reais with two decimals, as Banco Central's Pix API writes it (`\d{1,10}\.\d{2}`):
+ * from R$ 0.01 to R$ 9,999,999,999.99. Money received is never refused (contract §14): whatever
+ * the scheme allows is stored (as 64-bit centavos) and booked; what a loan does not owe is due
+ * back. Zero is not a Pix.
  */
 const valor = z
   .string()
-  .regex(/^(?:[1-9]\d{0,6}\.\d{2}|0\.(?:0[1-9]|[1-9]\d))$/)
+  .regex(/^(?:[1-9]\d{0,9}\.\d{2}|0\.(?:0[1-9]|[1-9]\d))$/)
   .meta({ description: 'Reais with two decimals, as the Pix API writes them: `"110.00"`.' });
 
 /** `"110.00"` → 11000: the digits without the point (never a binary float). */
