@@ -1,5 +1,5 @@
 import type { Approval, ApprovalKind } from '../db/queries/approvals.js';
-import { findApproval, insertApproval } from '../db/queries/approvals.js';
+import { findApproval, insertApproval, isMoneyApproval } from '../db/queries/approvals.js';
 import { findLoanForOps, type LoanView } from '../db/queries/loans.js';
 import { newId } from '../domain/ids.js';
 import { hasRole, type Actors, type Operator, type OperatorRole } from '../domain/operators.js';
@@ -23,12 +23,16 @@ import {
 } from './loan-commands.js';
 import { recordRefund, type RefundCommand } from './refunds.js';
 
-/** Who may approve each kind: the desk that moves that money. */
+/** Who may approve each kind: the desk that moves that money, or the administrators for staff. */
 export const approvalRoles: Record<ApprovalKind, OperatorRole> = {
   disbursement: 'disbursement',
   payment: 'payments',
   payoff: 'payments',
   refund: 'payments',
+  operator_creation: 'admin',
+  role_change: 'admin',
+  operator_reactivation: 'admin',
+  token_rotation: 'admin',
 };
 
 export interface ApprovalDeps extends LoanCommandDeps {
@@ -48,12 +52,16 @@ const approvalStart = (approval: Approval, taskQueue: string): WorkflowStart => 
       expiresAt: approval.expiresAt.getTime(),
     } satisfies ApprovalInput,
   ],
-  searchAttributes: {
-    PartnerId: approval.partnerId,
-    Environment: approval.environment,
-    LoanId: approval.loanId,
-  },
-  summary: `Approval ${approval.id}: ${approval.kind} on loan ${approval.loanId}`,
+  ...(isMoneyApproval(approval)
+    ? {
+        searchAttributes: {
+          PartnerId: approval.partnerId,
+          Environment: approval.environment,
+          LoanId: approval.loanId,
+        },
+        summary: `Approval ${approval.id}: ${approval.kind} on loan ${approval.loanId}`,
+      }
+    : { summary: `Approval ${approval.id}: ${approval.kind} of operator ${approval.operatorId}` }),
 });
 
 /**
@@ -154,6 +162,8 @@ export async function runApprovedCommand(
   },
   approval: Approval,
 ): Promise<void> {
+  if (!isMoneyApproval(approval))
+    throw new Error(`approval ${approval.id}: no command runs a ${approval.kind} yet`);
   const loan = await findLoanForOps(deps.db, approval.loanId);
   if (!loan) throw loanNotFound(approval.loanId);
   const request = approval.request;

@@ -4,10 +4,24 @@ import { newId } from '../../domain/ids.js';
 import type { Actor, Operator, OperatorRole } from '../../domain/operators.js';
 import { hashSecret } from '../../domain/secrets.js';
 import type { Db, DbOrTx } from '../client.js';
-import { operators, operatorTokens, opsAudit } from '../schema/index.js';
+import { operators, operatorTokens, opsAudit, opsAuditOutcomes } from '../schema/index.js';
 
 export type OperatorRecord = typeof operators.$inferSelect;
-export type AuditEntry = typeof opsAudit.$inferSelect;
+/** An audit row and its outcome (status, problem code, detail, end), once written. */
+export interface AuditEntry {
+  id: string;
+  actorType: Actor['type'];
+  actorId: string;
+  operationId: string;
+  method: string;
+  path: string;
+  requestId: string;
+  status: number | null;
+  problemCode: string | null;
+  detail: Record<string, unknown> | null;
+  startedAt: Date;
+  finishedAt: Date | null;
+}
 
 /** An operator's bearer token: 256 random bits, shown once. */
 const newOperatorToken = () => `opk_${randomBytes(32).toString('base64url')}`;
@@ -161,6 +175,7 @@ export async function startAudit(
   return id;
 }
 
+/** How the command ended: written once, beside its row (the trail is append-only). */
 export async function finishAudit(
   db: DbOrTx,
   id: string,
@@ -171,15 +186,13 @@ export async function finishAudit(
     at: Date;
   },
 ): Promise<void> {
-  await db
-    .update(opsAudit)
-    .set({
-      status: outcome.status,
-      problemCode: outcome.problemCode,
-      detail: outcome.detail,
-      finishedAt: outcome.at,
-    })
-    .where(eq(opsAudit.id, id));
+  await db.insert(opsAuditOutcomes).values({
+    auditId: id,
+    status: outcome.status,
+    problemCode: outcome.problemCode,
+    detail: outcome.detail,
+    finishedAt: outcome.at,
+  });
 }
 
 /** Newest first; `limit + 1` rows before the cursor (an entry id); undefined: unknown cursor. */
@@ -203,8 +216,22 @@ export async function listAudit(
     after = lt(opsAudit.seq, cursor.seq);
   }
   return db
-    .select()
+    .select({
+      id: opsAudit.id,
+      actorType: opsAudit.actorType,
+      actorId: opsAudit.actorId,
+      operationId: opsAudit.operationId,
+      method: opsAudit.method,
+      path: opsAudit.path,
+      requestId: opsAudit.requestId,
+      status: opsAuditOutcomes.status,
+      problemCode: opsAuditOutcomes.problemCode,
+      detail: opsAuditOutcomes.detail,
+      startedAt: opsAudit.startedAt,
+      finishedAt: opsAuditOutcomes.finishedAt,
+    })
     .from(opsAudit)
+    .leftJoin(opsAuditOutcomes, eq(opsAuditOutcomes.auditId, opsAudit.id))
     .where(
       and(
         after,

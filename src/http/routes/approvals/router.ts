@@ -124,7 +124,7 @@ export function approvalRoutes(api: ApiRouter, deps: ApprovalDeps & LoanDeps): v
           status: approval.status,
         };
         const loan =
-          approval.status === 'approved'
+          approval.status === 'approved' && approval.loanId
             ? await findLoanForOps(deps.db, approval.loanId)
             : undefined;
         ctx.body = {
