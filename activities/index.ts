@@ -14,6 +14,7 @@ import { createWebhookActivities } from './webhooks.js';
 import type { SealedBox } from '../src/domain/sealed-box.js';
 import type { OfferTiming } from '../src/temporal/credit-workflows.js';
 import type { FileStore } from '../src/storage/file-store.js';
+import type { KeyRing } from '../src/domain/key-ring.js';
 
 /** What activities may touch. Built once per worker process and handed in, never imported. */
 export interface ActivityDeps {
@@ -32,6 +33,10 @@ export interface ActivityDeps {
   files: FileStore;
   /** DENIED_DOCUMENT_RETENTION: how long a denied customer's documents are kept. */
   deniedDocumentRetentionMs: number;
+  approvals: {
+    /** APPROVAL_DECISION_KEYS: verify the API's proof of each decision (never in Temporal). */
+    decisionKeys: KeyRing;
+  };
   webhooks: {
     /** Opens the endpoints' sealed secrets. */
     sealedBox: SealedBox;

@@ -69,6 +69,7 @@ export function productionEnv(
     DATA_ENCRYPTION_KEYS: 'bench:bench-data-encryption-key-0123456789abcdef',
     SIGNING_LINK_KEYS: 'bench:bench-signing-link-key-0123456789abcdef',
     TEMPORAL_PAYLOAD_KEYS: BENCH_TEMPORAL_PAYLOAD_KEYS,
+    APPROVAL_DECISION_KEYS: 'bench:bench-approval-decision-key-0123456789abcdef',
     LENDER_PIX_KEY: '11222333000181',
     PSP_WEBHOOK_SECRET: 'bench-psp-webhook-secret-0123456789abcdef',
     SMTP_URL: 'smtp://127.0.0.1:1',

@@ -107,6 +107,7 @@ try {
         iof: developmentConfig.iof,
         pix: pixPayee(developmentConfig),
       },
+      approvals: { decisionKeys: developmentConfig.keys.approvalDecision },
     },
   );
 

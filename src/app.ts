@@ -190,6 +190,7 @@ export function createApp(deps: AppDeps): App {
     lateChargeRates: config.lateCharges,
     iof: config.iof,
     approvalTtlMs: config.approvalTtlMs,
+    approvalDecisionKeys: config.keys.approvalDecision,
   };
 
   const partnerApi = new ApiRouter(

@@ -1,7 +1,9 @@
 import type { Approval, ApprovalKind } from '../db/queries/approvals.js';
 import { findApproval, insertApproval, isMoneyApproval } from '../db/queries/approvals.js';
 import { findLoanForOps, type LoanView } from '../db/queries/loans.js';
+import { proveDecision } from '../domain/approvals/decision-proof.js';
 import { newId } from '../domain/ids.js';
+import type { KeyRing } from '../domain/key-ring.js';
 import { hasRole, type Actors, type Operator, type OperatorRole } from '../domain/operators.js';
 import { ProblemError, problems } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -39,6 +41,8 @@ export interface ApprovalDeps extends LoanCommandDeps {
   logger: Logger;
   /** APPROVAL_TTL: how long a pending approval waits for its second operator. */
   approvalTtlMs: number;
+  /** APPROVAL_DECISION_KEYS: the proof of each decision, which the worker verifies. */
+  approvalDecisionKeys: KeyRing;
 }
 
 const approvalStart = (approval: Approval, taskQueue: string): WorkflowStart => ({
@@ -70,7 +74,7 @@ const approvalStart = (approval: Approval, taskQueue: string): WorkflowStart => 
  * expires it. The approval and its workflow's start commit together (the outbox).
  */
 export async function requestApproval(
-  deps: ApprovalDeps,
+  deps: Omit<ApprovalDeps, 'approvalDecisionKeys'>,
   maker: Operator,
   kind: ApprovalKind,
   loan: LoanView,
@@ -125,7 +129,19 @@ export async function decideApproval(
       deps.temporal,
       approvalStart(approval, deps.taskQueue),
       decideUpdate,
-      [{ decision: decision.decision, checkerId: checker.actor.id, reason: decision.reason }],
+      [
+        {
+          decision: decision.decision,
+          checkerId: checker.actor.id,
+          reason: decision.reason,
+          // Made only here, after the checks above: the workflow runs nothing without it.
+          proof: proveDecision(deps.approvalDecisionKeys, {
+            approvalId: approval.id,
+            decision: decision.decision,
+            checkerId: checker.actor.id,
+          }),
+        },
+      ],
       `decide:${approval.id}`,
     );
   } catch (error) {

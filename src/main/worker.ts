@@ -38,6 +38,7 @@ await runMain('worker', async (logger) => {
       logger,
       files: createFileStore(config.fileStore),
       deniedDocumentRetentionMs: config.retention.deniedDocumentsMs,
+      approvals: { decisionKeys: config.keys.approvalDecision },
       metrics,
       offers: { validityMs: config.offerValidityMs, renewalDelayMs: config.offerRenewalDelayMs },
       loans: {

@@ -118,6 +118,7 @@ try {
       logger,
       files: createFileStore(config.fileStore),
       deniedDocumentRetentionMs: config.retention.deniedDocumentsMs,
+      approvals: { decisionKeys: config.keys.approvalDecision },
       loans: {
         signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink),
         iof: config.iof,

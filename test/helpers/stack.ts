@@ -117,6 +117,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   };
   const files = createFileStore(config.fileStore);
   const deniedDocumentRetentionMs = config.retention.deniedDocumentsMs;
+  const approvals = { decisionKeys: config.keys.approvalDecision };
   const stops: (() => Promise<void>)[] = [];
   if (options.worker ?? true) {
     const workerDatabase = createDatabase(config.databaseUrl, { max: 5 });
@@ -127,7 +128,16 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         maintenanceIntervalMs: config.outboxSweepIntervalMs,
         workflowBundlePath: inject('workflowBundlePath'),
       },
-      { db: workerDatabase.db, logger, webhooks, offers, loans, files, deniedDocumentRetentionMs },
+      {
+        db: workerDatabase.db,
+        logger,
+        webhooks,
+        offers,
+        loans,
+        files,
+        deniedDocumentRetentionMs,
+        approvals,
+      },
     );
     stops.push(async () => {
       await worker.stop();
@@ -168,7 +178,16 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
           maintenanceIntervalMs: config.outboxSweepIntervalMs,
           workflowBundlePath: inject('workflowBundlePath'),
         },
-        { db: database.db, logger, webhooks, offers, loans, files, deniedDocumentRetentionMs },
+        {
+          db: database.db,
+          logger,
+          webhooks,
+          offers,
+          loans,
+          files,
+          deniedDocumentRetentionMs,
+          approvals,
+        },
       ),
     activities: () =>
       createActivities({
@@ -182,6 +201,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         loans,
         files,
         deniedDocumentRetentionMs,
+        approvals,
       }),
     webhooks,
     files,

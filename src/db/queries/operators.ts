@@ -195,6 +195,44 @@ export async function finishAudit(
   });
 }
 
+/**
+ * A row and its outcome at once, for what is audited where nothing runs after (a refusal the
+ * worker saw). Idempotent by `id`: a retried writer adds nothing.
+ */
+export async function recordAudit(
+  db: Db,
+  entry: {
+    id: string;
+    actor: Actor;
+    operationId: string;
+    method: string;
+    path: string;
+    requestId: string;
+    status: number;
+    problemCode: string | null;
+    detail: Record<string, unknown> | null;
+    at: Date;
+  },
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    const written = await tx
+      .insert(opsAudit)
+      .values({
+        id: entry.id,
+        actorType: entry.actor.type,
+        actorId: entry.actor.id,
+        operationId: entry.operationId,
+        method: entry.method,
+        path: entry.path,
+        requestId: entry.requestId,
+        startedAt: entry.at,
+      })
+      .onConflictDoNothing({ target: opsAudit.id })
+      .returning({ id: opsAudit.id });
+    if (written.length > 0) await finishAudit(tx, entry.id, entry);
+  });
+}
+
 /** Newest first; `limit + 1` rows before the cursor (an entry id); undefined: unknown cursor. */
 export async function listAudit(
   db: DbOrTx,
