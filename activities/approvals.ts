@@ -18,6 +18,7 @@ export function createApprovalActivities(deps: ActivityDeps) {
     taskQueue: deps.taskQueue,
     logger: deps.logger,
     clock: () => new Date(),
+    mailer: deps.approvals.mailer,
     // Approvals hold production loans only: no sandbox disbursement delay applies.
     sandboxDisbursementDelayMs: 0,
     present: (loan: Parameters<typeof presentLoan>[0]) =>

@@ -16,6 +16,7 @@ import type { DestinationStream } from 'pino';
 import { appendFileSync } from 'node:fs';
 import type { RecordedExchange } from '../../src/http/examples/examples.js';
 import { startWorker } from '../../src/worker/start-worker.js';
+import { createMailer } from '../../src/mail/mailer.js';
 import { freePort } from '../../src/devstack/free-port.js';
 
 export const OPS_TOKEN = 'test-ops-token-0123456789';
@@ -117,7 +118,9 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   };
   const files = createFileStore(config.fileStore);
   const deniedDocumentRetentionMs = config.retention.deniedDocumentsMs;
-  const approvals = { decisionKeys: config.keys.approvalDecision };
+  // The worker's mail (an operator's enrollment code): the run's Mailpit, like the API's.
+  const mailer = createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, logger });
+  const approvals = { decisionKeys: config.keys.approvalDecision, mailer };
   const stops: (() => Promise<void>)[] = [];
   if (options.worker ?? true) {
     const workerDatabase = createDatabase(config.databaseUrl, { max: 5 });
@@ -217,6 +220,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
           });
       await closeApp();
       for (const stop of stops) await stop();
+      mailer.close();
       await temporal.connection.close();
       await database.close();
     },

@@ -18,9 +18,10 @@ const decidedApproval = approvalSchema
   .meta({ id: 'DecidedApproval' });
 
 /**
- * Dual control (contract §15): the approvals that money moved by hand waits on, and the second
- * operator's decision. Anyone of staff may read them; deciding needs the role of the money's desk
- * (`disbursement` or `payments`) and another operator than the maker.
+ * Dual control (contract §15, issue 37): the approvals that money moved by hand and staff
+ * administration wait on, and the second operator's decision. Deciding needs the kind's role (the
+ * money's desk, `disbursement` or `payments`; `admin` for staff), a named operator other than the
+ * maker and than the operator a staff change is about.
  */
 export function approvalRoutes(api: ApiRouter, deps: ApprovalDeps & LoanDeps): void {
   const presentLoan = presenter(deps);
@@ -90,7 +91,7 @@ export function approvalRoutes(api: ApiRouter, deps: ApprovalDeps & LoanDeps): v
           (decision === 'approve'
             ? 'Runs the held command now and answers the approval as it ended: `approved`, or `failed` with the loan’s refusal in `outcome` (the loan moved on meanwhile). '
             : 'Closes the approval; the command never runs. ') +
-          'By an operator with the role of the money’s desk (`disbursement` for a disbursement, `payments` otherwise) other than the maker (403 `approval_by_maker`); 409 `invalid_state` once decided or expired.',
+          'By a named operator (not the break-glass token: 403 `break_glass_limited`) with the deciding role — the money’s desk (`disbursement` for a disbursement, `payments` otherwise), `admin` for staff administration — other than the maker (403 `approval_by_maker`) and than the operator a staff change is about (403 `self_administration`); 409 `invalid_state` once decided or expired.',
         tag,
         security: 'ops',
         params: approvalParams,
@@ -104,7 +105,7 @@ export function approvalRoutes(api: ApiRouter, deps: ApprovalDeps & LoanDeps): v
         responses: {
           200: {
             description:
-              'The approval, decided; `loan`: the loan after the command, once approved.',
+              'The approval, decided; `loan`: the loan after a money command, once approved (null otherwise).',
             schema: decidedApproval,
           },
         },
