@@ -1,4 +1,4 @@
-import type { Approval, ApprovalKind } from '../db/queries/approvals.js';
+import type { Approval, ApprovalKind, ApprovalReader } from '../db/queries/approvals.js';
 import {
   findApproval,
   insertApproval,
@@ -48,6 +48,18 @@ export const approvalRoles: Record<ApprovalKind, OperatorRole> = {
   operator_reactivation: 'admin',
   token_rotation: 'admin',
 };
+
+/**
+ * Who reads approvals (issue 37): an operator reads the kinds it could decide — a desk its
+ * money's, an administrator staff administration (not the money desks': the audit trail is the
+ * administrators' view of those) — and whatever it asked for itself.
+ */
+export const approvalReader = (operator: Operator): ApprovalReader => ({
+  kinds: (Object.keys(approvalRoles) as ApprovalKind[]).filter((kind) =>
+    hasRole(operator, [approvalRoles[kind]]),
+  ),
+  operatorId: operator.actor.id,
+});
 
 export interface ApprovalDeps extends LoanCommandDeps {
   logger: Logger;

@@ -7,7 +7,7 @@ import { decideUpdate, type Decision } from '../../workflows/approval/messages.j
 import type { loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
 import { activeLoan, type LoanBody } from '../helpers/credit.js';
 import { eventually } from '../helpers/eventually.js';
-import { createOperator, opsRequest, type TestOperator } from '../helpers/operators.js';
+import { createOperator, opsRequest, staff, type TestOperator } from '../helpers/operators.js';
 import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 import { spawnWorkerProcess } from '../helpers/worker-process.js';
@@ -216,6 +216,49 @@ describe('money moved by hand on a production loan (dual control)', () => {
       checker: { id: checker.operator.id },
     });
     expect((await payments()).map((payment) => payment.reference)).not.toContain('DC-F');
+  });
+
+  it('shows an approval only to the operators who could decide it and to its maker (issue 37, finding 10)', async () => {
+    const asked = (await (await pay(maker.token, 'DC-R')).json()) as ApprovalBody;
+    const disburser = await createOperator(stack, ['disbursement']);
+    const [admin, otherAdmin] = staff().admins;
+    const read = (token: string, path: string) =>
+      fetch(`${stack.baseUrl}/ops/v1${path}`, { headers: { authorization: `Bearer ${token}` } });
+    const listed = async (token: string) =>
+      (await json<{ data: ApprovalBody[] }>(read(token, '/approvals?limit=100'))).data.map(
+        (approval) => approval.id,
+      );
+    // Another desk, KYC and the administrators neither read it nor find it listed.
+    for (const token of [reviewer.token, disburser.token, admin.token]) {
+      const refused = await read(token, `/approvals/${asked.id}`);
+      expect(refused.status).toBe(404);
+      expect(await refused.json()).toMatchObject({ code: 'approval_not_found' });
+      expect(await listed(token)).not.toContain(asked.id);
+    }
+    // The payments desk, which decides it, and its maker do.
+    for (const token of [checker.token, maker.token]) {
+      expect((await read(token, `/approvals/${asked.id}`)).status).toBe(200);
+      expect(await listed(token)).toContain(asked.id);
+    }
+    // The loan's disbursement approval is the disbursement desk's, not the payments desk's.
+    const disbursement = (await listed(disburser.token))[0];
+    expect(disbursement).toBeDefined();
+    expect((await read(disburser.token, `/approvals/${disbursement}`)).status).toBe(200);
+    expect((await read(checker.token, `/approvals/${disbursement}`)).status).toBe(404);
+    // Staff administration is the administrators' to read, not the desks'.
+    const hire = (await (
+      await opsRequest(stack, admin.token, '/operators', {
+        name: 'New hire',
+        email: `hire-${asked.id}@lender.example`,
+        roles: ['payments'],
+      })
+    ).json()) as ApprovalBody;
+    expect((await read(otherAdmin.token, `/approvals/${hire.id}`)).status).toBe(200);
+    expect((await read(checker.token, `/approvals/${hire.id}`)).status).toBe(404);
+    expect(await listed(checker.token)).not.toContain(hire.id);
+
+    await decide(otherAdmin.token, hire.id, 'reject', { reason: 'Not hiring' });
+    await decide(checker.token, asked.id, 'reject', { reason: 'Read test' });
   });
 
   it('records who confirmed the disbursement, who approved it, and when the money went out', async () => {

@@ -1,4 +1,4 @@
-import { and, desc, eq, lt, or, type SQL } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client.js';
 import { approvals, moneyApprovalKinds, staffApprovalKinds } from '../schema/index.js';
 
@@ -79,14 +79,44 @@ export async function closeApproval(
     );
 }
 
-/** Newest first, `limit + 1` after the cursor; undefined: unknown cursor. */
+/**
+ * Who reads approvals (issue 37): the kinds the reader could decide, and whatever the reader
+ * asked for. Reads of approvals take one, so no query can show an approval to anyone else.
+ */
+export interface ApprovalReader {
+  kinds: readonly ApprovalKind[];
+  operatorId: string;
+}
+
+const readableBy = (reader: ApprovalReader) =>
+  or(
+    reader.kinds.length > 0 ? inArray(approvals.kind, [...reader.kinds]) : undefined,
+    eq(approvals.makerId, reader.operatorId),
+  );
+
+/** An approval the reader may read; undefined when there is none, or not for this reader. */
+export async function findReadableApproval(
+  db: DbOrTx,
+  reader: ApprovalReader,
+  id: string,
+): Promise<Approval | undefined> {
+  const [row] = await db
+    .select()
+    .from(approvals)
+    .where(and(eq(approvals.id, id), readableBy(reader)))
+    .limit(1);
+  return row;
+}
+
+/** Newest first, `limit + 1` after the cursor; undefined: unknown cursor (or not the reader's). */
 export async function listApprovals(
   db: DbOrTx,
+  reader: ApprovalReader,
   params: { limit: number; startingAfter?: string | undefined; status?: ApprovalState | undefined },
 ): Promise<Approval[] | undefined> {
   let after: SQL | undefined;
   if (params.startingAfter !== undefined) {
-    const cursor = await findApproval(db, params.startingAfter);
+    const cursor = await findReadableApproval(db, reader, params.startingAfter);
     if (!cursor) return undefined;
     after = or(
       lt(approvals.createdAt, cursor.createdAt),
@@ -96,7 +126,13 @@ export async function listApprovals(
   return db
     .select()
     .from(approvals)
-    .where(and(after, params.status ? eq(approvals.status, params.status) : undefined))
+    .where(
+      and(
+        readableBy(reader),
+        after,
+        params.status ? eq(approvals.status, params.status) : undefined,
+      ),
+    )
     .orderBy(desc(approvals.createdAt), desc(approvals.id))
     .limit(params.limit + 1);
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { decideApproval, type ApprovalDeps } from '../../../commands/approvals.js';
+import { approvalReader, decideApproval, type ApprovalDeps } from '../../../commands/approvals.js';
 import type { LoanDeps } from '../../../commands/loan-deps.js';
-import { findApproval, listApprovals } from '../../../db/queries/approvals.js';
+import { findReadableApproval, listApprovals } from '../../../db/queries/approvals.js';
 import { findLoanForOps } from '../../../db/queries/loans.js';
 import { pageOf } from '../../../db/pagination.js';
 import { problems } from '../../../errors.js';
@@ -19,7 +19,8 @@ const decidedApproval = approvalSchema
 
 /**
  * Dual control (contract §15, issue 37): the approvals that money moved by hand and staff
- * administration wait on, and the second operator's decision. Deciding needs the kind's role (the
+ * administration wait on, and the second operator's decision. An operator reads the approvals it
+ * could decide and those it asked for (`approvalReader`). Deciding needs the kind's role (the
  * money's desk, `disbursement` or `payments`; `admin` for staff), a named operator other than the
  * maker and than the operator a staff change is about.
  */
@@ -31,6 +32,8 @@ export function approvalRoutes(api: ApiRouter, deps: ApprovalDeps & LoanDeps): v
       path: '/approvals',
       operationId: 'listApprovals',
       summary: 'List approvals',
+      description:
+        'The approvals you could decide (your desk’s money; staff administration for an administrator) and those you asked for, newest first.',
       tag,
       security: 'ops',
       query: z.strictObject({
@@ -49,7 +52,7 @@ export function approvalRoutes(api: ApiRouter, deps: ApprovalDeps & LoanDeps): v
       errors: [400],
     },
     async (ctx, { query }) => {
-      const rows = await listApprovals(deps.db, {
+      const rows = await listApprovals(deps.db, approvalReader(ctx.state.operator!), {
         limit: query.limit,
         startingAfter: query.starting_after,
         status: query.status,
@@ -66,6 +69,8 @@ export function approvalRoutes(api: ApiRouter, deps: ApprovalDeps & LoanDeps): v
       path: '/approvals/{approval_id}',
       operationId: 'getApproval',
       summary: 'Retrieve an approval',
+      description:
+        'One you could decide or asked for; any other is 404 `approval_not_found`, as if it did not exist.',
       tag,
       security: 'ops',
       params: approvalParams,
@@ -73,7 +78,11 @@ export function approvalRoutes(api: ApiRouter, deps: ApprovalDeps & LoanDeps): v
       errors: [404],
     },
     async (ctx, { params }) => {
-      const approval = await findApproval(deps.db, params.approval_id);
+      const approval = await findReadableApproval(
+        deps.db,
+        approvalReader(ctx.state.operator!),
+        params.approval_id,
+      );
       if (!approval)
         throw problems.notFound('approval_not_found', `No approval ${params.approval_id}.`);
       ctx.body = presentApproval(approval, deps.clock());
