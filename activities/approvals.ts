@@ -1,6 +1,10 @@
+import { createHash } from 'node:crypto';
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { runApprovedCommand } from '../src/commands/approvals.js';
 import { closeApproval, findApproval, markExecuting } from '../src/db/queries/approvals.js';
+import { recordAudit } from '../src/db/queries/operators.js';
+import { verifyDecision, type DecisionClaim } from '../src/domain/approvals/decision-proof.js';
 import { businessDate } from '../src/domain/business-date.js';
 import { ProblemError } from '../src/errors.js';
 import { presentLoan } from '../src/presenters/loans.js';
@@ -14,6 +18,7 @@ export function createApprovalActivities(deps: ActivityDeps) {
     taskQueue: deps.taskQueue,
     logger: deps.logger,
     clock: () => new Date(),
+    mailer: deps.approvals.mailer,
     // Approvals hold production loans only: no sandbox disbursement delay applies.
     sandboxDisbursementDelayMs: 0,
     present: (loan: Parameters<typeof presentLoan>[0]) =>
@@ -52,6 +57,49 @@ export function createApprovalActivities(deps: ActivityDeps) {
         outcome: null,
       });
       return 'approved';
+    },
+
+    /**
+     * Whether the API made this decision (its proof holds): checked before anything of it runs.
+     * One it did not make — sent to Temporal by whoever reached the frontend — is audited
+     * (`approvalDecisionRefused`, actor `system`/`temporal`, the checker it claimed in `detail`)
+     * and logged, and the workflow refuses it.
+     */
+    async verifyDecision(input: DecisionClaim & { proof: string | null }): Promise<boolean> {
+      const claim = {
+        approvalId: input.approvalId,
+        decision: input.decision,
+        checkerId: input.checkerId,
+      };
+      const verdict = verifyDecision(deps.approvals.decisionKeys, claim, input.proof);
+      if (verdict === 'proven') return true;
+      const { workflowExecution, activityId } = Context.current().info;
+      const workflowId = workflowExecution?.workflowId ?? 'unknown';
+      const at = `${workflowId}/${workflowExecution?.runId ?? ''}/${activityId}`;
+      const detail = {
+        approval_id: input.approvalId,
+        decision: input.decision,
+        claimed_checker_id: input.checkerId,
+        proof: verdict,
+      };
+      deps.logger.error(
+        { ...detail, workflowId },
+        'approval decision refused: the API did not make it',
+      );
+      await recordAudit(deps.db, {
+        // One row however often this activity is retried.
+        id: `aud_${createHash('sha256').update(at).digest('hex').slice(0, 32)}`,
+        actor: { type: 'system', id: 'temporal' },
+        operationId: 'approvalDecisionRefused',
+        method: 'UPDATE',
+        path: workflowId,
+        requestId: at,
+        status: 403,
+        problemCode: 'decision_unproven',
+        detail,
+        at: new Date(),
+      });
+      return false;
     },
 
     /** A rejection or an expiry: the command never runs. */

@@ -14,6 +14,8 @@ import { createWebhookActivities } from './webhooks.js';
 import type { SealedBox } from '../src/domain/sealed-box.js';
 import type { OfferTiming } from '../src/temporal/credit-workflows.js';
 import type { FileStore } from '../src/storage/file-store.js';
+import type { KeyRing } from '../src/domain/key-ring.js';
+import type { Mailer } from '../src/mail/mailer.js';
 
 /** What activities may touch. Built once per worker process and handed in, never imported. */
 export interface ActivityDeps {
@@ -32,6 +34,12 @@ export interface ActivityDeps {
   files: FileStore;
   /** DENIED_DOCUMENT_RETENTION: how long a denied customer's documents are kept. */
   deniedDocumentRetentionMs: number;
+  approvals: {
+    /** APPROVAL_DECISION_KEYS: verify the API's proof of each decision (never in Temporal). */
+    decisionKeys: KeyRing;
+    /** Mails an operator the code of a token an approved staff change made. */
+    mailer: Mailer;
+  };
   webhooks: {
     /** Opens the endpoints' sealed secrets. */
     sealedBox: SealedBox;

@@ -13,6 +13,7 @@ import { startEmbeddedPostgres } from '../src/devstack/embedded-postgres.js';
 import { resolveTemporalCli } from '../src/devstack/temporal-binaries.js';
 import { startTemporalDevServer } from '../src/devstack/temporal-dev-server.js';
 import { projectRoot } from '../src/project-root.js';
+import { seedStaff } from '../test/helpers/seed-staff.js';
 
 export const log = (line: string) => console.log(`[bench] ${line}`);
 
@@ -69,6 +70,7 @@ export function productionEnv(
     DATA_ENCRYPTION_KEYS: 'bench:bench-data-encryption-key-0123456789abcdef',
     SIGNING_LINK_KEYS: 'bench:bench-signing-link-key-0123456789abcdef',
     TEMPORAL_PAYLOAD_KEYS: BENCH_TEMPORAL_PAYLOAD_KEYS,
+    APPROVAL_DECISION_KEYS: 'bench:bench-approval-decision-key-0123456789abcdef',
     LENDER_PIX_KEY: '11222333000181',
     PSP_WEBHOOK_SECRET: 'bench-psp-webhook-secret-0123456789abcdef',
     SMTP_URL: 'smtp://127.0.0.1:1',
@@ -127,6 +129,9 @@ export async function startBenchStack(options: {
   let temporal = await startTemporal();
   // Migrated as the owner; the production processes connect as the application role (rows only).
   const databaseUrl = await migrateForApplication(postgres.url);
+  // The staff test helpers act as (test/helpers/operators.ts reads them from TEST_STAFF): the
+  // production API mails nothing here, so no operator could enroll through it.
+  process.env.TEST_STAFF = JSON.stringify(await seedStaff(databaseUrl));
   const children: ChildProcess[] = [];
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   return {

@@ -29,6 +29,7 @@ import { createSealedBox } from '../src/domain/sealed-box.js';
 import { createLocalFileStore } from '../src/storage/file-store.js';
 import { newId } from '../src/domain/ids.js';
 import { createLogger } from '../src/logger.js';
+import { createMailer } from '../src/mail/mailer.js';
 import { startWorker } from '../src/worker/start-worker.js';
 import { payloadDataConverter } from '../src/temporal/payload-codec.js';
 import { recordAndFanOut, startDeliveries } from '../src/webhooks/fan-out.js';
@@ -106,6 +107,11 @@ try {
         signingUrl: (loanId) => `http://127.0.0.1/hosted/signing/${loanId}`,
         iof: developmentConfig.iof,
         pix: pixPayee(developmentConfig),
+      },
+      approvals: {
+        decisionKeys: developmentConfig.keys.approvalDecision,
+        // No staff change runs here: a mailer with no server.
+        mailer: createMailer({ smtpUrl: undefined, from: 'bench', logger }),
       },
     },
   );

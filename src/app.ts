@@ -11,6 +11,7 @@ import { problems } from './errors.js';
 import { ApiRouter, type DocumentedOperation } from './http/api-router.js';
 import type { AppState } from './http/context.js';
 import {
+  breakGlassCounter,
   registerLedgerGauge,
   registerUnmatchedPixGauge,
   type HttpMetrics,
@@ -151,9 +152,17 @@ export function createApp(deps: AppDeps): App {
     clock,
     publicBaseUrl: config.publicBaseUrl,
   });
+  const breakGlassUses = breakGlassCounter(metrics);
+  const audit = opsAudit({ db, clock, publicBaseUrl: config.publicBaseUrl });
   const guards = {
     partner: [partnerAuth({ credentials, tokens }), rateLimit(requestBuckets)],
-    ops: [opsAuth({ opsToken: config.opsToken, db })],
+    ops: [
+      opsAuth({
+        opsToken: config.opsToken,
+        db,
+        onBreakGlass: () => breakGlassUses.inc(),
+      }),
+    ],
     psp: [pspAuth(config.pspWebhookSecret, clock)],
     none: [],
   };
@@ -190,6 +199,7 @@ export function createApp(deps: AppDeps): App {
     lateChargeRates: config.lateCharges,
     iof: config.iof,
     approvalTtlMs: config.approvalTtlMs,
+    approvalDecisionKeys: config.keys.approvalDecision,
   };
 
   const partnerApi = new ApiRouter(
@@ -226,13 +236,16 @@ export function createApp(deps: AppDeps): App {
   loanCommandRoutes(partnerApi, loanDeps, 'sandbox');
   sandboxClockRoutes(partnerApi, customerDeps);
 
-  const opsApi = new ApiRouter(
-    '/ops/v1',
-    guards,
-    idempotencyGuard.middleware,
-    opsAudit({ db, clock, publicBaseUrl: config.publicBaseUrl }),
-  );
-  operatorRoutes(opsApi, { db });
+  const opsApi = new ApiRouter('/ops/v1', guards, idempotencyGuard.middleware, audit);
+  operatorRoutes(opsApi, {
+    db,
+    temporal,
+    taskQueue: config.temporal.taskQueue,
+    clock,
+    logger,
+    approvalTtlMs: config.approvalTtlMs,
+    mailer,
+  });
   approvalRoutes(opsApi, loanDeps);
   partnerRoutes(opsApi, { db });
   reviewRoutes(opsApi, customerDeps, 'ops');
@@ -263,8 +276,9 @@ export function createApp(deps: AppDeps): App {
     partnerApi.router,
     opsApi.router,
     pspApi.router,
-    healthRoutes({ database, temporal, metrics, opsGuard: guards.ops }),
-    docsRoutes({ ...documents, opsGuard: guards.ops[0]! }),
+    // The break-glass token's reads of these are audited too (issue 37).
+    healthRoutes({ database, temporal, metrics, opsGuard: [...guards.ops, audit('getMetrics')] }),
+    docsRoutes({ ...documents, opsGuard: [...guards.ops, audit('getApiDocument')] }),
     // The Temporal UI's codec endpoint (Remote Codec protocol): staff see payloads decoded.
     temporalCodecRoutes({
       codec: new PayloadEncryptionCodec(
@@ -379,7 +393,12 @@ function lazyDocuments(
           description: "The service staff's API: partners, reviews and back-office commands.",
           serverUrl: `${publicBaseUrl}`,
           securitySchemes: {
-            ops: { type: 'http', scheme: 'bearer', description: 'The OPS_TOKEN.' },
+            ops: {
+              type: 'http',
+              scheme: 'bearer',
+              description:
+                'An operator’s own token (`opk_…`), or the break-glass `OPS_TOKEN` (every use of it audited and counted).',
+            },
           },
         },
         opsApi.operations,

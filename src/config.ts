@@ -29,6 +29,7 @@ const DEVELOPMENT_KEYS = {
   DATA_ENCRYPTION_KEYS: 'dev:development-data-encryption-key-not-for-production',
   SIGNING_LINK_KEYS: 'dev:development-signing-link-key-not-for-production',
   TEMPORAL_PAYLOAD_KEYS: 'dev:development-temporal-payload-key-not-for-production',
+  APPROVAL_DECISION_KEYS: 'dev:development-approval-decision-key-not-for-production',
 } as const;
 type KeyPurpose = keyof typeof DEVELOPMENT_KEYS;
 const keyPurposes = Object.keys(DEVELOPMENT_KEYS) as KeyPurpose[];
@@ -175,6 +176,8 @@ const schema = z.object({
   TOKEN_SIGNING_KEYS: keyRingVariable,
   DATA_ENCRYPTION_KEYS: keyRingVariable,
   SIGNING_LINK_KEYS: keyRingVariable,
+  // The API's proof of each approval decision, verified by the worker (issue 37).
+  APPROVAL_DECISION_KEYS: keyRingVariable,
   TRUSTED_PROXY_COUNT: z.coerce.number().int().min(0).max(10).default(0),
   MAX_CREDENTIALS_PER_PARTNER: z.coerce.number().int().min(2).max(1000).default(10),
   WEBHOOK_ALLOWED_PORTS: z
@@ -277,6 +280,11 @@ export interface Config {
     readonly dataEncryption: KeyRing;
     /** Keys of the hosted signing links (`signing_url`). */
     readonly signingLink: KeyRing;
+    /**
+     * HMAC keys of the API's proof of each approval decision (src/domain/approvals/
+     * decision-proof.ts): the API and the worker hold them, Temporal never sees them.
+     */
+    readonly approvalDecision: KeyRing;
   };
   /** Proxies in front of the API whose `X-Forwarded-For` entries are trusted (0: none). */
   readonly trustedProxyCount: number;
@@ -504,6 +512,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       tokenSigning: e.TOKEN_SIGNING_KEYS ?? developmentRing('TOKEN_SIGNING_KEYS'),
       dataEncryption: e.DATA_ENCRYPTION_KEYS ?? developmentRing('DATA_ENCRYPTION_KEYS'),
       signingLink: e.SIGNING_LINK_KEYS ?? developmentRing('SIGNING_LINK_KEYS'),
+      approvalDecision: e.APPROVAL_DECISION_KEYS ?? developmentRing('APPROVAL_DECISION_KEYS'),
     }),
     trustedProxyCount: e.TRUSTED_PROXY_COUNT,
     maxCredentialsPerPartner: e.MAX_CREDENTIALS_PER_PARTNER,

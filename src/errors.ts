@@ -89,7 +89,19 @@ export const errorCatalogue = {
     status: 403,
     title: 'Approval By Maker',
     meaning:
-      'The operator who asked for a money movement cannot approve or reject it: dual control needs another operator.',
+      'The operator who asked for a money movement or a staff change cannot approve or reject it: dual control needs another operator.',
+  },
+  break_glass_limited: {
+    status: 403,
+    title: 'Break-Glass Token Limited',
+    meaning:
+      'The break-glass token (`OPS_TOKEN`) starts administrators only while fewer than two can act, and never decides an approval nor administers staff otherwise: an administrator asks, another approves.',
+  },
+  self_administration: {
+    status: 403,
+    title: 'Self Administration',
+    meaning:
+      'Nobody changes their own roles or asks or decides staff administration about themselves (your own token you rotate yourself).',
   },
   operator_already_exists: {
     status: 409,

@@ -1,8 +1,21 @@
-import type { Approval, ApprovalKind } from '../db/queries/approvals.js';
-import { findApproval, insertApproval } from '../db/queries/approvals.js';
+import type { Approval, ApprovalKind, ApprovalReader } from '../db/queries/approvals.js';
+import {
+  findApproval,
+  insertApproval,
+  isMoneyApproval,
+  isStaffApproval,
+} from '../db/queries/approvals.js';
 import { findLoanForOps, type LoanView } from '../db/queries/loans.js';
+import { proveDecision } from '../domain/approvals/decision-proof.js';
 import { newId } from '../domain/ids.js';
-import { hasRole, type Actors, type Operator, type OperatorRole } from '../domain/operators.js';
+import type { KeyRing } from '../domain/key-ring.js';
+import {
+  hasRole,
+  isBreakGlass,
+  type Actors,
+  type Operator,
+  type OperatorRole,
+} from '../domain/operators.js';
 import { ProblemError, problems } from '../errors.js';
 import type { Logger } from '../logger.js';
 import {
@@ -22,19 +35,38 @@ import {
   type LoanCommandDeps,
 } from './loan-commands.js';
 import { recordRefund, type RefundCommand } from './refunds.js';
+import { runStaffCommand, type StaffCommandDeps } from './staff-changes.js';
 
-/** Who may approve each kind: the desk that moves that money. */
+/** Who may approve each kind: the desk that moves that money, or the administrators for staff. */
 export const approvalRoles: Record<ApprovalKind, OperatorRole> = {
   disbursement: 'disbursement',
   payment: 'payments',
   payoff: 'payments',
   refund: 'payments',
+  operator_creation: 'admin',
+  role_change: 'admin',
+  operator_reactivation: 'admin',
+  token_rotation: 'admin',
 };
+
+/**
+ * Who reads approvals (issue 37): an operator reads the kinds it could decide — a desk its
+ * money's, an administrator staff administration (not the money desks': the audit trail is the
+ * administrators' view of those) — and whatever it asked for itself.
+ */
+export const approvalReader = (operator: Operator): ApprovalReader => ({
+  kinds: (Object.keys(approvalRoles) as ApprovalKind[]).filter((kind) =>
+    hasRole(operator, [approvalRoles[kind]]),
+  ),
+  operatorId: operator.actor.id,
+});
 
 export interface ApprovalDeps extends LoanCommandDeps {
   logger: Logger;
   /** APPROVAL_TTL: how long a pending approval waits for its second operator. */
   approvalTtlMs: number;
+  /** APPROVAL_DECISION_KEYS: the proof of each decision, which the worker verifies. */
+  approvalDecisionKeys: KeyRing;
 }
 
 const approvalStart = (approval: Approval, taskQueue: string): WorkflowStart => ({
@@ -48,24 +80,38 @@ const approvalStart = (approval: Approval, taskQueue: string): WorkflowStart => 
       expiresAt: approval.expiresAt.getTime(),
     } satisfies ApprovalInput,
   ],
-  searchAttributes: {
-    PartnerId: approval.partnerId,
-    Environment: approval.environment,
-    LoanId: approval.loanId,
-  },
-  summary: `Approval ${approval.id}: ${approval.kind} on loan ${approval.loanId}`,
+  ...(isMoneyApproval(approval)
+    ? {
+        searchAttributes: {
+          PartnerId: approval.partnerId,
+          Environment: approval.environment,
+          LoanId: approval.loanId,
+        },
+        summary: `Approval ${approval.id}: ${approval.kind} on loan ${approval.loanId}`,
+      }
+    : { summary: `Approval ${approval.id}: ${approval.kind} of operator ${approval.operatorId}` }),
 });
 
+/** What a pending approval needs to be asked for: its row and its workflow's start. */
+export type ApprovalRequestDeps = Pick<
+  ApprovalDeps,
+  'db' | 'temporal' | 'taskQueue' | 'clock' | 'logger' | 'approvalTtlMs'
+>;
+
+/** What an approval is about: a production loan's money, or an operator (staff). */
+export type ApprovalSubject = { loan: LoanView } | { operatorId: string };
+
 /**
- * Dual control (contract §15): a maker's command that moves money on a production loan is checked
- * now and held as a pending approval; its workflow runs it once another operator approves, or
- * expires it. The approval and its workflow's start commit together (the outbox).
+ * Dual control (contract §15, issue 37): a maker's command that moves money on a production loan,
+ * or administers staff, is checked now and held as a pending approval; its workflow runs it once
+ * another operator approves, or expires it. The approval and its workflow's start commit together
+ * (the outbox).
  */
 export async function requestApproval(
-  deps: ApprovalDeps,
+  deps: ApprovalRequestDeps,
   maker: Operator,
   kind: ApprovalKind,
-  loan: LoanView,
+  subject: ApprovalSubject,
   request: Record<string, unknown>,
 ): Promise<Approval> {
   const now = deps.clock();
@@ -73,9 +119,13 @@ export async function requestApproval(
     const approval = await insertApproval(tx, {
       id: newId('apr'),
       kind,
-      loanId: loan.id,
-      partnerId: loan.partnerId,
-      environment: loan.environment,
+      ...('loan' in subject
+        ? {
+            loanId: subject.loan.id,
+            partnerId: subject.loan.partnerId,
+            environment: subject.loan.environment,
+          }
+        : { operatorId: subject.operatorId }),
       request,
       makerId: maker.actor.id,
       status: 'pending',
@@ -100,9 +150,20 @@ export async function decideApproval(
 ): Promise<Approval> {
   const approval = await findApproval(deps.db, approvalId);
   if (!approval) throw problems.notFound('approval_not_found', `No approval ${approvalId}.`);
+  // A decision is a named person's: the break-glass token holds every role but decides nothing.
+  if (isBreakGlass(checker))
+    throw new ProblemError(
+      'break_glass_limited',
+      'The break-glass token decides no approval: a named operator with the role must.',
+    );
   const role = approvalRoles[approval.kind];
   if (!hasRole(checker, [role])) throw problems.roleRequired([role]);
   if (checker.actor.id === approval.makerId) throw makerRefused();
+  if (approval.operatorId === checker.actor.id)
+    throw new ProblemError(
+      'self_administration',
+      'Nobody decides staff administration about themselves; another administrator must.',
+    );
   if (approval.status !== 'pending') {
     // The same checker's same decision again (a retry after a 503): the approval as it stands.
     const taken =
@@ -117,7 +178,19 @@ export async function decideApproval(
       deps.temporal,
       approvalStart(approval, deps.taskQueue),
       decideUpdate,
-      [{ decision: decision.decision, checkerId: checker.actor.id, reason: decision.reason }],
+      [
+        {
+          decision: decision.decision,
+          checkerId: checker.actor.id,
+          reason: decision.reason,
+          // Made only here, after the checks above: the workflow runs nothing without it.
+          proof: proveDecision(deps.approvalDecisionKeys, {
+            approvalId: approval.id,
+            decision: decision.decision,
+            checkerId: checker.actor.id,
+          }),
+        },
+      ],
       `decide:${approval.id}`,
     );
   } catch (error) {
@@ -142,18 +215,25 @@ const makerRefused = () =>
     'The operator who asked for this cannot decide it; another operator must.',
   );
 
+/** What the worker's activity gives an approved command to run with. */
+export type ApprovedCommandDeps = LoanCommandDeps &
+  StaffCommandDeps & {
+    logger: Logger;
+    present: (loan: LoanView) => Record<string, unknown>;
+  };
+
 /**
  * Runs an approved command (the approval's workflow, through its activity). Each kind is
  * idempotent on its own, so a retry after it landed changes nothing: a payment or refund by its
- * reference, a disbursement by the loan's having been disbursed.
+ * reference, a disbursement by the loan's having been disbursed, staff administration by the
+ * approval's id (src/commands/staff.ts).
  */
 export async function runApprovedCommand(
-  deps: LoanCommandDeps & {
-    logger: Logger;
-    present: (loan: LoanView) => Record<string, unknown>;
-  },
+  deps: ApprovedCommandDeps,
   approval: Approval,
 ): Promise<void> {
+  if (isStaffApproval(approval)) return runStaffCommand(deps, approval);
+  if (!isMoneyApproval(approval)) throw new Error(`approval ${approval.id}: unknown kind`);
   const loan = await findLoanForOps(deps.db, approval.loanId);
   if (!loan) throw loanNotFound(approval.loanId);
   const request = approval.request;

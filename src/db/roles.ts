@@ -37,8 +37,8 @@ const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
  * of the owner: row access to every table and sequence in `public`, the same on whatever later
  * migrations create (`ALTER DEFAULT PRIVILEGES` for the owner), and a read of the migration table
  * so the API can check it is current. Never ownership, never CREATE: a table can be neither made,
- * altered nor dropped with it. The ledger's entries are append-only for it as well (a trigger
- * refuses their change anyway). Idempotent: the migrate command runs it every time.
+ * altered nor dropped with it. The ledger's entries and the audit trail are append-only for it as
+ * well, and approvals are never deleted (triggers refuse these anyway). Idempotent: the migrate command runs it every time.
  */
 export async function grantApplicationRole(
   sql: postgres.Sql,
@@ -78,6 +78,10 @@ export async function grantApplicationRole(
       `grant select, insert, update, delete on all tables in schema public to ${r}`,
       `grant usage, select on all sequences in schema public to ${r}`,
       `revoke update, delete, truncate on ledger_entries from ${r}`,
+      // The audit trail is append-only for it, and an approval is never deleted (a trigger
+      // refuses these to every role, and the change of a decided approval too).
+      `revoke update, delete, truncate on ops_audit, ops_audit_outcomes from ${r}`,
+      `revoke delete, truncate on approvals from ${r}`,
       `alter default privileges in schema public grant select, insert, update, delete on tables to ${r}`,
       `alter default privileges in schema public grant usage, select on sequences to ${r}`,
       `grant usage on schema drizzle to ${r}`,

@@ -45,6 +45,7 @@ export interface ClusterSecrets {
   DATA_ENCRYPTION_KEYS: string;
   SIGNING_LINK_KEYS: string;
   TEMPORAL_PAYLOAD_KEYS: string;
+  APPROVAL_DECISION_KEYS: string;
   PSP_WEBHOOK_SECRET: string;
 }
 
@@ -57,13 +58,15 @@ export function freshSecrets(): ClusterSecrets {
     DATA_ENCRYPTION_KEYS: `k1:${secret()}`,
     SIGNING_LINK_KEYS: `k1:${secret()}`,
     TEMPORAL_PAYLOAD_KEYS: `k1:${secret()}`,
+    APPROVAL_DECISION_KEYS: `k1:${secret()}`,
     PSP_WEBHOOK_SECRET: secret(),
   };
 }
 
 /**
  * A cluster's own secrets: made once, kept in `<dataDir>/secrets.json` (mode 600). A secret of a
- * purpose added since the file was written (TEMPORAL_PAYLOAD_KEYS) is made and kept beside the rest.
+ * purpose added since the file was written (TEMPORAL_PAYLOAD_KEYS, APPROVAL_DECISION_KEYS) is made and
+ * kept beside the rest.
  */
 export async function keptSecrets(dataDir: string): Promise<ClusterSecrets> {
   const file = join(dataDir, 'secrets.json');

@@ -19,6 +19,7 @@ export const idPrefixes = {
   charge: 'chg',
   operator: 'op',
   operatorToken: 'opt',
+  operatorEnrollment: 'enr',
   auditEntry: 'aud',
   approval: 'apr',
 } as const;

@@ -1,6 +1,7 @@
 /**
  * The service's staff (contract §15): each operator is named, holds roles, and is the actor of
- * what they do. `OPS_TOKEN` is the break-glass administrator: every role, its own actor id.
+ * what they do. `OPS_TOKEN` is the break-glass administrator: every role, its own actor id, and
+ * in staff administration only the start of the first two administrators (issue 37).
  */
 export const operatorRoles = ['kyc_reviewer', 'disbursement', 'payments', 'admin'] as const;
 export type OperatorRole = (typeof operatorRoles)[number];
@@ -32,3 +33,12 @@ export const breakGlass: Operator = {
 
 export const hasRole = (operator: Operator, roles: readonly OperatorRole[]) =>
   roles.some((role) => operator.roles.includes(role));
+
+/** The break-glass token's operator (`OPS_TOKEN`): every role, but limited where people matter. */
+export const isBreakGlass = (operator: Operator) => operator.actor.id === BREAK_GLASS_ID;
+
+/**
+ * While fewer administrators than this can act, the break-glass token may start one (issue 37):
+ * dual control needs two, and before there are two there is nobody to approve the second.
+ */
+export const BOOTSTRAP_ADMINISTRATORS = 2;

@@ -102,8 +102,8 @@ export class ApiRouter {
     handler: (ctx: AppContext, input: Input<P, Q, B>) => Promise<void>,
   ): this {
     const chain: Middleware<AppState>[] = [...this.guards[spec.security]];
-    if (spec.security === 'ops' && spec.method !== 'get' && this.opsAudit)
-      chain.push(this.opsAudit(spec.operationId));
+    // Commands are audited; reads too when the break-glass token makes them (ops-audit.ts).
+    if (spec.security === 'ops' && this.opsAudit) chain.push(this.opsAudit(spec.operationId));
     if (spec.roles) chain.push(requireRoles(spec.roles));
     if (spec.idempotent) chain.push(this.idempotencyGuard);
     if (spec.params) chain.push(pathIdsOf(spec.params));

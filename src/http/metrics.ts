@@ -71,3 +71,19 @@ export function registerUnmatchedPixGauge(metrics: HttpMetrics, read: () => Prom
     },
   });
 }
+
+/**
+ * `ops_break_glass_uses_total`: requests the break-glass token (`OPS_TOKEN`) authenticated. It
+ * starts the first administrators and is kept in a vault after: any increase is an alert
+ * (`increase(ops_break_glass_uses_total[5m]) > 0`, README "Watch"); the audit trail says what
+ * each use did.
+ */
+export function breakGlassCounter(metrics: HttpMetrics): Counter {
+  const existing = metrics.registry.getSingleMetric('ops_break_glass_uses_total');
+  if (existing instanceof Counter) return existing;
+  return new Counter({
+    name: 'ops_break_glass_uses_total',
+    help: 'Requests authenticated with the break-glass OPS_TOKEN (each audited; any increase is an alert).',
+    registers: [metrics.registry],
+  });
+}

@@ -4,6 +4,7 @@ import { checkDatabaseAtStart } from '../db/start-check.js';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createSealedBox } from '../domain/sealed-box.js';
+import { createMailer } from '../mail/mailer.js';
 import { prebuiltWorkflowBundle, Runtime } from '../worker/create-worker.js';
 import { signingUrls } from '../domain/loans/signing-token.js';
 import { createFileStore } from '../storage/create-file-store.js';
@@ -20,6 +21,8 @@ await runMain('worker', async (logger) => {
   const database = createDatabase(config.databaseUrl, { max: config.databasePoolSize });
   await checkDatabaseAtStart(database.sql, config.nodeEnv, logger);
   const metrics = createWorkerMetrics({ processMetrics: true });
+  // Staff changes mail their operator a code (issue 37): the same SMTP server as the API's.
+  const mailer = createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, logger });
   const metricsServer =
     config.workerMetricsPort > 0
       ? await serveWorkerMetrics(metrics, config.workerMetricsPort, config.workerMetricsHost)
@@ -38,6 +41,7 @@ await runMain('worker', async (logger) => {
       logger,
       files: createFileStore(config.fileStore),
       deniedDocumentRetentionMs: config.retention.deniedDocumentsMs,
+      approvals: { decisionKeys: config.keys.approvalDecision, mailer },
       metrics,
       offers: { validityMs: config.offerValidityMs, renewalDelayMs: config.offerRenewalDelayMs },
       loans: {
@@ -63,6 +67,7 @@ await runMain('worker', async (logger) => {
   return async () => {
     metricsServer?.close();
     await worker.stop();
+    mailer.close();
     await database.close();
   };
 });

@@ -26,6 +26,7 @@ export interface WorkerDeps {
   loans: ActivityDeps['loans'];
   files: ActivityDeps['files'];
   deniedDocumentRetentionMs: number;
+  approvals: ActivityDeps['approvals'];
   logger: Logger;
   /**
    * Path of a bundle made by `bundleWorkflowCode` (production: the prebuilt one; tests: one per
@@ -65,6 +66,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       loans: deps.loans,
       files: deps.files,
       deniedDocumentRetentionMs: deps.deniedDocumentRetentionMs,
+      approvals: deps.approvals,
     }),
     ...workflows,
     ...(deps.maxCachedWorkflows !== undefined

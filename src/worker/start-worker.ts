@@ -28,7 +28,14 @@ export async function startWorker(
   settings: WorkerSettings,
   deps: Pick<
     ActivityDeps,
-    'db' | 'logger' | 'webhooks' | 'offers' | 'loans' | 'files' | 'deniedDocumentRetentionMs'
+    | 'db'
+    | 'logger'
+    | 'webhooks'
+    | 'offers'
+    | 'loans'
+    | 'files'
+    | 'deniedDocumentRetentionMs'
+    | 'approvals'
   > & {
     metrics?: WorkerMetrics;
   },
@@ -57,6 +64,7 @@ export async function startWorker(
     loans: deps.loans,
     files: deps.files,
     deniedDocumentRetentionMs: deps.deniedDocumentRetentionMs,
+    approvals: deps.approvals,
     ...(settings.workflowBundlePath ? { workflowBundlePath: settings.workflowBundlePath } : {}),
     ...(settings.maxCachedWorkflows !== undefined
       ? { maxCachedWorkflows: settings.maxCachedWorkflows }

@@ -1,11 +1,13 @@
 import { once } from 'node:events';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { reconcileLedger } from '../../src/db/queries/ledger.js';
+import { decideUpdate, type Decision } from '../../workflows/approval/messages.js';
 import type { loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
 import { activeLoan, type LoanBody } from '../helpers/credit.js';
 import { eventually } from '../helpers/eventually.js';
-import { createOperator, opsRequest, type TestOperator } from '../helpers/operators.js';
+import { createOperator, opsRequest, staff, type TestOperator } from '../helpers/operators.js';
 import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 import { spawnWorkerProcess } from '../helpers/worker-process.js';
@@ -148,6 +150,115 @@ describe('money moved by hand on a production loan (dual control)', () => {
         }),
       ]),
     );
+  });
+
+  it('refuses a decision sent straight to Temporal, not through the API: nothing is booked, the audit shows it (issue 37)', async () => {
+    const asked = await pay(maker.token, 'DC-F');
+    expect(asked.status).toBe(202);
+    const approval = (await asked.json()) as ApprovalBody;
+    // Whoever reaches Temporal's frontend — here with the payload keys too — sends the Update
+    // the API would: a made-up checker, then a real one with a guessed proof.
+    const handle = stack.temporal.workflow.getHandle(`approval/${approval.id}`);
+    const forgeries: Decision[] = [
+      { decision: 'approve', checkerId: `op_${'0'.repeat(32)}` },
+      { decision: 'approve', checkerId: checker.operator.id, proof: `dev.${'A'.repeat(43)}` },
+    ];
+    for (const forged of forgeries) {
+      const refused = await handle.executeUpdate(decideUpdate, { args: [forged] }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
+      expect(((refused as WorkflowUpdateFailedError).cause as { type?: string }).type).toBe(
+        'decision_unproven',
+      );
+    }
+    expect((await payments()).map((payment) => payment.reference)).not.toContain('DC-F');
+    const read = await json<ApprovalBody>(
+      fetch(`${stack.baseUrl}/ops/v1/approvals/${approval.id}`, {
+        headers: { authorization: `Bearer ${checker.token}` },
+      }),
+    );
+    expect(read).toMatchObject({ status: 'pending', checker: null });
+
+    // Each forgery is in the audit trail, under the system's name, with the checker it claimed.
+    const trail = await json<{
+      data: { actor: unknown; status: number; problem_code: string; detail: unknown }[];
+    }>(
+      fetch(`${stack.baseUrl}/ops/v1/audit?operation_id=approvalDecisionRefused&limit=100`, {
+        headers: { authorization: `Bearer ${OPS_TOKEN}` },
+      }),
+    );
+    const refusals = trail.data.filter(
+      (entry) => (entry.detail as { approval_id?: string }).approval_id === approval.id,
+    );
+    expect(refusals).toEqual(
+      expect.arrayContaining(
+        forgeries.map((forged): unknown =>
+          expect.objectContaining({
+            actor: { type: 'system', id: 'temporal' },
+            status: 403,
+            problem_code: 'decision_unproven',
+            detail: expect.objectContaining({
+              decision: 'approve',
+              claimed_checker_id: forged.checkerId,
+            }) as unknown,
+          }),
+        ),
+      ),
+    );
+    expect(refusals).toHaveLength(2);
+
+    // The approval still takes a real decision, through the API.
+    const rejected = await decide(checker.token, approval.id, 'reject', { reason: 'Forgery seen' });
+    expect(await rejected.json()).toMatchObject({
+      status: 'rejected',
+      checker: { id: checker.operator.id },
+    });
+    expect((await payments()).map((payment) => payment.reference)).not.toContain('DC-F');
+  });
+
+  it('shows an approval only to the operators who could decide it and to its maker (issue 37, finding 10)', async () => {
+    const asked = (await (await pay(maker.token, 'DC-R')).json()) as ApprovalBody;
+    const disburser = await createOperator(stack, ['disbursement']);
+    const [admin, otherAdmin] = staff().admins;
+    const read = (token: string, path: string) =>
+      fetch(`${stack.baseUrl}/ops/v1${path}`, { headers: { authorization: `Bearer ${token}` } });
+    const listed = async (token: string) =>
+      (await json<{ data: ApprovalBody[] }>(read(token, '/approvals?limit=100'))).data.map(
+        (approval) => approval.id,
+      );
+    // Another desk, KYC and the administrators neither read it nor find it listed.
+    for (const token of [reviewer.token, disburser.token, admin.token]) {
+      const refused = await read(token, `/approvals/${asked.id}`);
+      expect(refused.status).toBe(404);
+      expect(await refused.json()).toMatchObject({ code: 'approval_not_found' });
+      expect(await listed(token)).not.toContain(asked.id);
+    }
+    // The payments desk, which decides it, and its maker do.
+    for (const token of [checker.token, maker.token]) {
+      expect((await read(token, `/approvals/${asked.id}`)).status).toBe(200);
+      expect(await listed(token)).toContain(asked.id);
+    }
+    // The loan's disbursement approval is the disbursement desk's, not the payments desk's.
+    const disbursement = (await listed(disburser.token))[0];
+    expect(disbursement).toBeDefined();
+    expect((await read(disburser.token, `/approvals/${disbursement}`)).status).toBe(200);
+    expect((await read(checker.token, `/approvals/${disbursement}`)).status).toBe(404);
+    // Staff administration is the administrators' to read, not the desks'.
+    const hire = (await (
+      await opsRequest(stack, admin.token, '/operators', {
+        name: 'New hire',
+        email: `hire-${asked.id}@lender.example`,
+        roles: ['payments'],
+      })
+    ).json()) as ApprovalBody;
+    expect((await read(otherAdmin.token, `/approvals/${hire.id}`)).status).toBe(200);
+    expect((await read(checker.token, `/approvals/${hire.id}`)).status).toBe(404);
+    expect(await listed(checker.token)).not.toContain(hire.id);
+
+    await decide(otherAdmin.token, hire.id, 'reject', { reason: 'Not hiring' });
+    await decide(checker.token, asked.id, 'reject', { reason: 'Read test' });
   });
 
   it('records who confirmed the disbursement, who approved it, and when the money went out', async () => {

@@ -15,6 +15,7 @@ import {
   type TestPartner,
 } from '../helpers/partners.js';
 import { eventually } from '../helpers/eventually.js';
+import { staff } from '../helpers/operators.js';
 import { OPS_TOKEN, startStack, TestClock, type TestStack } from '../helpers/stack.js';
 
 let stack: TestStack;
@@ -239,6 +240,61 @@ describe('Idempotency-Key', () => {
     });
     // The partner key space is another scope: the same key is a first use there.
     expect((await create('ops-once', 'partner scope')).status).toBe(201);
+  });
+
+  it("keeps each operator's keys to that operator: another's request under the same key runs anew and never sees the first answer's secrets (issue 37)", async () => {
+    const [first, second] = staff().admins;
+    const key = `shared-${randomUUID()}`;
+    const createPartnerAs = (token: string, name: string) =>
+      fetch(`${stack.baseUrl}/ops/v1/partners`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${token}`,
+          'Content-Type': 'application/json',
+          'Idempotency-Key': key,
+        },
+        body: JSON.stringify({ name }),
+      });
+    const mine = await createPartnerAs(first.token, 'First admin’s partner');
+    expect(mine.status).toBe(201);
+    const created = (await mine.json()) as TestPartner;
+
+    // The second administrator replays the first one's key: a partner of its own, not a replay.
+    const theirs = await createPartnerAs(second.token, 'Second admin’s partner');
+    expect(theirs.status).toBe(201);
+    expect(theirs.headers.get('idempotent-replayed')).toBeNull();
+    const text = await theirs.text();
+    expect((JSON.parse(text) as TestPartner).partner_id).not.toBe(created.partner_id);
+    for (const credential of Object.values(created.credentials))
+      expect(text).not.toContain(credential.client_secret);
+
+    // The first administrator's own retry is still the replay, secrets included.
+    const retried = await createPartnerAs(first.token, 'First admin’s partner');
+    expect(retried.headers.get('idempotent-replayed')).toBe('true');
+    expect(await retried.json()).toEqual(created);
+
+    // The issue's own case, on POST /ops/v1/operators: B's request under A's key is B's own.
+    const operatorKey = `operator-${randomUUID()}`;
+    const askAs = (token: string, email: string) =>
+      fetch(`${stack.baseUrl}/ops/v1/operators`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${token}`,
+          'Content-Type': 'application/json',
+          'Idempotency-Key': operatorKey,
+        },
+        body: JSON.stringify({ name: 'New hire', email, roles: ['kyc_reviewer'] }),
+      });
+    const asked = await askAs(first.token, `a-${randomUUID()}@lender.example`);
+    expect(asked.status).toBe(202);
+    const askedBody = (await asked.json()) as { id: string };
+    const theirsAsked = await askAs(second.token, `b-${randomUUID()}@lender.example`);
+    expect(theirsAsked.status).toBe(202);
+    expect(theirsAsked.headers.get('idempotent-replayed')).toBeNull();
+    expect(await theirsAsked.json()).toMatchObject({
+      maker: { id: second.operator.id },
+      id: expect.not.stringMatching(askedBody.id) as unknown,
+    });
   });
 });
 

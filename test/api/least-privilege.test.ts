@@ -10,7 +10,7 @@ import { projectRoot } from '../../src/project-root.js';
 import { spawnApiProcess } from '../helpers/api-process.js';
 import { files, registerCustomer, upload } from '../helpers/customers.js';
 import { client, createPartner, tokenFor } from '../helpers/partners.js';
-import { startStack, type TestStack } from '../helpers/stack.js';
+import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 
 /**
  * Least privilege in PostgreSQL (issue 27): the API and the worker connect as a role that reads
@@ -78,6 +78,96 @@ describe("the application's database role", () => {
       code: '42501',
       message: 'permission denied for table ledger_entries',
     });
+  });
+
+  it('cannot rewrite the audit trail, nor remove an approval, nor change one once decided (issue 37)', async () => {
+    // A real ops command leaves its audit row and outcome, written as this role.
+    const created = await fetch(`${stack.baseUrl}/ops/v1/partners`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OPS_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Audited partner' }),
+    });
+    expect(created.status).toBe(201);
+    const requestId = created.headers.get('x-request-id')!;
+    const [row] = await app<[{ id: string }]>`
+      select id from ops_audit where request_id = ${requestId}`;
+    const audit = row.id;
+    const [outcome] = await app<[{ status: number }]>`
+      select status from ops_audit_outcomes where audit_id = ${audit}`;
+    expect(outcome.status).toBe(201);
+    for (const statement of [
+      `update ops_audit set actor_id = 'op_someone_else' where id = '${audit}'`,
+      `delete from ops_audit where id = '${audit}'`,
+      `update ops_audit_outcomes set status = 403 where audit_id = '${audit}'`,
+      `delete from ops_audit_outcomes where audit_id = '${audit}'`,
+    ])
+      expect(await refusal(app, statement), statement).toMatchObject({ code: '42501' });
+    // Not even the owner changes it: a trigger refuses every role.
+    expect(
+      await refusal(
+        owner,
+        `update ops_audit set actor_id = 'op_someone_else' where id = '${audit}'`,
+      ),
+    ).toEqual({ code: '23001', message: 'ops_audit is append-only: UPDATE refused' });
+    // An outcome is written once.
+    expect(
+      await refusal(
+        app,
+        `insert into ops_audit_outcomes (audit_id, status, finished_at) values ('${audit}', 200, now())`,
+      ),
+    ).toMatchObject({ code: '23505' });
+
+    // Approvals: the steps the workflow takes pass; nothing else does.
+    const approval = (status: string) => {
+      const id = `apr_${randomBytes(16).toString('hex')}`;
+      return {
+        id,
+        insert: `insert into approvals (id, kind, loan_id, partner_id, environment, request, maker_id, status, expires_at)
+          values ('${id}', 'payment', 'ln_${'0'.repeat(32)}', 'ptn_x', 'production',
+                  '{"amount": 50000, "reference": "R1"}', 'op_maker', '${status}', now() + interval '1 day')`,
+      };
+    };
+    const decided = approval('pending');
+    await app.unsafe(decided.insert);
+    await app.unsafe(
+      `update approvals set status = 'executing', checker_id = 'op_checker', decided_at = now() where id = '${decided.id}'`,
+    );
+    await app.unsafe(`update approvals set status = 'approved' where id = '${decided.id}'`);
+    for (const change of [
+      `status = 'pending'`,
+      `checker_id = 'op_puppet'`,
+      `outcome = '{"reason": "rewritten"}'`,
+      `request = '{"amount": 5000000, "reference": "R1"}'`,
+    ])
+      expect(
+        await refusal(app, `update approvals set ${change} where id = '${decided.id}'`),
+        change,
+      ).toMatchObject({
+        code: '23001',
+        message: expect.stringContaining('is decided (approved)') as unknown,
+      });
+    expect(await refusal(app, `delete from approvals where id = '${decided.id}'`)).toMatchObject({
+      code: '42501',
+    });
+    const pending = approval('pending');
+    await app.unsafe(pending.insert);
+    // What a pending one asks for never changes, and it is never approved without executing.
+    expect(
+      await refusal(
+        app,
+        `update approvals set request = '{"amount": 5000000, "reference": "R1"}' where id = '${pending.id}'`,
+      ),
+    ).toMatchObject({
+      code: '23001',
+      message: expect.stringContaining('never changes') as unknown,
+    });
+    expect(
+      await refusal(app, `update approvals set status = 'approved' where id = '${pending.id}'`),
+    ).toMatchObject({ code: '23001', message: expect.stringContaining('not a step') as unknown });
+    await app.unsafe(`update approvals set status = 'rejected' where id = '${pending.id}'`);
+    expect(
+      await refusal(app, `update approvals set status = 'executing' where id = '${pending.id}'`),
+    ).toMatchObject({ code: '23001' });
   });
 
   it('does its work: the API and the worker on it register a customer and store a document, through the rate limit, idempotency and the outbox', async () => {

@@ -28,6 +28,7 @@ import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { loadConfig, pixPayee } from '../../src/config.js';
 import { createDatabase } from '../../src/db/client.js';
+import { createMailer } from '../../src/mail/mailer.js';
 import { createFileStore } from '../../src/storage/create-file-store.js';
 import { migrateForApplication } from '../../src/devstack/database-roles.js';
 import { startMinio } from '../../src/devstack/minio.js';
@@ -118,6 +119,10 @@ try {
       logger,
       files: createFileStore(config.fileStore),
       deniedDocumentRetentionMs: config.retention.deniedDocumentsMs,
+      approvals: {
+        decisionKeys: config.keys.approvalDecision,
+        mailer: createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, logger }),
+      },
       loans: {
         signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink),
         iof: config.iof,

@@ -12,6 +12,7 @@ import { resolveTemporalCli, resolveTestServer } from '../../src/devstack/tempor
 import { startTemporalDevServer } from '../../src/devstack/temporal-dev-server.js';
 import { workflowsSource } from '../../src/worker/create-worker.js';
 import { freePort } from '../../src/devstack/free-port.js';
+import { seedStaff, type SeededStaff } from './seed-staff.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -27,6 +28,8 @@ declare module 'vitest' {
     /** The run's Mailpit: SMTP_URL of the stacks, and the HTTP API test/helpers/mailbox.ts reads. */
     smtpUrl: string;
     mailpitApiUrl: string;
+    /** The run's seeded administrators and money desk (test/helpers/seed-staff.ts). */
+    staff: SeededStaff;
   }
 }
 
@@ -76,6 +79,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
 
   try {
     const databaseUrl = await migrateForApplication(postgres.url);
+    const staff = await seedStaff(databaseUrl);
     const { code } = await bundleWorkflowCode({
       workflowsPath: workflowsSource,
       logger: quietBundlerLogger,
@@ -91,6 +95,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('objectStoreEnv', minio.env);
     project.provide('smtpUrl', mailpit.smtpUrl);
     project.provide('mailpitApiUrl', mailpit.apiUrl);
+    project.provide('staff', staff);
   } catch (error) {
     await mailpit.stop();
     await minio.stop();

@@ -1,28 +1,75 @@
 import { randomUUID } from 'node:crypto';
+import { inject } from 'vitest';
 import { errorCatalogue, type ErrorCode } from '../../src/errors.js';
+import { waitForMessage } from './mailbox.js';
+import type { SeededStaff, TestOperator } from './seed-staff.js';
 import { OPS_TOKEN, type TestStack } from './stack.js';
+
+export type { TestOperator } from './seed-staff.js';
 
 type Stack = Pick<TestStack, 'baseUrl'>;
 
-export interface TestOperator {
-  operator: { id: string; roles: string[]; status: string; created_by: string };
-  token: string;
+/** The run's seeded staff (the global setup's); a bench names its own in TEST_STAFF. */
+export function staff(): SeededStaff {
+  return process.env.TEST_STAFF
+    ? (JSON.parse(process.env.TEST_STAFF) as SeededStaff)
+    : inject('staff');
 }
 
-/** A new operator with these roles, created by the break-glass administrator (or `by`). */
+/**
+ * A new operator with these roles, made the way staff make one (issue 37): an administrator asks
+ * (`by`, the first seeded administrator by default), another administrator approves, and the new
+ * operator redeems the code mailed to its address for its token. The stack needs a worker: the
+ * approval's workflow runs the creation.
+ */
 export async function createOperator(
   stack: Stack,
   roles: string[],
-  by = OPS_TOKEN,
+  by?: string,
 ): Promise<TestOperator> {
-  const response = await opsRequest(stack, by, '/operators', {
+  const { admins } = staff();
+  const maker = by ?? admins[0].token;
+  const checker = maker === admins[0].token ? admins[1] : admins[0];
+  const email = `op-${randomUUID()}@lender.example`;
+  const asked = await opsRequest(stack, maker, '/operators', {
     name: `Operator ${roles.join('+')}`,
-    email: `op-${randomUUID()}@lender.example`,
+    email,
     roles,
   });
-  if (response.status !== 201)
-    throw new Error(`operator: ${response.status} ${await response.text()}`);
-  return (await response.json()) as TestOperator;
+  if (asked.status !== 202) throw new Error(`operator: ${asked.status} ${await asked.text()}`);
+  const { id } = (await asked.json()) as { id: string };
+  const decided = await opsRequest(stack, checker.token, `/approvals/${id}/approve`);
+  const approval = (await decided.json()) as { status?: string };
+  if (approval.status !== 'approved')
+    throw new Error(`operator approval ${id}: ${decided.status} ${JSON.stringify(approval)}`);
+  return enrollFromMail(stack, email);
+}
+
+/** The one-time code in an enrollment mail (`oen_…`). */
+export function enrollmentCodeIn(message: { text: string; subject: string }): string {
+  const code = /oen_[A-Za-z0-9_-]{43}/.exec(message.text)?.[0];
+  if (!code) throw new Error(`no enrollment code in the e-mail "${message.subject}"`);
+  return code;
+}
+
+/** Redeems the newest enrollment code mailed to `email` (after `after`, when given). */
+export async function enrollFromMail(
+  stack: Stack,
+  email: string,
+  after?: Date,
+): Promise<TestOperator> {
+  const message = await waitForMessage(email, {
+    subjectIncludes: 'acesso de operador',
+    ...(after ? { after } : {}),
+  });
+  const redeemed = await fetch(`${stack.baseUrl}/ops/v1/operator-enrollments`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ code: enrollmentCodeIn(message) }),
+  });
+  if (redeemed.status !== 201)
+    throw new Error(`enrollment of ${email}: ${redeemed.status} ${await redeemed.text()}`);
+  return (await redeemed.json()) as TestOperator;
 }
 
 /** `POST /ops/v1{path}` with an operator's token (a body: JSON). */
@@ -35,11 +82,11 @@ export const opsRequest = (stack: Stack, token: string, path: string, body?: unk
 
 /**
  * The money desk of tests that move money on production loans by hand: the maker's command, then
- * another operator's approval (dual control, contract §15). Answers what the command answered
+ * the seeded money desk's approval (dual control, contract §15). Answers what the command answered
  * before dual control: the loan after it (200), or its refusal.
  */
 export async function moneyDesk(stack: Stack, makerToken = OPS_TOKEN) {
-  const checker = await createOperator(stack, ['payments', 'disbursement']);
+  const checker = staff().desk;
   return async (path: string, body?: unknown): Promise<Response> => {
     const asked = await opsRequest(stack, makerToken, path, body);
     if (asked.status !== 202) return asked;

@@ -16,6 +16,7 @@ import type { DestinationStream } from 'pino';
 import { appendFileSync } from 'node:fs';
 import type { RecordedExchange } from '../../src/http/examples/examples.js';
 import { startWorker } from '../../src/worker/start-worker.js';
+import { createMailer } from '../../src/mail/mailer.js';
 import { freePort } from '../../src/devstack/free-port.js';
 
 export const OPS_TOKEN = 'test-ops-token-0123456789';
@@ -117,6 +118,9 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   };
   const files = createFileStore(config.fileStore);
   const deniedDocumentRetentionMs = config.retention.deniedDocumentsMs;
+  // The worker's mail (an operator's enrollment code): the run's Mailpit, like the API's.
+  const mailer = createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, logger });
+  const approvals = { decisionKeys: config.keys.approvalDecision, mailer };
   const stops: (() => Promise<void>)[] = [];
   if (options.worker ?? true) {
     const workerDatabase = createDatabase(config.databaseUrl, { max: 5 });
@@ -127,7 +131,16 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         maintenanceIntervalMs: config.outboxSweepIntervalMs,
         workflowBundlePath: inject('workflowBundlePath'),
       },
-      { db: workerDatabase.db, logger, webhooks, offers, loans, files, deniedDocumentRetentionMs },
+      {
+        db: workerDatabase.db,
+        logger,
+        webhooks,
+        offers,
+        loans,
+        files,
+        deniedDocumentRetentionMs,
+        approvals,
+      },
     );
     stops.push(async () => {
       await worker.stop();
@@ -168,7 +181,16 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
           maintenanceIntervalMs: config.outboxSweepIntervalMs,
           workflowBundlePath: inject('workflowBundlePath'),
         },
-        { db: database.db, logger, webhooks, offers, loans, files, deniedDocumentRetentionMs },
+        {
+          db: database.db,
+          logger,
+          webhooks,
+          offers,
+          loans,
+          files,
+          deniedDocumentRetentionMs,
+          approvals,
+        },
       ),
     activities: () =>
       createActivities({
@@ -182,6 +204,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         loans,
         files,
         deniedDocumentRetentionMs,
+        approvals,
       }),
     webhooks,
     files,
@@ -197,6 +220,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
           });
       await closeApp();
       for (const stop of stops) await stop();
+      mailer.close();
       await temporal.connection.close();
       await database.close();
     },

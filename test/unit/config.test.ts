@@ -22,6 +22,7 @@ const production = {
   DATA_ENCRYPTION_KEYS: 'k1:data-encryption-0123456789abcdef0123456789',
   SIGNING_LINK_KEYS: 'k1:signing-link-0123456789abcdef0123456789',
   TEMPORAL_PAYLOAD_KEYS: 'k1:temporal-payload-0123456789abcdef0123456789',
+  APPROVAL_DECISION_KEYS: 'k1:approval-decision-0123456789abcdef0123456789',
   SMTP_URL: 'smtps://mailer:secret@smtp.credit.example:465',
   MAIL_FROM: 'Crédito <nao-responda@credit.example>',
   LENDER_PIX_KEY: '11222333000181',
@@ -57,7 +58,7 @@ describe('configuration', () => {
     });
     // Development gets a published key per purpose, never one key for two.
     const ids = Object.values(config.keys).map((r) => r.current.secret.toString());
-    expect(new Set(ids).size).toBe(3);
+    expect(new Set(ids).size).toBe(4);
   });
 
   it('reads durations in the ms format', () => {
@@ -92,6 +93,7 @@ describe('configuration', () => {
       'DATA_ENCRYPTION_KEYS',
       'SIGNING_LINK_KEYS',
       'TEMPORAL_PAYLOAD_KEYS',
+      'APPROVAL_DECISION_KEYS',
       'SMTP_URL',
       'MAIL_FROM',
       'LENDER_PIX_KEY',
@@ -101,7 +103,32 @@ describe('configuration', () => {
       /^PSP_WEBHOOK_SECRET: required outside development \(or PSP_WEBHOOK_AUTH=mtls/m,
     );
     expect(text).toMatch(/^S3_BUCKET: required with FILE_STORE=s3/m);
-    expect(problems).toHaveLength(13);
+    expect(problems).toHaveLength(14);
+  });
+
+  it('proves approval decisions with keys of their own: a development default, refused elsewhere as the other keys are (issue 37)', () => {
+    const development = loadConfig({ ...base, NODE_ENV: 'test' });
+    expect(development.keys.approvalDecision.current.id).toBe('dev');
+    expect(loadConfig(production).keys.approvalDecision.current).toMatchObject({ id: 'k1' });
+    const { APPROVAL_DECISION_KEYS: _, ...unset } = production;
+    expect(problemsOf(unset)).toEqual(['APPROVAL_DECISION_KEYS: required outside development']);
+    expect(problemsOf({ ...production, APPROVAL_DECISION_KEYS: 'k1:too-short' })).toEqual([
+      'APPROVAL_DECISION_KEYS: key k1: must be at least 32 bytes',
+    ]);
+    expect(
+      problemsOf({
+        ...production,
+        APPROVAL_DECISION_KEYS: 'dev:development-approval-decision-key-not-for-production',
+      }),
+    ).toEqual(['APPROVAL_DECISION_KEYS (dev): is a development default published in the source']);
+    expect(
+      problemsOf({
+        ...production,
+        APPROVAL_DECISION_KEYS: production.DATA_ENCRYPTION_KEYS.replace('k1:', 'k2:'),
+      }),
+    ).toEqual([
+      'APPROVAL_DECISION_KEYS (k2): the same secret as DATA_ENCRYPTION_KEYS (k1); each purpose needs its own',
+    ]);
   });
 
   it('fails closed outside development: published, short or shared secrets, http links, private targets', () => {

@@ -10,6 +10,8 @@ import { approvalWorkflow } from '../../workflows/index.js';
 import { recordHistory } from '../helpers/histories.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** What the activity accepts as the API's proof in these tests. */
+const PROOF = 'proof-by-the-api';
 
 describe('approvalWorkflow (time-skipping)', () => {
   let env: TestWorkflowEnvironment;
@@ -29,7 +31,12 @@ describe('approvalWorkflow (time-skipping)', () => {
   ) {
     const taskQueue = `approval-${randomUUID()}`;
     const calls: string[] = [];
-    const activities: Pick<Activities, 'executeApproval' | 'closeApproval'> = {
+    const activities: Pick<Activities, 'executeApproval' | 'closeApproval' | 'verifyDecision'> = {
+      // The worker's check of the API's proof (an HMAC it alone can verify), stood in for here.
+      async verifyDecision({ checkerId, proof }) {
+        calls.push(`verify ${checkerId}`);
+        return Promise.resolve(proof === PROOF);
+      },
       async executeApproval({ checkerId }) {
         calls.push(`execute by ${checkerId}`);
         return Promise.resolve('approved');
@@ -75,11 +82,13 @@ describe('approvalWorkflow (time-skipping)', () => {
   it('runs the command once another operator approves; the maker is refused', async () => {
     await withApproval(async ({ handle, calls }) => {
       const decide = (checkerId: string) =>
-        handle.executeUpdate(decideUpdate, { args: [{ decision: 'approve', checkerId }] });
+        handle.executeUpdate(decideUpdate, {
+          args: [{ decision: 'approve', checkerId, proof: PROOF }],
+        });
       expect(await refusalOf(decide('op_maker'))).toBe('approval_by_maker');
       expect(await decide('op_checker')).toEqual({ status: 'approved' });
       expect(await handle.result()).toBe('approved');
-      expect(calls).toEqual(['execute by op_checker']);
+      expect(calls).toEqual(['verify op_checker', 'execute by op_checker']);
       await recordHistory(handle, 'approval', 'approved-after-maker-refused');
     });
   });
@@ -87,11 +96,43 @@ describe('approvalWorkflow (time-skipping)', () => {
   it('never runs a rejected one', async () => {
     await withApproval(async ({ handle, calls }) => {
       await handle.executeUpdate(decideUpdate, {
-        args: [{ decision: 'reject', checkerId: 'op_checker', reason: 'no such Pix' }],
+        args: [
+          { decision: 'reject', checkerId: 'op_checker', reason: 'no such Pix', proof: PROOF },
+        ],
       });
       expect(await handle.result()).toBe('rejected');
-      expect(calls).toEqual(['close rejected by op_checker']);
+      expect(calls).toEqual(['verify op_checker', 'close rejected by op_checker']);
       await recordHistory(handle, 'approval', 'rejected');
+    });
+  });
+
+  it('refuses a decision the API did not prove, running nothing, and still takes a proven one (issue 37)', async () => {
+    await withApproval(async ({ handle, calls }) => {
+      const forged = (proof?: string) =>
+        handle.executeUpdate(decideUpdate, {
+          args: [
+            {
+              decision: 'approve',
+              checkerId: 'op_00000000000000000000000000000000',
+              ...(proof === undefined ? {} : { proof }),
+            },
+          ],
+        });
+      expect(await refusalOf(forged())).toBe('decision_unproven');
+      expect(await refusalOf(forged('k1.bm90LWEtbWFj'))).toBe('decision_unproven');
+      // Nothing ran, and the approval still waits for a real decision.
+      expect(calls).toEqual([
+        'verify op_00000000000000000000000000000000',
+        'verify op_00000000000000000000000000000000',
+      ]);
+      expect(
+        await handle.executeUpdate(decideUpdate, {
+          args: [{ decision: 'approve', checkerId: 'op_checker', proof: PROOF }],
+        }),
+      ).toEqual({ status: 'approved' });
+      expect(await handle.result()).toBe('approved');
+      expect(calls.slice(2)).toEqual(['verify op_checker', 'execute by op_checker']);
+      await recordHistory(handle, 'approval', 'approved-after-forged-decisions-refused');
     });
   });
 

@@ -11,7 +11,8 @@ import {
 
 /**
  * The first response to a creating POST, kept for 24 hours under (scope, key). `scope` names the
- * tenant — `partner:{partner_id}:{environment}` — or `ops` for the ops API. The body is sealed
+ * tenant — `partner:{partner_id}:{environment}` — or the operator of an ops request —
+ * `ops:{operator id}` (`ops:break_glass` for OPS_TOKEN). The body is sealed
  * (AES-256-GCM): a replayed credential creation must return the same client secret. While the
  * request runs, `claim_id` names the one holding the key and `locked_until` is renewed by its
  * heartbeat: a key whose holder stopped renewing may be claimed again.

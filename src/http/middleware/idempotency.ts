@@ -22,6 +22,18 @@ const replayedHeaders = ['Location', 'Content-Type'];
 /** How long an outcome is retried while the database is away before its key is left to lapse. */
 const OUTCOME_PATIENCE_MS = 10 * 60 * 1000;
 
+/**
+ * Whose keys these are: a partner's environment, or one operator of the ops API. An operator's
+ * keys are their own, so another operator's request under the same key runs as a first use and
+ * never receives the first one's stored response (which may carry a secret: a partner's client
+ * secrets, an operator's own new token).
+ */
+function scopeOf(state: AppState): string {
+  if (state.tenant) return `partner:${state.tenant.partnerId}:${state.tenant.environment}`;
+  if (state.operator) return `ops:${state.operator.actor.id}`;
+  throw new Error('Idempotency-Key on a route with neither partner nor ops authentication');
+}
+
 export interface IdempotencyGuard {
   middleware: Middleware<AppState>;
   /** Waits (at most `ms`) for outcomes still being stored, before the database closes. */
@@ -30,7 +42,7 @@ export interface IdempotencyGuard {
 
 /**
  * `Idempotency-Key` on creating POSTs: the first response is kept for 24 hours under
- * (partner, environment, key) and replayed as is, with `Idempotent-Replayed: true`; the body of a
+ * (partner, environment, key) — (operator, key) on the ops API — and replayed as is, with `Idempotent-Replayed: true`; the body of a
  * repeat is not compared (the spec says so). Runs after authentication, before body parsing and
  * validation, so a first 4xx is replayed too.
  *
@@ -83,8 +95,7 @@ export function idempotency(deps: {
         },
       ]);
     }
-    const tenant = ctx.state.tenant;
-    const scope = tenant ? `partner:${tenant.partnerId}:${tenant.environment}` : 'ops';
+    const scope = scopeOf(ctx.state);
     const claim = await claimIdempotencyKey(deps.db, {
       scope,
       key,

@@ -1,13 +1,15 @@
 import type { Middleware } from 'koa';
 import type { DbOrTx } from '../../db/client.js';
 import { finishAudit, startAudit } from '../../db/queries/operators.js';
+import { isBreakGlass } from '../../domain/operators.js';
 import type { AppState } from '../context.js';
 import { writeProblem } from './problem-handler.js';
 
 /**
  * Audits an ops command (contract §15, `GET /ops/v1/audit`): its row is written before it runs,
- * with the operator, and completed with its status and problem code after, refusals included (a
- * role refused is audited too). A command whose row cannot be written does not run.
+ * with the operator, and its outcome — status and problem code — after, refusals included (a
+ * role refused is audited too). A command whose row cannot be written does not run. Reads are
+ * not audited, except every one the break-glass token makes (issue 37: each of its uses is).
  */
 export function opsAudit(deps: {
   db: DbOrTx;
@@ -17,6 +19,10 @@ export function opsAudit(deps: {
   return (operationId) => async (ctx, next) => {
     const operator = ctx.state.operator;
     if (!operator) throw new Error('ops audit mounted without ops authentication');
+    if ((ctx.method === 'GET' || ctx.method === 'HEAD') && !isBreakGlass(operator)) {
+      await next();
+      return;
+    }
     const id = await startAudit(deps.db, {
       actor: operator.actor,
       operationId,

@@ -11,9 +11,15 @@ const digest = (value: string) => createHash('sha256').update(value).digest();
 /**
  * The ops API is for the service's own staff (contract §15): an operator's own token
  * (`opk_…`, `/ops/v1/operators`), or `OPS_TOKEN`, the break-glass administrator. Either way the
- * request carries its operator (`ctx.state.operator`): its actor and roles.
+ * request carries its operator (`ctx.state.operator`): its actor and roles. Every use of the
+ * break-glass token is counted (`ops_break_glass_uses_total`), logged and audited (issue 37).
  */
-export function opsAuth(deps: { opsToken: string; db: DbOrTx }): Middleware<AppState> {
+export function opsAuth(deps: {
+  opsToken: string;
+  db: DbOrTx;
+  /** Every request the break-glass token authenticates (a counter an alert watches). */
+  onBreakGlass?: () => void;
+}): Middleware<AppState> {
   const expected = digest(deps.opsToken);
   return async (ctx, next) => {
     const token = /^Bearer (.+)$/.exec(ctx.get('Authorization'))?.[1];
@@ -26,6 +32,10 @@ export function opsAuth(deps: { opsToken: string; db: DbOrTx }): Middleware<AppS
           ? await operatorByToken(deps.db, token)
           : undefined;
     if (!operator) throw problems.unauthorized('Send your operator token as a bearer token.');
+    if (operator === breakGlass) {
+      deps.onBreakGlass?.();
+      ctx.state.log.warn({ method: ctx.method, path: ctx.path }, 'break-glass token used');
+    }
     ctx.state.operator = operator;
     await next();
   };

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { decideApproval, type ApprovalDeps } from '../../../commands/approvals.js';
+import { approvalReader, decideApproval, type ApprovalDeps } from '../../../commands/approvals.js';
 import type { LoanDeps } from '../../../commands/loan-deps.js';
-import { findApproval, listApprovals } from '../../../db/queries/approvals.js';
+import { findReadableApproval, listApprovals } from '../../../db/queries/approvals.js';
 import { findLoanForOps } from '../../../db/queries/loans.js';
 import { pageOf } from '../../../db/pagination.js';
 import { problems } from '../../../errors.js';
@@ -18,9 +18,11 @@ const decidedApproval = approvalSchema
   .meta({ id: 'DecidedApproval' });
 
 /**
- * Dual control (contract §15): the approvals that money moved by hand waits on, and the second
- * operator's decision. Anyone of staff may read them; deciding needs the role of the money's desk
- * (`disbursement` or `payments`) and another operator than the maker.
+ * Dual control (contract §15, issue 37): the approvals that money moved by hand and staff
+ * administration wait on, and the second operator's decision. An operator reads the approvals it
+ * could decide and those it asked for (`approvalReader`). Deciding needs the kind's role (the
+ * money's desk, `disbursement` or `payments`; `admin` for staff), a named operator other than the
+ * maker and than the operator a staff change is about.
  */
 export function approvalRoutes(api: ApiRouter, deps: ApprovalDeps & LoanDeps): void {
   const presentLoan = presenter(deps);
@@ -30,6 +32,8 @@ export function approvalRoutes(api: ApiRouter, deps: ApprovalDeps & LoanDeps): v
       path: '/approvals',
       operationId: 'listApprovals',
       summary: 'List approvals',
+      description:
+        'The approvals you could decide (your desk’s money; staff administration for an administrator) and those you asked for, newest first.',
       tag,
       security: 'ops',
       query: z.strictObject({
@@ -48,7 +52,7 @@ export function approvalRoutes(api: ApiRouter, deps: ApprovalDeps & LoanDeps): v
       errors: [400],
     },
     async (ctx, { query }) => {
-      const rows = await listApprovals(deps.db, {
+      const rows = await listApprovals(deps.db, approvalReader(ctx.state.operator!), {
         limit: query.limit,
         startingAfter: query.starting_after,
         status: query.status,
@@ -65,6 +69,8 @@ export function approvalRoutes(api: ApiRouter, deps: ApprovalDeps & LoanDeps): v
       path: '/approvals/{approval_id}',
       operationId: 'getApproval',
       summary: 'Retrieve an approval',
+      description:
+        'One you could decide or asked for; any other is 404 `approval_not_found`, as if it did not exist.',
       tag,
       security: 'ops',
       params: approvalParams,
@@ -72,7 +78,11 @@ export function approvalRoutes(api: ApiRouter, deps: ApprovalDeps & LoanDeps): v
       errors: [404],
     },
     async (ctx, { params }) => {
-      const approval = await findApproval(deps.db, params.approval_id);
+      const approval = await findReadableApproval(
+        deps.db,
+        approvalReader(ctx.state.operator!),
+        params.approval_id,
+      );
       if (!approval)
         throw problems.notFound('approval_not_found', `No approval ${params.approval_id}.`);
       ctx.body = presentApproval(approval, deps.clock());
@@ -90,7 +100,7 @@ export function approvalRoutes(api: ApiRouter, deps: ApprovalDeps & LoanDeps): v
           (decision === 'approve'
             ? 'Runs the held command now and answers the approval as it ended: `approved`, or `failed` with the loan’s refusal in `outcome` (the loan moved on meanwhile). '
             : 'Closes the approval; the command never runs. ') +
-          'By an operator with the role of the money’s desk (`disbursement` for a disbursement, `payments` otherwise) other than the maker (403 `approval_by_maker`); 409 `invalid_state` once decided or expired.',
+          'By a named operator (not the break-glass token: 403 `break_glass_limited`) with the deciding role — the money’s desk (`disbursement` for a disbursement, `payments` otherwise), `admin` for staff administration — other than the maker (403 `approval_by_maker`) and than the operator a staff change is about (403 `self_administration`); 409 `invalid_state` once decided or expired.',
         tag,
         security: 'ops',
         params: approvalParams,
@@ -104,7 +114,7 @@ export function approvalRoutes(api: ApiRouter, deps: ApprovalDeps & LoanDeps): v
         responses: {
           200: {
             description:
-              'The approval, decided; `loan`: the loan after the command, once approved.',
+              'The approval, decided; `loan`: the loan after a money command, once approved (null otherwise).',
             schema: decidedApproval,
           },
         },
@@ -124,7 +134,7 @@ export function approvalRoutes(api: ApiRouter, deps: ApprovalDeps & LoanDeps): v
           status: approval.status,
         };
         const loan =
-          approval.status === 'approved'
+          approval.status === 'approved' && approval.loanId
             ? await findLoanForOps(deps.db, approval.loanId)
             : undefined;
         ctx.body = {

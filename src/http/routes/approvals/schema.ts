@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Approval } from '../../../db/queries/approvals.js';
+import { moneyApprovalKinds, staffApprovalKinds } from '../../../db/schema/index.js';
 import { pathId } from '../../ids.js';
 
 const actor = z
@@ -9,11 +10,19 @@ const actor = z
 export const approvalSchema = z
   .object({
     id: z.string(),
-    kind: z.enum(['disbursement', 'payment', 'payoff', 'refund']),
-    loan_id: z.string(),
-    request: z
-      .record(z.string(), z.unknown())
-      .meta({ description: 'The command as it will run (`paid_at` fixed when it was asked for).' }),
+    kind: z.enum([...moneyApprovalKinds, ...staffApprovalKinds]).meta({
+      description:
+        'Money moved by hand on a production loan (`disbursement`, `payment`, `payoff`, `refund`: decided by that desk, `disbursement` or `payments`), or staff administration (`operator_creation`, `role_change`, `operator_reactivation`, `token_rotation`: decided by an administrator other than the operator concerned).',
+    }),
+    loan_id: z.string().nullable().meta({ description: 'The loan of a money approval.' }),
+    operator_id: z.string().nullable().meta({
+      description:
+        'The operator staff administration is about (the id a new one will have); null on money.',
+    }),
+    request: z.record(z.string(), z.unknown()).meta({
+      description:
+        'The command as it will run (`paid_at` fixed when it was asked for; a new operator’s `name`, `email` and `roles`; the `roles` a change sets).',
+    }),
     status: z.enum(['pending', 'executing', 'approved', 'failed', 'rejected', 'expired']).meta({
       description:
         '`pending` until another operator decides or `expires_at` passes; `approved`: the command ran; `failed`: approved, but the loan refused it then (`outcome` says why); `rejected`, `expired`: it never runs.',
@@ -37,6 +46,7 @@ export function presentApproval(approval: Approval, now: Date) {
     id: approval.id,
     kind: approval.kind,
     loan_id: approval.loanId,
+    operator_id: approval.operatorId,
     request: approval.request,
     status: lapsed ? ('expired' as const) : approval.status,
     maker: operatorActor(approval.makerId),

@@ -75,7 +75,8 @@ export function docsRoutes(deps: {
   partnerDocument: () => unknown;
   opsDocument: () => unknown;
   pspDocument: () => unknown;
-  opsGuard: Middleware<AppState>;
+  /** The ops guard, and the audit of a break-glass token's read. */
+  opsGuard: Middleware<AppState>[];
 }): Router<AppState> {
   const router = new Router<AppState>();
   const html =
@@ -88,10 +89,10 @@ export function docsRoutes(deps: {
   router.get('/v3/openapi.json', (ctx) => {
     ctx.body = deps.partnerDocument();
   });
-  router.get('/ops/v1/openapi.json', deps.opsGuard, (ctx) => {
+  router.get('/ops/v1/openapi.json', ...deps.opsGuard, (ctx) => {
     ctx.body = deps.opsDocument();
   });
-  router.get('/psp/v1/openapi.json', deps.opsGuard, (ctx) => {
+  router.get('/psp/v1/openapi.json', ...deps.opsGuard, (ctx) => {
     ctx.body = deps.pspDocument();
   });
   router.get('/docs', html(referenceHtml));

@@ -58,7 +58,7 @@ export function loanCommandRoutes(
     request: Record<string, unknown>,
   ): Promise<boolean> => {
     if (audience !== 'ops' || loan.environment !== 'production') return false;
-    const approval = await requestApproval(deps, ctx.state.operator!, kind, loan, request);
+    const approval = await requestApproval(deps, ctx.state.operator!, kind, { loan }, request);
     ctx.state.auditDetail = { approval_id: approval.id, loan_id: loan.id, kind };
     ctx.status = 202;
     ctx.set('Location', `/ops/v1/approvals/${approval.id}`);

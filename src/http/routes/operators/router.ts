@@ -1,20 +1,24 @@
 import { z } from 'zod';
-import type { Db } from '../../../db/client.js';
 import { pageOf } from '../../../db/pagination.js';
+import type { ApprovalRequestDeps } from '../../../commands/approvals.js';
+import { redeemEnrollmentCode } from '../../../commands/operator-enrollment.js';
+import type { StaffCommandDeps } from '../../../commands/staff-changes.js';
+import { requestStaffChange, startAdministrator } from '../../../commands/staff.js';
+import type { Approval } from '../../../db/queries/approvals.js';
 import {
-  createOperator,
   deactivateOperator,
   findOperator,
   listAudit,
   listOperators,
   rotateOperatorToken,
-  setOperatorRoles,
   type AuditEntry,
   type OperatorRecord,
 } from '../../../db/queries/operators.js';
-import { operatorRoles } from '../../../domain/operators.js';
+import { hasRole, isBreakGlass, operatorRoles } from '../../../domain/operators.js';
 import { problems, ProblemError } from '../../../errors.js';
 import type { ApiRouter } from '../../api-router.js';
+import type { AppContext } from '../../context.js';
+import { approvalSchema, presentApproval } from '../approvals/schema.js';
 import { idField, pathId } from '../../ids.js';
 import { listEnvelope, pageLimit, presentPage } from '../../list.js';
 
@@ -52,7 +56,7 @@ const operatorWithToken = z
     operator: operatorSchema,
     token: z.string().meta({
       description:
-        'The operator’s bearer token for the ops API (`opk_…`). Shown only here and in idempotent replays; stored hashed.',
+        'The operator’s bearer token for the ops API (`opk_…`). Shown only here (and, for your own rotation, in a replay of its Idempotency-Key to you); stored hashed.',
     }),
   })
   .meta({ id: 'OperatorWithToken' });
@@ -106,20 +110,41 @@ const presentAudit = (entry: AuditEntry) => ({
 const notFound = (id: string) =>
   problems.notFound('operator_not_found', `No operator ${id}, or it is deactivated.`);
 
+const heldForApproval = {
+  description:
+    'Held for another administrator’s approval (`POST /ops/v1/approvals/{id}/approve`): nothing changed yet. A token it makes reaches the operator alone, as a one-time code mailed to the operator’s address (`POST /ops/v1/operator-enrollments`).',
+  schema: approvalSchema,
+  headers: { Location: 'Path of the approval.' },
+};
+
 /**
- * Named staff (contract §15): administrators create operators with roles and their own tokens,
- * change their roles, rotate their tokens and deactivate them; `GET /ops/v1/audit` lists every ops
- * command with its actor, time and outcome.
+ * Named staff (contract §15) under dual control (issue 37): an administrator asks for an operator,
+ * a change of roles, a reactivation or another's new token, and another administrator approves
+ * (202, the approval); nobody asks or decides it about themselves. An operator rotates their own
+ * token at once. The break-glass token only starts the first two administrators. Deactivation is
+ * one administrator's, at once: taking access away is never held up. `GET /ops/v1/audit` lists
+ * every ops command with its actor, time and outcome.
  */
-export function operatorRoutes(api: ApiRouter, deps: { db: Db }): void {
+export function operatorRoutes(api: ApiRouter, deps: ApprovalRequestDeps & StaffCommandDeps): void {
+  const held = (ctx: AppContext, approval: Approval) => {
+    ctx.state.auditDetail = {
+      approval_id: approval.id,
+      kind: approval.kind,
+      operator_id: approval.operatorId,
+    };
+    ctx.status = 202;
+    ctx.set('Location', `/ops/v1/approvals/${approval.id}`);
+    ctx.body = presentApproval(approval, deps.clock());
+  };
+
   api.add(
     {
       method: 'post',
       path: '/operators',
       operationId: 'createOperator',
-      summary: 'Create an operator',
+      summary: 'Ask for an operator (or start a first administrator)',
       description:
-        'A named member of staff with roles and a bearer token of their own (shown once). 409 `operator_already_exists` for an e-mail already used.',
+        'An administrator asks; another approves (202, the approval), and the new operator receives a one-time code at this e-mail to redeem for a token (`POST /ops/v1/operator-enrollments`): neither administrator ever sees it. The break-glass token (`OPS_TOKEN`) instead starts an administrator at once (201), roles `["admin"]` only, while fewer than two administrators can act (403 `break_glass_limited` otherwise). 409 `operator_already_exists` for an e-mail already used.',
       tag,
       security: 'ops',
       roles: ['admin'],
@@ -131,22 +156,41 @@ export function operatorRoutes(api: ApiRouter, deps: { db: Db }): void {
           roles,
         })
         .meta({ id: 'CreateOperatorRequest' }),
-      responses: { 201: { description: 'The operator and its token.', schema: operatorWithToken } },
-      errors: [409],
+      responses: {
+        201: {
+          description: 'Started by the break-glass token: an administrator, its code mailed to it.',
+          schema: operatorSchema,
+          headers: { Location: 'Path of the operator.' },
+        },
+        202: heldForApproval,
+      },
+      errors: [403, 409],
     },
     async (ctx, { body }) => {
-      const created = await createOperator(deps.db, {
-        name: body.name,
-        email: body.email.toLowerCase(),
-        roles: body.roles,
-        createdBy: ctx.state.operator!.actor,
-      });
-      if (!created)
-        throw new ProblemError('operator_already_exists', `An operator uses ${body.email}.`);
-      ctx.state.auditDetail = { operator_id: created.operator.id, roles: body.roles };
+      const operator = ctx.state.operator!;
+      const email = body.email.toLowerCase();
+      if (!isBreakGlass(operator)) {
+        held(
+          ctx,
+          await requestStaffChange(deps, operator, {
+            kind: 'operator_creation',
+            name: body.name,
+            email,
+            roles: body.roles,
+          }),
+        );
+        return;
+      }
+      if (body.roles.length !== 1 || body.roles[0] !== 'admin')
+        throw new ProblemError(
+          'break_glass_limited',
+          'The break-glass token starts administrators only (roles ["admin"]); they ask for everyone else.',
+        );
+      const started = await startAdministrator(deps, { name: body.name, email });
+      ctx.state.auditDetail = { operator_id: started.id, roles: started.roles };
       ctx.status = 201;
-      ctx.set('Location', `/ops/v1/operators/${created.operator.id}`);
-      ctx.body = { operator: present(created.operator), token: created.token };
+      ctx.set('Location', `/ops/v1/operators/${started.id}`);
+      ctx.body = present(started);
     },
   );
 
@@ -197,20 +241,26 @@ export function operatorRoutes(api: ApiRouter, deps: { db: Db }): void {
       method: 'patch',
       path: '/operators/{operator_id}',
       operationId: 'updateOperatorRoles',
-      summary: 'Change an operator’s roles',
+      summary: 'Ask for a change of an operator’s roles',
+      description:
+        'Granting or removing roles: held for another administrator’s approval. Nobody asks for (or approves) a change of their own roles: 403 `self_administration`.',
       tag,
       security: 'ops',
       roles: ['admin'],
       params: operatorParams,
       body: z.strictObject({ roles }).meta({ id: 'UpdateOperatorRequest' }),
-      responses: { 200: { description: 'The operator.', schema: operatorSchema } },
-      errors: [404],
+      responses: { 202: heldForApproval },
+      errors: [403, 404],
     },
     async (ctx, { params, body }) => {
-      const operator = await setOperatorRoles(deps.db, params.operator_id, body.roles);
-      if (!operator) throw notFound(params.operator_id);
-      ctx.state.auditDetail = { operator_id: operator.id, roles: body.roles };
-      ctx.body = present(operator);
+      held(
+        ctx,
+        await requestStaffChange(deps, ctx.state.operator!, {
+          kind: 'role_change',
+          operatorId: params.operator_id,
+          roles: body.roles,
+        }),
+      );
     },
   );
 
@@ -219,24 +269,64 @@ export function operatorRoutes(api: ApiRouter, deps: { db: Db }): void {
       method: 'post',
       path: '/operators/{operator_id}/token',
       operationId: 'rotateOperatorToken',
-      summary: 'Issue a new token, revoking the operator’s others',
+      summary: 'A new token, revoking the operator’s others',
+      description:
+        'Your own: at once (201), the new token in the answer (replayed, under the same Idempotency-Key, to you alone). Another operator’s (administrators only): held for another administrator’s approval; approved, its tokens are revoked and it receives a one-time code at its address.',
       tag,
       security: 'ops',
-      roles: ['admin'],
       idempotent: true,
       params: operatorParams,
       responses: {
-        201: { description: 'The operator and its new token.', schema: operatorWithToken },
+        201: { description: 'Your new token.', schema: operatorWithToken },
+        202: heldForApproval,
       },
-      errors: [404],
+      errors: [403, 404],
     },
     async (ctx, { params }) => {
-      const token = await rotateOperatorToken(deps.db, params.operator_id);
-      const operator = token && (await findOperator(deps.db, params.operator_id));
-      if (!operator) throw notFound(params.operator_id);
-      ctx.state.auditDetail = { operator_id: operator.id };
+      const operator = ctx.state.operator!;
+      if (params.operator_id !== operator.actor.id) {
+        if (!hasRole(operator, ['admin'])) throw problems.roleRequired(['admin']);
+        held(
+          ctx,
+          await requestStaffChange(deps, operator, {
+            kind: 'token_rotation',
+            operatorId: params.operator_id,
+          }),
+        );
+        return;
+      }
+      const token = await rotateOperatorToken(deps.db, operator.actor.id);
+      const record = token && (await findOperator(deps.db, operator.actor.id));
+      if (!record) throw notFound(params.operator_id);
+      ctx.state.auditDetail = { operator_id: record.id };
       ctx.status = 201;
-      ctx.body = { operator: present(operator), token };
+      ctx.body = { operator: present(record), token };
+    },
+  );
+
+  api.add(
+    {
+      method: 'post',
+      path: '/operators/{operator_id}/reactivation',
+      operationId: 'reactivateOperator',
+      summary: 'Ask for a deactivated operator to be active again',
+      description:
+        'Held for another administrator’s approval; approved, the operator (its old tokens still revoked) receives a one-time code at its address. 409 `invalid_state` when it is active.',
+      tag,
+      security: 'ops',
+      roles: ['admin'],
+      params: operatorParams,
+      responses: { 202: heldForApproval },
+      errors: [403, 404, 409],
+    },
+    async (ctx, { params }) => {
+      held(
+        ctx,
+        await requestStaffChange(deps, ctx.state.operator!, {
+          kind: 'operator_reactivation',
+          operatorId: params.operator_id,
+        }),
+      );
     },
   );
 
@@ -245,20 +335,59 @@ export function operatorRoutes(api: ApiRouter, deps: { db: Db }): void {
       method: 'post',
       path: '/operators/{operator_id}/deactivation',
       operationId: 'deactivateOperator',
-      summary: 'Deactivate an operator for good',
-      description: 'Its tokens are refused from now on; its name stays on everything it did.',
+      summary: 'Deactivate an operator',
+      description:
+        'At once, by one administrator (taking access away waits for nobody): its tokens are refused from now on; its name stays on everything it did. Active again only by an approved reactivation. Not by the break-glass token (403 `break_glass_limited`).',
       tag,
       security: 'ops',
       roles: ['admin'],
       params: operatorParams,
       responses: { 200: { description: 'The operator, deactivated.', schema: operatorSchema } },
-      errors: [404],
+      errors: [403, 404],
     },
     async (ctx, { params }) => {
+      // Deactivating administrators would reopen the break-glass token's start of new ones.
+      if (isBreakGlass(ctx.state.operator!))
+        throw new ProblemError(
+          'break_glass_limited',
+          'The break-glass token deactivates nobody: an administrator does.',
+        );
       const operator = await deactivateOperator(deps.db, params.operator_id);
       if (!operator) throw notFound(params.operator_id);
       ctx.state.auditDetail = { operator_id: operator.id };
       ctx.body = present(operator);
+    },
+  );
+
+  api.add(
+    {
+      method: 'post',
+      path: '/operator-enrollments',
+      operationId: 'redeemOperatorEnrollment',
+      summary: 'Exchange a mailed code for your operator token',
+      description:
+        'The one-time code an operator received at its own address (a new operator, a reactivation, a rotation an administrator asked for) for the token itself, shown here once. The code works once, for 24 hours; 401 for one unknown, used or expired. Audited under the operator’s name.',
+      tag,
+      security: 'none',
+      body: z
+        .strictObject({
+          code: z
+            .string()
+            .regex(/^oen_[A-Za-z0-9_-]{43}$/)
+            .meta({ description: 'The code from the e-mail (`oen_…`).' }),
+        })
+        .meta({ id: 'RedeemOperatorEnrollmentRequest' }),
+      responses: { 201: { description: 'You and your token.', schema: operatorWithToken } },
+      errors: [401],
+    },
+    async (ctx, { body }) => {
+      const { operator, token } = await redeemEnrollmentCode(deps, body.code, {
+        method: ctx.method,
+        path: ctx.path,
+        requestId: ctx.state.requestId,
+      });
+      ctx.status = 201;
+      ctx.body = { operator: present(operator), token };
     },
   );
 
