@@ -261,7 +261,7 @@ export function createApp(deps: AppDeps): App {
   loanCommandRoutes(opsApi, loanDeps, 'ops');
   ledgerRoutes(opsApi, { db, clock });
   registerLedgerGauge(metrics, () => ledgerImbalance(db));
-  unmatchedPixRoutes(opsApi, { db });
+  unmatchedPixRoutes(opsApi, loanDeps);
   registerUnmatchedPixGauge(metrics, () => unmatchedPixCount(db));
   smokeCheckRoutes(opsApi, { db, temporal, logger, taskQueue: config.temporal.taskQueue });
 

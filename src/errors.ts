@@ -209,6 +209,11 @@ export const errorCatalogue = {
     meaning: 'The uploaded file is not a PDF, JPEG or PNG (judged by its content, not its name).',
   },
   charge_not_found: { status: 404, title: 'Not Found', meaning: 'No charge with the id.' },
+  pix_not_found: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'No Pix received with this end-to-end id.',
+  },
   smoke_check_not_found: {
     status: 404,
     title: 'Not Found',
@@ -257,6 +262,8 @@ export const fieldErrorCatalogue = {
     'Not the amount the installment asks for (the sandbox’s exact-amount helper).',
   above_refund_due: 'A refund larger than what the loan owes back to the borrower.',
   nothing_overdue: 'A charge for the overdue installments of a loan with none overdue.',
+  not_a_production_loan:
+    'A Pix the PSP received matched to a loan that is not production’s, or that never took money.',
   codec_failed:
     'A workflow payload the codec could not decode or encode (ops: an unknown key id, a failed tag).',
 } as const;

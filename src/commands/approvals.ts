@@ -3,6 +3,7 @@ import {
   findApproval,
   insertApproval,
   isMoneyApproval,
+  isPixApproval,
   isStaffApproval,
 } from '../db/queries/approvals.js';
 import { findLoanForOps, type LoanView } from '../db/queries/loans.js';
@@ -36,6 +37,7 @@ import {
 } from './loan-commands.js';
 import { recordRefund, type RefundCommand } from './refunds.js';
 import { runStaffCommand, type StaffCommandDeps } from './staff-changes.js';
+import { runPixCommand } from './unmatched-pix.js';
 
 /** Who may approve each kind: the desk that moves that money, or the administrators for staff. */
 export const approvalRoles: Record<ApprovalKind, OperatorRole> = {
@@ -43,6 +45,8 @@ export const approvalRoles: Record<ApprovalKind, OperatorRole> = {
   payment: 'payments',
   payoff: 'payments',
   refund: 'payments',
+  pix_match: 'payments',
+  pix_return: 'payments',
   operator_creation: 'admin',
   role_change: 'admin',
   operator_reactivation: 'admin',
@@ -80,16 +84,31 @@ const approvalStart = (approval: Approval, taskQueue: string): WorkflowStart => 
       expiresAt: approval.expiresAt.getTime(),
     } satisfies ApprovalInput,
   ],
-  ...(isMoneyApproval(approval)
+  ...(isPixApproval(approval)
     ? {
-        searchAttributes: {
-          PartnerId: approval.partnerId,
-          Environment: approval.environment,
-          LoanId: approval.loanId,
-        },
-        summary: `Approval ${approval.id}: ${approval.kind} on loan ${approval.loanId}`,
+        ...(approval.loanId
+          ? {
+              searchAttributes: {
+                PartnerId: approval.partnerId!,
+                Environment: approval.environment!,
+                LoanId: approval.loanId,
+              },
+            }
+          : {}),
+        summary: `Approval ${approval.id}: ${approval.kind} of Pix ${approval.endToEndId}${approval.loanId ? ` to loan ${approval.loanId}` : ''}`,
       }
-    : { summary: `Approval ${approval.id}: ${approval.kind} of operator ${approval.operatorId}` }),
+    : isMoneyApproval(approval)
+      ? {
+          searchAttributes: {
+            PartnerId: approval.partnerId,
+            Environment: approval.environment,
+            LoanId: approval.loanId,
+          },
+          summary: `Approval ${approval.id}: ${approval.kind} on loan ${approval.loanId}`,
+        }
+      : {
+          summary: `Approval ${approval.id}: ${approval.kind} of operator ${approval.operatorId}`,
+        }),
 });
 
 /** What a pending approval needs to be asked for: its row and its workflow's start. */
@@ -98,8 +117,12 @@ export type ApprovalRequestDeps = Pick<
   'db' | 'temporal' | 'taskQueue' | 'clock' | 'logger' | 'approvalTtlMs'
 >;
 
-/** What an approval is about: a production loan's money, or an operator (staff). */
-export type ApprovalSubject = { loan: LoanView } | { operatorId: string };
+/**
+ * What an approval is about: a production loan's money, a Pix no charge claimed (and the loan it
+ * is matched to), or an operator (staff).
+ */
+export type ApprovalSubject =
+  { loan: LoanView } | { pix: string; loan?: LoanView } | { operatorId: string };
 
 /**
  * Dual control (contract §15, issue 37): a maker's command that moves money on a production loan,
@@ -119,13 +142,18 @@ export async function requestApproval(
     const approval = await insertApproval(tx, {
       id: newId('apr'),
       kind,
-      ...('loan' in subject
-        ? {
-            loanId: subject.loan.id,
-            partnerId: subject.loan.partnerId,
-            environment: subject.loan.environment,
-          }
-        : { operatorId: subject.operatorId }),
+      ...('operatorId' in subject
+        ? { operatorId: subject.operatorId }
+        : {
+            ...('pix' in subject ? { endToEndId: subject.pix } : {}),
+            ...(subject.loan
+              ? {
+                  loanId: subject.loan.id,
+                  partnerId: subject.loan.partnerId,
+                  environment: subject.loan.environment,
+                }
+              : { environment: 'production' as const }),
+          }),
       request,
       makerId: maker.actor.id,
       status: 'pending',
@@ -233,6 +261,7 @@ export async function runApprovedCommand(
   approval: Approval,
 ): Promise<void> {
   if (isStaffApproval(approval)) return runStaffCommand(deps, approval);
+  if (isPixApproval(approval)) return runPixCommand(deps, approval);
   if (!isMoneyApproval(approval)) throw new Error(`approval ${approval.id}: unknown kind`);
   const loan = await findLoanForOps(deps.db, approval.loanId);
   if (!loan) throw loanNotFound(approval.loanId);

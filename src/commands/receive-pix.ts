@@ -37,7 +37,8 @@ export interface ReceivePixDeps {
   taskQueue: string;
 }
 
-const pixStart = (pix: ReceivedPix, taskQueue: string): WorkflowStart => ({
+/** The `pix/{end_to_end_id}` workflow that books a Pix naming its loan. */
+export const pixStart = (pix: ReceivedPix, taskQueue: string): WorkflowStart => ({
   workflowId: workflowIds.pix(pix.endToEndId),
   workflowType: workflowTypes.pix,
   taskQueue,

@@ -175,5 +175,6 @@ const nouns: Record<NonNullable<ReturnType<typeof notFoundCodeOf>>, string> = {
   smoke_check_not_found: 'smoke check',
   loan_not_found: 'loan',
   charge_not_found: 'charge',
+  pix_not_found: 'Pix',
   route_not_found: 'route',
 };

@@ -266,9 +266,12 @@ describe('the partner OpenAPI document', () => {
       '/ops/v1/operators/{operator_id}/reactivation',
       '/ops/v1/operators/{operator_id}/token',
       '/ops/v1/partners',
+      '/ops/v1/received-pix/{end_to_end_id}',
       '/ops/v1/smoke-checks',
       '/ops/v1/smoke-checks/{id}',
       '/ops/v1/unmatched-pix',
+      '/ops/v1/unmatched-pix/{end_to_end_id}/match',
+      '/ops/v1/unmatched-pix/{end_to_end_id}/return',
     ]);
   });
 

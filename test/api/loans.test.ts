@@ -652,7 +652,9 @@ describe('the release date and the disbursement claim (contract §13)', () => {
     // first period can raise it); test/unit/release-repricing.test.ts checks its figure.
     expect(active.cet_annual).not.toBe(loan.cet_annual);
     // loan.active carries the final figures.
-    const log = (await (await api('/v3/events?order=asc&limit=100')).json()) as {
+    const log = (await (
+      await api(`/v3/events?resource_id=${loan.id}&order=asc&limit=100`)
+    ).json()) as {
       data: { type: string; data: LoanBody }[];
     };
     const activeEvent = log.data.find((e) => e.type === 'loan.active' && e.data.id === loan.id);

@@ -26,11 +26,15 @@ interface AccountRow {
 
 let stack: TestStack;
 let production: Client;
+let sandbox: Client;
 
 beforeAll(async () => {
-  stack = await startStack({ env: { SANDBOX_REVIEW_DELAY: '1h' } });
+  stack = await startStack({
+    env: { SANDBOX_REVIEW_DELAY: '1h', SANDBOX_DISBURSEMENT_DELAY: '60d' },
+  });
   const partner = await createPartner(stack);
   production = client(stack, await tokenFor(stack, partner.credentials.production));
+  sandbox = client(stack, await tokenFor(stack, partner.credentials.sandbox));
 });
 afterAll(async () => {
   await stack?.stop();
@@ -168,6 +172,64 @@ describe('a Pix on a production loan', () => {
     await booked(shared, 'payment', 2_000);
     const same = (await transactionsOf(loan.id)).filter((t) => t.reference === shared);
     expect(same.map((t) => t.amount).sort()).toEqual([1_000, 2_000]);
+    expect(await reconcileLedger(stack.database.db)).toEqual([]);
+  });
+
+  it('unmatched, then matched to its loan by two operators: booked there, drawing on unidentified_receipts', async () => {
+    const id = endToEndId();
+    await json(notify({ endToEndId: id, valor: valor(12_000), horario: new Date() }));
+    // Refused when asked: nothing is held for approval.
+    const sandboxLoan = await activeLoan(stack, sandbox, { opsToken: OPS_TOKEN });
+    const toSandbox = await desk(`/unmatched-pix/${id}/match`, { loan_id: sandboxLoan.id });
+    expect(toSandbox.status).toBe(422);
+    expect(((await toSandbox.json()) as { errors: { code: string }[] }).errors[0]!.code).toBe(
+      'not_a_production_loan',
+    );
+    expect((await desk(`/unmatched-pix/${endToEndId()}/match`, { loan_id: loan.id })).status).toBe(
+      404,
+    );
+    expect((await desk(`/unmatched-pix/${id}/match`, { loan: loan.id })).status).toBe(422);
+
+    const matched = await desk(`/unmatched-pix/${id}/match`, { loan_id: loan.id });
+    expect(matched.status).toBe(200);
+    const recorded = await eventually(async () => {
+      const pix = await opsGet<{ status: string; loan_id: string; transaction_id: string }>(
+        `/received-pix/${id}`,
+      );
+      return pix.status === 'recorded' ? pix : undefined;
+    }, 'the matched Pix booked');
+    expect(recorded.loan_id).toBe(loan.id);
+    const booking = (await transactionsOf(loan.id)).find((t) => t.id === recorded.transaction_id)!;
+    expect(booking).toMatchObject({ type: 'payment', amount: 12_000, reference: id });
+    expect(booking.entries).toContainEqual({
+      account: 'unidentified_receipts',
+      direction: 'debit',
+      amount: 12_000,
+    });
+    const waiting = await opsGet<{ data: { end_to_end_id: string }[] }>('/unmatched-pix?limit=100');
+    expect(waiting.data.map((pix) => pix.end_to_end_id)).not.toContain(id);
+    // Once booked, it is no one's to match or return again.
+    expect((await desk(`/unmatched-pix/${id}/match`, { loan_id: loan.id })).status).toBe(409);
+    expect((await desk(`/unmatched-pix/${id}/return`, { reference: 'D-1' })).status).toBe(409);
+    expect(await reconcileLedger(stack.database.db)).toEqual([]);
+  });
+
+  it('unmatched, then returned to its payer by two operators: owed back and sent', async () => {
+    const id = endToEndId();
+    await json(notify({ endToEndId: id, valor: valor(3_456), horario: new Date() }));
+    const before = await productionAccounts();
+    expect((await desk(`/unmatched-pix/${id}/return`, { reference: '' })).status).toBe(422);
+    expect((await desk(`/unmatched-pix/${id}/return`, { reference: `D-${id}` })).status).toBe(200);
+    expect(await opsGet<{ status: string }>(`/received-pix/${id}`)).toMatchObject({
+      status: 'returned',
+      loan_id: null,
+    });
+    const after = await productionAccounts();
+    const moved = (account: string, side: 'debits' | 'credits') =>
+      (after.get(account)?.[side] ?? 0) - (before.get(account)?.[side] ?? 0);
+    expect(moved('unidentified_receipts', 'debits')).toBeGreaterThanOrEqual(3_456);
+    expect(moved('disbursement_clearing', 'credits')).toBeGreaterThanOrEqual(3_456);
+    expect((await desk(`/unmatched-pix/${id}/return`, { reference: `D-${id}` })).status).toBe(409);
     expect(await reconcileLedger(stack.database.db)).toEqual([]);
   });
 

@@ -1,6 +1,11 @@
 import { and, desc, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client.js';
-import { approvals, moneyApprovalKinds, staffApprovalKinds } from '../schema/index.js';
+import {
+  approvals,
+  moneyApprovalKinds,
+  pixApprovalKinds,
+  staffApprovalKinds,
+} from '../schema/index.js';
 
 export type Approval = typeof approvals.$inferSelect;
 export type ApprovalKind = Approval['kind'];
@@ -15,11 +20,18 @@ export type MoneyApproval = Approval & {
   partnerId: string;
   environment: NonNullable<Approval['environment']>;
 };
+/** A Pix no charge claimed, matched to a loan (named) or returned: the Pix is named. */
+export type PixApproval = Approval & {
+  kind: (typeof pixApprovalKinds)[number];
+  endToEndId: string;
+};
 /** Staff administration: the operator it is about is named. */
 export type StaffApproval = Approval & { kind: StaffApprovalKind; operatorId: string };
 
 export const isMoneyApproval = (approval: Approval): approval is MoneyApproval =>
   (moneyApprovalKinds as readonly string[]).includes(approval.kind);
+export const isPixApproval = (approval: Approval): approval is PixApproval =>
+  (pixApprovalKinds as readonly string[]).includes(approval.kind);
 export const isStaffApproval = (approval: Approval): approval is StaffApproval =>
   (staffApprovalKinds as readonly string[]).includes(approval.kind);
 

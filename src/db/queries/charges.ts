@@ -1,5 +1,7 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import type { Environment } from '../../domain/environments.js';
 import type { ChargeStatus } from '../../domain/loans/charges.js';
+import type { Actor } from '../../domain/operators.js';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
 import { paginate, type ListParams, type Page } from '../pagination.js';
@@ -161,4 +163,49 @@ export async function addRefundDue(tx: DbOrTx, loanId: string, amount: number): 
     .update(loans)
     .set({ refundDueAmount: sql`${loans.refundDueAmount} + ${amount}`, updatedAt: sql`now()` })
     .where(eq(loans.id, loanId));
+}
+
+/** A received Pix, locked for the transaction's length (ops matching or returning it). */
+export async function lockReceivedPix(
+  tx: DbOrTx,
+  endToEndId: string,
+): Promise<ReceivedPix | undefined> {
+  const [row] = await tx
+    .select()
+    .from(receivedPix)
+    .where(eq(receivedPix.endToEndId, endToEndId))
+    .for('update');
+  return row;
+}
+
+/** An unmatched Pix now names its loan: `received`, until its workflow books it there. */
+export async function matchReceivedPix(
+  tx: DbOrTx,
+  endToEndId: string,
+  match: {
+    loanId: string;
+    partnerId: string;
+    environment: Environment;
+    matchedBy: Actor | null;
+    matchApprovedBy: Actor | null;
+  },
+): Promise<ReceivedPix> {
+  const [row] = await tx
+    .update(receivedPix)
+    .set({ status: 'received', ...match })
+    .where(and(eq(receivedPix.endToEndId, endToEndId), eq(receivedPix.status, 'unmatched')))
+    .returning();
+  if (!row) throw new Error(`Pix ${endToEndId} is no longer unmatched`);
+  return row;
+}
+
+/** An unmatched Pix went back to its payer. */
+export async function markPixReturned(tx: DbOrTx, endToEndId: string): Promise<ReceivedPix> {
+  const [row] = await tx
+    .update(receivedPix)
+    .set({ status: 'returned', recordedAt: sql`now()` })
+    .where(and(eq(receivedPix.endToEndId, endToEndId), eq(receivedPix.status, 'unmatched')))
+    .returning();
+  if (!row) throw new Error(`Pix ${endToEndId} is no longer unmatched`);
+  return row;
 }

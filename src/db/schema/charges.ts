@@ -1,13 +1,5 @@
 import { sql } from 'drizzle-orm';
-import {
-  bigint,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  text,
-  uniqueIndex,
-} from 'drizzle-orm/pg-core';
+import { bigint, index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import type { Actor } from '../../domain/operators.js';
 import { chargeScopes, chargeStatuses } from '../../domain/loans/charges.js';
 import { timestampColumn as ts } from './columns.js';

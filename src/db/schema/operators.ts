@@ -78,6 +78,11 @@ export const opsAuditOutcomes = pgTable('ops_audit_outcomes', {
 
 /** What money moved by hand on a production loan asks for (the loan's columns name it). */
 export const moneyApprovalKinds = ['disbursement', 'payment', 'payoff', 'refund'] as const;
+/**
+ * What ops do by hand with a Pix no charge claimed (`end_to_end_id` names it): book it on a loan
+ * (`pix_match`, whose loan is named too) or return it to its payer (`pix_return`).
+ */
+export const pixApprovalKinds = ['pix_match', 'pix_return'] as const;
 /** What staff administration asks for (`operator_id` names the operator it is about). */
 export const staffApprovalKinds = [
   'operator_creation',
@@ -98,13 +103,17 @@ export const approvals = pgTable(
   'approvals',
   {
     id: text('id').primaryKey(),
-    kind: text('kind', { enum: [...moneyApprovalKinds, ...staffApprovalKinds] }).notNull(),
+    kind: text('kind', {
+      enum: [...moneyApprovalKinds, ...pixApprovalKinds, ...staffApprovalKinds],
+    }).notNull(),
     /** A money approval's loan, its partner and environment; null on staff administration. */
     loanId: text('loan_id'),
     partnerId: text('partner_id'),
     environment: text('environment', { enum: ['sandbox', 'production'] }),
     /** Staff administration's operator (a new one's id, fixed when asked); null on money. */
     operatorId: text('operator_id'),
+    /** The Pix a `pix_match` or `pix_return` is about; null otherwise. */
+    endToEndId: text('end_to_end_id'),
     /** The command as it will run: its body, `paid_at` fixed when the maker asked. */
     request: jsonb('request').$type<Record<string, unknown>>().notNull(),
     makerId: text('maker_id').notNull(),

@@ -1834,6 +1834,7 @@ export interface components {
         | 'payment_reference_conflict'
         | 'unsupported_file_type'
         | 'charge_not_found'
+        | 'pix_not_found'
         | 'smoke_check_not_found';
       /**
        * @description The OAuth 2.0 error code, beside `code`.
@@ -1901,6 +1902,7 @@ export interface components {
         | 'payment_reference_conflict'
         | 'unsupported_file_type'
         | 'charge_not_found'
+        | 'pix_not_found'
         | 'smoke_check_not_found';
     };
     /** @description An RFC 9457 problem naming each invalid field. */
@@ -1958,6 +1960,7 @@ export interface components {
         | 'not_the_amount_due'
         | 'above_refund_due'
         | 'nothing_overdue'
+        | 'not_a_production_loan'
         | 'codec_failed';
       /** @description What to fix, for a person: the bounds, the format. */
       message: string;

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import type { Approval } from '../../../db/queries/approvals.js';
-import { moneyApprovalKinds, staffApprovalKinds } from '../../../db/schema/index.js';
+import {
+  moneyApprovalKinds,
+  pixApprovalKinds,
+  staffApprovalKinds,
+} from '../../../db/schema/index.js';
 import { pathId } from '../../ids.js';
 
 const actor = z
@@ -10,11 +14,18 @@ const actor = z
 export const approvalSchema = z
   .object({
     id: z.string(),
-    kind: z.enum([...moneyApprovalKinds, ...staffApprovalKinds]).meta({
+    kind: z.enum([...moneyApprovalKinds, ...pixApprovalKinds, ...staffApprovalKinds]).meta({
       description:
-        'Money moved by hand on a production loan (`disbursement`, `payment`, `payoff`, `refund`: decided by that desk, `disbursement` or `payments`), or staff administration (`operator_creation`, `role_change`, `operator_reactivation`, `token_rotation`: decided by an administrator other than the operator concerned).',
+        'Money moved by hand on a production loan (`disbursement`, `payment`, `payoff`, `refund`: decided by that desk, `disbursement` or `payments`), a Pix no charge claimed booked on a loan or returned to its payer (`pix_match`, `pix_return`: decided by `payments`), or staff administration (`operator_creation`, `role_change`, `operator_reactivation`, `token_rotation`: decided by an administrator other than the operator concerned).',
     }),
-    loan_id: z.string().nullable().meta({ description: 'The loan of a money approval.' }),
+    loan_id: z
+      .string()
+      .nullable()
+      .meta({ description: 'The loan of a money approval, or the one a `pix_match` books on.' }),
+    end_to_end_id: z
+      .string()
+      .nullable()
+      .meta({ description: 'The Pix of a `pix_match` or `pix_return`; null otherwise.' }),
     operator_id: z.string().nullable().meta({
       description:
         'The operator staff administration is about (the id a new one will have); null on money.',
@@ -46,6 +57,7 @@ export function presentApproval(approval: Approval, now: Date) {
     id: approval.id,
     kind: approval.kind,
     loan_id: approval.loanId,
+    end_to_end_id: approval.endToEndId,
     operator_id: approval.operatorId,
     request: approval.request,
     status: lapsed ? ('expired' as const) : approval.status,
