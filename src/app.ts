@@ -40,6 +40,7 @@ import { codecSessions } from './http/routes/temporal-codec/session.js';
 import { PayloadEncryptionCodec } from './temporal/payload-codec.js';
 import { findOperator } from './db/queries/operators.js';
 import { BREAK_GLASS_ID } from './domain/operators.js';
+import { customerKeysIn } from './temporal/customer-keys.js';
 import { healthRoutes } from './http/routes/health/router.js';
 import { partnerRoutes } from './http/routes/partners/router.js';
 import { operatorRoutes } from './http/routes/operators/router.js';
@@ -267,9 +268,11 @@ export function createApp(deps: AppDeps): App {
     docsRoutes({ ...documents, opsGuard: guards.ops[0]! }),
     // The Temporal UI's codec endpoint (Remote Codec protocol): staff see payloads decoded.
     temporalCodecRoutes({
+      // Keys read fresh on each decode: an erasure shows here at once.
       codec: new PayloadEncryptionCodec(
         config.temporal.payloadKeys,
         config.temporal.payloadEncryption,
+        customerKeysIn(db, config.temporal.payloadKeys, { maxAgeMs: 0 }),
       ),
       sessions: codecSessions(config.temporal.payloadKeys, clock),
       uiOrigin: config.temporal.uiOrigin,

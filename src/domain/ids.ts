@@ -21,6 +21,7 @@ export const idPrefixes = {
   operatorToken: 'opt',
   auditEntry: 'aud',
   approval: 'apr',
+  customerDataKey: 'cdk',
 } as const;
 
 export type IdPrefix = (typeof idPrefixes)[keyof typeof idPrefixes];

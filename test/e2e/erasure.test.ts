@@ -143,6 +143,50 @@ async function advanceClock(customerId: string, to: Date): Promise<void> {
   );
 }
 
+/**
+ * Every payload of a workflow's history sealed under a customer's data key, sent to the codec
+ * endpoint (as the Temporal UI sends them): its status, and the text of what it answered.
+ */
+async function decodeCustomerPayloads(workflowId: string) {
+  const found: unknown[] = [];
+  const walk = (value: unknown): void => {
+    if (!value || typeof value !== 'object' || value instanceof Uint8Array) return;
+    const { metadata } = value as { metadata?: Record<string, Uint8Array> };
+    if (metadata?.['customer-key-id']) found.push(value);
+    else for (const child of Object.values(value)) walk(child);
+  };
+  walk(await stack.temporal.workflow.getHandle(workflowId).fetchHistory());
+  const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
+  const response = await fetch(`${stack.baseUrl}/ops/v1/temporal-codec/decode`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${OPS_TOKEN}`,
+      'content-type': 'application/json',
+      'x-workflow-id': workflowId,
+    },
+    body: JSON.stringify({
+      payloads: (found as { metadata: Record<string, Uint8Array>; data: Uint8Array }[]).map(
+        (payload) => ({
+          metadata: Object.fromEntries(
+            Object.entries(payload.metadata).map(([key, bytes]) => [key, base64(bytes)]),
+          ),
+          data: base64(payload.data),
+        }),
+      ),
+    }),
+  });
+  const body = (await response.json()) as {
+    payloads?: { data: string }[];
+    errors?: { message: string }[];
+  };
+  return {
+    count: found.length,
+    status: response.status,
+    text: (body.payloads ?? []).map((p) => Buffer.from(p.data, 'base64').toString()).join('\n'),
+    errors: (body.errors ?? []).map((e) => e.message),
+  };
+}
+
 async function workflowStatus(workflowId: string): Promise<string> {
   return (await stack.temporal.workflow.getHandle(workflowId).describe()).status.name;
 }
@@ -162,6 +206,23 @@ describe('a customer without loans', () => {
     }, 'the documents to be recorded');
     for (const key of keys) expect(await stored(key)).toBe(true);
     expect((await tablesHolding(data.email)).length).toBeGreaterThan(0);
+    // Its onboarding's history in Temporal holds its documents' file names (its name), sealed
+    // under its data key: staff read them through the codec endpoint, as another customer's.
+    const onboarding = `customer-onboarding/${customer.id}`;
+    const before = await decodeCustomerPayloads(onboarding);
+    expect(before).toMatchObject({ status: 200, errors: [] });
+    expect(before.count).toBeGreaterThan(2);
+    expect(before.text).toContain(data.name);
+    const other = person();
+    const otherCustomer = await registerCustomer(api, other);
+    expect(
+      (
+        await upload(api, otherCustomer.id, 'selfie', {
+          bytes: files.png(),
+          name: `${other.name}.png`,
+        })
+      ).status,
+    ).toBe(201);
 
     // Only an administrator erases.
     const reviewer = await createOperator(stack, ['kyc_reviewer']);
@@ -218,6 +279,28 @@ describe('a customer without loans', () => {
     expect(JSON.stringify(events)).not.toContain(data.email);
     expect(await workflowStatus(`customer-onboarding/${customer.id}`)).toBe('TERMINATED');
     expect(await workflowStatus(`customer-erasure/${customer.id}`)).toBe('COMPLETED');
+
+    // Its histories no longer open anywhere: the key they were sealed under is destroyed (a copy
+    // of the history, a backup, an archive, is as unreadable). Another customer's still open.
+    const after = await decodeCustomerPayloads(onboarding);
+    expect(after).toMatchObject({ count: before.count, status: 422, text: '' });
+    expect(after.errors).toHaveLength(before.count);
+    for (const message of after.errors)
+      expect(message).toMatch(
+        new RegExp(
+          `customer data key "cdk_\\w+": .* was destroyed when customer ${customer.id} was erased`,
+        ),
+      );
+    const others = await decodeCustomerPayloads(`customer-onboarding/${otherCustomer.id}`);
+    expect(others).toMatchObject({ status: 200, errors: [] });
+    expect(others.text).toContain(other.name);
+    // The application's own role cannot bring the key back, nor remove its row to get a new one.
+    for (const statement of [
+      stack.database
+        .sql`update customer_data_keys set wrapped_key = 'v1.dev.AAAA', destroyed_at = null where customer_id = ${customer.id}`,
+      stack.database.sql`delete from customer_data_keys where customer_id = ${customer.id}`,
+    ])
+      await expect(statement).rejects.toThrow('a key is destroyed once, and kept destroyed');
 
     // Nothing written to the logs since names the person (and lines were written: the erasure's).
     const since = logLines.slice(erasedFromLine).join('\n');

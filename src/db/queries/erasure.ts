@@ -4,6 +4,7 @@ import {
   redactDisbursementAccount,
   redactPersonalData,
 } from '../../domain/customers/erasure.js';
+import { newId } from '../../domain/ids.js';
 import type { SealedBox } from '../../domain/sealed-box.js';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
@@ -21,6 +22,7 @@ import {
 } from '../schema/index.js';
 import { workflowIds } from '../../temporal/workflow-ids.js';
 import type { Customer } from './customers.js';
+import { destroyCustomerDataKey } from './data-keys.js';
 
 export type Erasure = typeof customerErasures.$inferSelect;
 
@@ -76,7 +78,8 @@ export const customerWorkflowIds = (customerId: string, loanIds: string[]) => [
  * the customer's fields replaced (the identity kept as `identityHash`), its documents' rows
  * deleted (their files' keys returned, for the object store), the verification codes of its
  * biometrics and signatures (addresses, user agents, signers' cpfs) deleted, the payloads of the
- * events about it redacted, the workflow starts that carried its data deleted, and the stored
+ * events about it redacted, its data key destroyed (its workflows' payloads in Temporal no longer
+ * open), the workflow starts that carried its data deleted, and the stored
  * idempotent responses that show it deleted (a replay would show it again). What the law keeps —
  * loans, signers, the ledger, the contract files — is the caller's to leave or erase.
  */
@@ -142,6 +145,10 @@ export async function erasePersonalData(
     );
 
   await redactEventsAbout(tx, customer);
+
+  // Crypto-shredding: what its workflows hold in Temporal (and any copy of their histories) was
+  // sealed under this key, and no longer opens.
+  await destroyCustomerDataKey(tx, { customerId: customer.id, newId: newId('cdk'), at });
 
   await tx
     .delete(workflowOutbox)

@@ -1,7 +1,8 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
-import type { Payload, PayloadCodec } from '@temporalio/common';
+import type { Payload } from '@temporalio/common';
+import type { PayloadEncryptionCodec } from '../../../temporal/payload-codec.js';
 import { ProblemError, problems, type FieldError } from '../../../errors.js';
 import type { AppState } from '../../context.js';
 import { formOrJsonBody } from '../../middleware/form-or-json-body.js';
@@ -52,7 +53,7 @@ const toJson = ({ metadata, data }: Payload) => ({
 });
 
 export interface TemporalCodecDeps {
-  codec: PayloadCodec;
+  codec: PayloadEncryptionCodec;
   sessions: CodecSessions;
   /** The Temporal UI's origin (TEMPORAL_UI_ORIGIN): the only one CORS answers. */
   uiOrigin: string;
@@ -120,7 +121,11 @@ export function temporalCodecRoutes(deps: TemporalCodecDeps): Router<AppState> {
       const errors: FieldError[] = [];
       for (const [index, payload] of parsed.data.payloads.entries()) {
         try {
-          out.push(...(await deps.codec[direction]([fromJson(payload)])));
+          // A plain payload is shown as it is (a patch marker, a history from before the codec):
+          // nothing acts on what this answers.
+          if (direction === 'decode')
+            out.push((await deps.codec.open(fromJson(payload), 'accept')).payload);
+          else out.push(...(await deps.codec.encode([fromJson(payload)])));
         } catch (error) {
           errors.push({
             path: `payloads.${index}`,
