@@ -38,8 +38,8 @@ import { docsRoutes } from './http/routes/docs/router.js';
 import { temporalCodecRoutes } from './http/routes/temporal-codec/router.js';
 import { codecSessions } from './http/routes/temporal-codec/session.js';
 import { PayloadEncryptionCodec } from './temporal/payload-codec.js';
-import { findOperator } from './db/queries/operators.js';
-import { BREAK_GLASS_ID } from './domain/operators.js';
+import { liveTokenIdOf, operatorOfLiveToken } from './db/queries/operator-sessions.js';
+import { BREAK_GLASS_ID, breakGlass } from './domain/operators.js';
 import { customerKeysIn } from './temporal/customer-keys.js';
 import { healthRoutes } from './http/routes/health/router.js';
 import { partnerRoutes } from './http/routes/partners/router.js';
@@ -227,12 +227,9 @@ export function createApp(deps: AppDeps): App {
   loanCommandRoutes(partnerApi, loanDeps, 'sandbox');
   sandboxClockRoutes(partnerApi, customerDeps);
 
-  const opsApi = new ApiRouter(
-    '/ops/v1',
-    guards,
-    idempotencyGuard.middleware,
-    opsAudit({ db, clock, publicBaseUrl: config.publicBaseUrl }),
-  );
+  const auditOpsCommand = opsAudit({ db, clock, publicBaseUrl: config.publicBaseUrl });
+  const codecSessionKeys = codecSessions(config.temporal.payloadKeys, clock);
+  const opsApi = new ApiRouter('/ops/v1', guards, idempotencyGuard.middleware, auditOpsCommand);
   operatorRoutes(opsApi, { db });
   approvalRoutes(opsApi, loanDeps);
   partnerRoutes(opsApi, { db });
@@ -274,11 +271,20 @@ export function createApp(deps: AppDeps): App {
         config.temporal.payloadEncryption,
         customerKeysIn(db, config.temporal.payloadKeys, { maxAgeMs: 0 }),
       ),
-      sessions: codecSessions(config.temporal.payloadKeys, clock),
+      sessions: codecSessionKeys,
       uiOrigin: config.temporal.uiOrigin,
       opsGuard: guards.ops,
-      operatorActive: async (id) =>
-        id === BREAK_GLASS_ID || (await findOperator(db, id))?.deactivatedAt === null,
+      audit: auditOpsCommand,
+      tokenIdOf: async (token, operator) =>
+        operator.actor.id === BREAK_GLASS_ID
+          ? codecSessionKeys.breakGlassTokenId(config.opsToken)
+          : liveTokenIdOf(db, token),
+      operatorOfSession: async (session) =>
+        session.operatorId === BREAK_GLASS_ID
+          ? session.tokenId === codecSessionKeys.breakGlassTokenId(config.opsToken)
+            ? breakGlass
+            : undefined
+          : operatorOfLiveToken(db, session),
       https,
     }),
     hostedRoutes({

@@ -246,7 +246,7 @@ export const fieldErrorCatalogue = {
   above_refund_due: 'A refund larger than what the loan owes back to the borrower.',
   nothing_overdue: 'A charge for the overdue installments of a loan with none overdue.',
   codec_failed:
-    'A workflow payload the codec could not decode or encode (ops: an unknown key id, a failed tag).',
+    'A workflow payload the codec could not decode (ops: an unknown key id, a destroyed customer key, a failed tag).',
 } as const;
 
 export type FieldErrorCode = keyof typeof fieldErrorCatalogue;
