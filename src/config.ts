@@ -7,6 +7,7 @@ import { defaultSimulationThreads } from './domain/credit/simulation-pool.js';
 import type { IofRates } from './domain/credit/simulation.js';
 import type { LateChargeRates } from './domain/loans/repayment.js';
 import { MIN_KEY_BYTES, parseKeyRing, type KeyRing } from './domain/key-ring.js';
+import { predictability } from './domain/secret-strength.js';
 import { projectRoot } from './project-root.js';
 import type { PayloadEncryption } from './temporal/payload-codec.js';
 import { parseTemporalSecurity, type TemporalTls } from './temporal/connection-security.js';
@@ -376,6 +377,13 @@ function failClosedRules(env: NodeJS.ProcessEnv): string[] {
   for (const { name, secret } of secrets) {
     if (PUBLISHED_SECRETS.has(secret))
       problems.push(`${name}: is a development default published in the source`);
+    else {
+      const why = predictability(secret);
+      if (why)
+        problems.push(
+          `${name}: too predictable to protect a deployment (${why}); generate one, e.g. openssl rand -hex 32`,
+        );
+    }
   }
   for (const [index, { name, secret }] of secrets.entries()) {
     const twin = secrets.slice(0, index).find((earlier) => earlier.secret === secret);
@@ -383,6 +391,10 @@ function failClosedRules(env: NodeJS.ProcessEnv): string[] {
       problems.push(`${name}: the same secret as ${twin.name}; each purpose needs its own`);
   }
   const base = env.PUBLIC_BASE_URL;
+  if (!base)
+    problems.push(
+      'PUBLIC_BASE_URL: required outside development (the https address partners and borrowers reach: signing links, e-mails, token issuer); unset, links would name http://localhost',
+    );
   if (base && URL.canParse(base)) {
     const url = new URL(base);
     if (url.protocol !== 'https:' && !isLoopbackHost(url.hostname))
@@ -396,6 +408,11 @@ function failClosedRules(env: NodeJS.ProcessEnv): string[] {
         'TEMPORAL_UI_ORIGIN: must be https outside development (loopback aside): its pages get decoded payloads',
       );
   }
+  if (env.TEMPORAL_PAYLOAD_ENCRYPTION === 'decode-only')
+    problems.push(
+      'TEMPORAL_PAYLOAD_ENCRYPTION: decode-only writes workflow payloads in clear and takes unencrypted ones (an Update forged at the Temporal frontend would be obeyed): for rehearsing an upgrade outside production only',
+    );
+  problems.push(...smtpRules(env.SMTP_URL));
   for (const name of ['WEBHOOK_ALLOW_PRIVATE_TARGETS', 'WEBHOOK_ALLOW_LOOPBACK_HTTP'] as const)
     if (['true', '1'].includes(env[name] ?? ''))
       problems.push(`${name}: is for local development only and cannot be set outside it`);
@@ -404,6 +421,28 @@ function failClosedRules(env: NodeJS.ProcessEnv): string[] {
 
 const isLoopbackHost = (host: string) =>
   host === 'localhost' || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '[::1]';
+
+/**
+ * Mail carries signing codes and names borrowers: outside development it travels encrypted to a
+ * relay whose certificate is checked (a relay on this machine's loopback aside). `smtp://` alone
+ * upgrades with STARTTLS only when the server offers it — an attacker in the path removes the offer
+ * — so it must say `requireTLS=true`.
+ */
+function smtpRules(smtpUrl: string | undefined): string[] {
+  if (!smtpUrl || !URL.canParse(smtpUrl)) return [];
+  const url = new URL(smtpUrl);
+  if (isLoopbackHost(url.hostname)) return [];
+  const problems: string[] = [];
+  if (url.protocol === 'smtp:' && url.searchParams.get('requireTLS') !== 'true')
+    problems.push(
+      'SMTP_URL: plaintext outside development (smtp:// falls back to clear when STARTTLS is not offered): use smtps://, or smtp://…?requireTLS=true',
+    );
+  if (url.searchParams.get('tls.rejectUnauthorized') === 'false')
+    problems.push(
+      "SMTP_URL: tls.rejectUnauthorized=false takes any certificate; outside development the relay's is checked",
+    );
+  return problems;
+}
 
 /** In development and tests a purpose with no keys configured gets its published default. */
 export function developmentRing(purpose: KeyPurpose): KeyRing {
