@@ -155,7 +155,7 @@ export function createApp(deps: AppDeps): App {
   const guards = {
     partner: [partnerAuth({ credentials, tokens }), rateLimit(requestBuckets)],
     ops: [opsAuth({ opsToken: config.opsToken, db })],
-    psp: [pspAuth(config.pspWebhookSecret, clock)],
+    psp: [pspAuth(config.pspAuthentication, clock)],
     none: [],
   };
 

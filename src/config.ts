@@ -8,6 +8,7 @@ import type { IofRates } from './domain/credit/simulation.js';
 import type { LateChargeRates } from './domain/loans/repayment.js';
 import { MIN_KEY_BYTES, parseKeyRing, type KeyRing } from './domain/key-ring.js';
 import { predictability } from './domain/secret-strength.js';
+import { parseProxyRanges, type PspAuthentication } from './domain/pix/psp-mtls.js';
 import { projectRoot } from './project-root.js';
 import type { PayloadEncryption } from './temporal/payload-codec.js';
 import { parseTemporalSecurity, type TemporalTls } from './temporal/connection-security.js';
@@ -60,6 +61,12 @@ const duration = (fallback: StringValue) =>
       }
       return parsed;
     });
+
+const headerName = (fallback: string) =>
+  z
+    .string()
+    .regex(/^[A-Za-z0-9-]{1,100}$/, 'expected an HTTP header name')
+    .default(fallback);
 
 const port = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
 
@@ -153,6 +160,31 @@ const schema = z.object({
   // PSP_WEBHOOK_AUTH=mtls, authenticated by mutual TLS at the proxy in front.
   PSP_WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   PSP_WEBHOOK_AUTH: z.enum(['signature', 'mtls']).default('signature'),
+  // PSP_WEBHOOK_AUTH=mtls: the proxy that verifies the PSP's client certificate (its addresses), the
+  // certificate's subject, and the headers the proxy writes (src/domain/pix/psp-mtls.ts).
+  PSP_MTLS_TRUSTED_PROXIES: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined) return undefined;
+      const { ranges, invalid } = parseProxyRanges(value);
+      for (const entry of invalid)
+        ctx.addIssue({ code: 'custom', message: `"${entry}" is not an address or CIDR range` });
+      if (ranges.length === 0 && invalid.length === 0)
+        ctx.addIssue({
+          code: 'custom',
+          message: 'expected addresses or CIDR ranges, e.g. 10.0.0.5',
+        });
+      return invalid.length > 0
+        ? z.NEVER
+        : value
+            .split(',')
+            .map((entry) => entry.trim())
+            .filter(Boolean);
+    }),
+  PSP_MTLS_SUBJECT: z.string().trim().min(1).max(1000).optional(),
+  PSP_MTLS_VERIFY_HEADER: headerName('X-SSL-Client-Verify'),
+  PSP_MTLS_SUBJECT_HEADER: headerName('X-SSL-Client-S-DN'),
   // IOF (Decreto 6.306/2007 as amended): rates change by decree, so they live in configuration.
   IOF_FLAT_RATE: rate('0.0038'),
   IOF_DAILY_RATE_INDIVIDUAL: rate('0.000082'),
@@ -257,6 +289,8 @@ export interface Config {
   readonly pix: { readonly key: string; readonly city: string };
   /** How `POST /psp/v1/pix` is authenticated: the signature's secret, or mTLS in front (null). */
   readonly pspWebhookSecret: string | null;
+  /** The same, as the PSP guard takes it: the secret, or the mTLS proxy's settings. */
+  readonly pspAuthentication: PspAuthentication;
   /** IOF rates as decimal strings, and the principal (centavos) up to which the MEI rate applies. */
   readonly iof: IofRates;
   /** LATE_FEE_RATE and LATE_INTEREST_MONTHLY_RATE as decimal strings. */
@@ -328,6 +362,10 @@ function crossRules(env: NodeJS.ProcessEnv): string[] {
     problems.push(
       'S3_BUCKET: required with FILE_STORE=s3 (the default); FILE_STORE=local keeps files in UPLOADS_DIR',
     );
+  if (env.PSP_WEBHOOK_AUTH === 'mtls' && !env.PSP_MTLS_SUBJECT?.trim())
+    problems.push(
+      "PSP_MTLS_SUBJECT: required with PSP_WEBHOOK_AUTH=mtls: the subject (DN) of the PSP's client certificate, as the proxy passes it; without it nothing would be checked",
+    );
   for (const [old, renamed] of Object.entries(RENAMED)) {
     if (env[old] !== undefined)
       problems.push(`${old}: renamed to ${renamed}, a list of id:secret (see README)`);
@@ -354,6 +392,10 @@ function failClosedRules(env: NodeJS.ProcessEnv): string[] {
   if (env.PSP_WEBHOOK_AUTH === 'mtls') {
     if (env.PSP_WEBHOOK_SECRET)
       problems.push('PSP_WEBHOOK_SECRET: set, but PSP_WEBHOOK_AUTH=mtls ignores it; choose one');
+    if (!env.PSP_MTLS_TRUSTED_PROXIES)
+      problems.push(
+        "PSP_MTLS_TRUSTED_PROXIES: required outside development with PSP_WEBHOOK_AUTH=mtls: the addresses of the proxy that verifies the PSP's certificate (its headers are believed from them only)",
+      );
   } else if (!env.PSP_WEBHOOK_SECRET)
     problems.push(
       'PSP_WEBHOOK_SECRET: required outside development (or PSP_WEBHOOK_AUTH=mtls, with mutual TLS in front)',
@@ -507,6 +549,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       e.PSP_WEBHOOK_AUTH === 'mtls'
         ? null
         : (e.PSP_WEBHOOK_SECRET ?? DEVELOPMENT_PSP_WEBHOOK_SECRET),
+    pspAuthentication: Object.freeze(
+      e.PSP_WEBHOOK_AUTH === 'mtls'
+        ? {
+            mtls: Object.freeze({
+              // Development: a proxy on this machine (production names its own, or refuses).
+              trustedProxies: Object.freeze(e.PSP_MTLS_TRUSTED_PROXIES ?? ['127.0.0.0/8', '::1']),
+              subject: e.PSP_MTLS_SUBJECT ?? '',
+              verifyHeader: e.PSP_MTLS_VERIFY_HEADER,
+              subjectHeader: e.PSP_MTLS_SUBJECT_HEADER,
+            }),
+          }
+        : { secret: e.PSP_WEBHOOK_SECRET ?? DEVELOPMENT_PSP_WEBHOOK_SECRET },
+    ),
     iof: Object.freeze({
       flat: e.IOF_FLAT_RATE,
       dailyIndividual: e.IOF_DAILY_RATE_INDIVIDUAL,

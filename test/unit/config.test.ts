@@ -202,9 +202,41 @@ describe('configuration', () => {
   it('authenticates the PSP by a secret of its own, or by mutual TLS in front when told so', () => {
     const { PSP_WEBHOOK_SECRET: _, ...unsigned } = production;
     expect(loadConfig(production).pspWebhookSecret).toBe(production.PSP_WEBHOOK_SECRET);
-    expect(loadConfig({ ...unsigned, PSP_WEBHOOK_AUTH: 'mtls' }).pspWebhookSecret).toBeNull();
-    expect(problemsOf({ ...production, PSP_WEBHOOK_AUTH: 'mtls' })).toEqual([
+    const mtls = {
+      ...unsigned,
+      PSP_WEBHOOK_AUTH: 'mtls',
+      PSP_MTLS_TRUSTED_PROXIES: '10.0.0.5, 10.1.0.0/16,fd00::1',
+      PSP_MTLS_SUBJECT: 'CN=psp.example.com,O=PSP',
+    };
+    expect(loadConfig(mtls)).toMatchObject({
+      pspWebhookSecret: null,
+      pspAuthentication: {
+        mtls: {
+          trustedProxies: ['10.0.0.5', '10.1.0.0/16', 'fd00::1'],
+          subject: 'CN=psp.example.com,O=PSP',
+          verifyHeader: 'X-SSL-Client-Verify',
+          subjectHeader: 'X-SSL-Client-S-DN',
+        },
+      },
+    });
+    expect(problemsOf({ ...mtls, PSP_WEBHOOK_SECRET: production.PSP_WEBHOOK_SECRET })).toEqual([
       'PSP_WEBHOOK_SECRET: set, but PSP_WEBHOOK_AUTH=mtls ignores it; choose one',
+    ]);
+    // mTLS fails closed (issue 37, finding 5): not without the proxy and the PSP's subject.
+    expect(problemsOf({ ...unsigned, PSP_WEBHOOK_AUTH: 'mtls' })).toEqual([
+      "PSP_MTLS_SUBJECT: required with PSP_WEBHOOK_AUTH=mtls: the subject (DN) of the PSP's client certificate, as the proxy passes it; without it nothing would be checked",
+      "PSP_MTLS_TRUSTED_PROXIES: required outside development with PSP_WEBHOOK_AUTH=mtls: the addresses of the proxy that verifies the PSP's certificate (its headers are believed from them only)",
+    ]);
+    expect(problemsOf({ ...mtls, PSP_MTLS_TRUSTED_PROXIES: '10.0.0.5,proxy.internal' })).toEqual([
+      'PSP_MTLS_TRUSTED_PROXIES: "proxy.internal" is not an address or CIDR range',
+    ]);
+    // Development: a proxy on loopback unless told otherwise; the subject is still required.
+    const { PSP_MTLS_TRUSTED_PROXIES: _p, ...devMtls } = { ...mtls, NODE_ENV: 'development' };
+    expect(loadConfig(devMtls).pspAuthentication).toMatchObject({
+      mtls: { trustedProxies: ['127.0.0.0/8', '::1'] },
+    });
+    expect(problemsOf({ ...development, PSP_WEBHOOK_AUTH: 'mtls' })).toEqual([
+      "PSP_MTLS_SUBJECT: required with PSP_WEBHOOK_AUTH=mtls: the subject (DN) of the PSP's client certificate, as the proxy passes it; without it nothing would be checked",
     ]);
     expect(
       problemsOf({
