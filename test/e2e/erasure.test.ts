@@ -1,7 +1,19 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activeCustomer, activeLoan, offerOf, type OfferBody } from '../helpers/credit.js';
-import { files, registerCustomer, upload, type CustomerBody } from '../helpers/customers.js';
+import {
+  activeCustomer,
+  activeLoan,
+  offerOf,
+  type LoanBody,
+  type OfferBody,
+} from '../helpers/credit.js';
+import {
+  fakeCpf,
+  files,
+  registerCustomer,
+  upload,
+  type CustomerBody,
+} from '../helpers/customers.js';
 import { createOperator, type TestOperator } from '../helpers/operators.js';
 import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
 import { eventually, OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
@@ -346,6 +358,114 @@ describe('a customer without loans', () => {
     );
     expect(cancelled).toHaveLength(1);
   }, 120_000);
+});
+
+describe('a customer whose loans never became contracts (issue 37, finding 4)', () => {
+  it('loses them at once — signers, payout key, reason — and nobody reads them again; so do a denial’s reason and a review’s message', async () => {
+    const data = person();
+    const customer = await activeCustomer(stack, api, data);
+    const offer = await offerOf(api, customer.id);
+    const simulation = await json<{ id: string }>(
+      api(`/v3/credit-offers/${offer.id}/simulations`, {
+        method: 'POST',
+        body: { amount: offer.min_amount, installments: 3 },
+      }),
+      201,
+    );
+    const guarantor = { name: `Fiadora ${data.name}`, cpf: fakeCpf(), email: `g.${data.email}` };
+    const pixKey = `pix.${data.email}`;
+    const loan = await json<LoanBody>(
+      api('/v3/loans', {
+        method: 'POST',
+        body: {
+          credit_offer_id: offer.id,
+          simulation_id: simulation.id,
+          disbursement_account: { type: 'pix', pix_key: pixKey },
+          signers: [guarantor],
+        },
+      }),
+      201,
+    );
+    // Cancelled before anyone signed: no contract ever formed.
+    const reason = `A fiadora ${guarantor.name} desistiu`;
+    const cancelled = await json<LoanBody>(
+      api(`/v3/loans/${loan.id}/cancel`, { method: 'POST', body: { reason } }),
+    );
+    expect(cancelled).toMatchObject({ status: 'cancelled', cancellation_reason: reason });
+    const contractKey = (
+      await stack.database.sql<
+        { key: string }[]
+      >`select contract_key as key from loans where id = ${loan.id}`
+    )[0]!.key;
+    expect(await stored(contractKey)).toBe(true);
+    expect(await tablesHolding(guarantor.cpf)).not.toEqual([]);
+
+    expect((await erase(customer.id)).status).toBe(201);
+    // Nothing is kept for the law, so nothing waits.
+    const done = await erasureReaches(customer.id, 'completed');
+    expect(done.retained_until).toBeNull();
+
+    // The partner reads it no more: not by id, not in a list, not its contract.
+    for (const path of [`/v3/loans/${loan.id}`, `/v3/loans/${loan.id}/contract`])
+      expect((await api(path)).status).toBe(404);
+    const listed = await json<{ data: { id: string }[] }>(api(`/v3/loans?limit=100`));
+    expect(listed.data.map((l) => l.id)).not.toContain(loan.id);
+    expect(await stored(contractKey)).toBe(false);
+    for (const needle of [
+      customer.cpf,
+      guarantor.cpf,
+      guarantor.name,
+      guarantor.email,
+      pixKey,
+      reason,
+      data.name,
+      data.email,
+    ])
+      expect({ needle, tables: await tablesHolding(needle) }).toEqual({ needle, tables: [] });
+    // Its events keep what happened, with the codes.
+    const events = await eventsAbout(customer.id);
+    const loanCancelled = events.find((event) => event.type === 'loan.cancelled');
+    expect(loanCancelled?.data).toMatchObject({ id: loan.id, cancellation_reason: '[erased]' });
+
+    // A denied applicant: the denial's reason and a review's message to them name them too.
+    const denied = await registerCustomer(api, person());
+    expect(
+      (await upload(api, denied.id, 'selfie', { bytes: files.png(), name: 'selfie.png' })).status,
+    ).toBe(201);
+    await eventually(
+      async () => (await storageKeysOf(denied.id)).length === 1 || undefined,
+      'the selfie to be recorded',
+    );
+    const message = `A selfie não mostra ${denied.name}`;
+    expect(
+      (
+        await api(`/v3/sandbox/customers/${denied.id}/review`, {
+          method: 'POST',
+          body: { items: [{ type: 'selfie', decision: 'reject', message }] },
+        })
+      ).status,
+    ).toBe(200);
+    const deniedReason = `Documento de ${denied.name} adulterado`;
+    expect(
+      (
+        await api(`/v3/sandbox/customers/${denied.id}/deny`, {
+          method: 'POST',
+          body: { reason: deniedReason },
+        })
+      ).status,
+    ).toBe(200);
+    expect(await tablesHolding(deniedReason)).toEqual(
+      expect.arrayContaining(['customers', 'events']),
+    );
+    expect(await tablesHolding(message)).toContain('events');
+
+    expect((await erase(denied.id)).status).toBe(201);
+    await erasureReaches(denied.id, 'completed');
+    for (const needle of [deniedReason, message, denied.name])
+      expect({ needle, tables: await tablesHolding(needle) }).toEqual({ needle, tables: [] });
+    const deniedEvent = (await eventsAbout(denied.id)).find((e) => e.type === 'customer.denied');
+    expect(deniedEvent?.data).toMatchObject({ status: 'denied', reason: '[erased]' });
+  }, 180_000);
 });
 
 describe('a customer whose loan is finished', () => {

@@ -1,6 +1,7 @@
 import { and, eq, inArray, isNotNull, isNull, or, sql } from 'drizzle-orm';
 import {
   ERASED,
+  redactCancellationReason,
   redactDisbursementAccount,
   redactPersonalData,
 } from '../../domain/customers/erasure.js';
@@ -105,6 +106,7 @@ export async function erasePersonalData(
       tradingName: null,
       externalId: null,
       kyc: customer.kyc.map((item) => ({ ...item, message: null })),
+      deniedReason: customer.deniedReason === null ? null : ERASED,
       identityHash: input.identityHash,
       erasedAt: at,
       updatedAt: at,
@@ -229,25 +231,62 @@ export async function eraseRetainedRecords(
     .select({ id: loans.id, contractKey: loans.contractKey, account: loans.disbursementAccount })
     .from(loans)
     .where(eq(loans.customerId, customerId));
-  for (const loan of kept) {
+  for (const loan of kept) await eraseLoanParties(tx, loan);
+  return { fileKeys: kept.map((loan) => loan.contractKey) };
+}
+
+/**
+ * An erased customer's loans that never became contracts (cancelled before their signatures, or
+ * before the money left: nothing the law keeps), erased at once with the customer (issue 37): the
+ * signers, the payout account and a partner's reason for cancelling, and the loan itself hidden
+ * from every lookup (`erased_at`). Their contract files' keys are returned, for the object store.
+ */
+export async function eraseLoansNeverContracted(
+  tx: DbOrTx,
+  loanIds: string[],
+  at: Date,
+): Promise<{ fileKeys: string[] }> {
+  if (loanIds.length === 0) return { fileKeys: [] };
+  const never = await tx
+    .select({
+      id: loans.id,
+      contractKey: loans.contractKey,
+      account: loans.disbursementAccount,
+      cancellationReason: loans.cancellationReason,
+    })
+    .from(loans)
+    .where(inArray(loans.id, loanIds));
+  for (const loan of never) {
+    await eraseLoanParties(tx, loan);
     await tx
       .update(loans)
-      .set({ disbursementAccount: redactDisbursementAccount(loan.account) })
+      .set({ cancellationReason: redactCancellationReason(loan.cancellationReason), erasedAt: at })
       .where(eq(loans.id, loan.id));
-    // The cpf is half the signer's key: each becomes a placeholder unique within the loan.
-    await tx
-      .update(loanSigners)
-      .set({
-        name: ERASED,
-        cpf: sql`${ERASED} || ' ' || ${loanSigners.position}`,
-        email: null,
-        ipAddress: null,
-        userAgent: null,
-        signedChannel: null,
-      })
-      .where(eq(loanSigners.loanId, loan.id));
   }
-  return { fileKeys: kept.map((loan) => loan.contractKey) };
+  return { fileKeys: never.map((loan) => loan.contractKey) };
+}
+
+/** A loan's signers and where its money went (or would have gone), replaced. */
+async function eraseLoanParties(
+  tx: DbOrTx,
+  loan: { id: string; account: Parameters<typeof redactDisbursementAccount>[0] },
+): Promise<void> {
+  await tx
+    .update(loans)
+    .set({ disbursementAccount: redactDisbursementAccount(loan.account) })
+    .where(eq(loans.id, loan.id));
+  // The cpf is half the signer's key: each becomes a placeholder unique within the loan.
+  await tx
+    .update(loanSigners)
+    .set({
+      name: ERASED,
+      cpf: sql`${ERASED} || ' ' || ${loanSigners.position}`,
+      email: null,
+      ipAddress: null,
+      userAgent: null,
+      signedChannel: null,
+    })
+    .where(eq(loanSigners.loanId, loan.id));
 }
 
 /** The erasure's files are gone and its customer's workflows ended; complete unless records are kept. */
