@@ -293,7 +293,7 @@ export function createApp(deps: AppDeps): App {
       https,
       throttle: {
         // A person at a link makes a handful of requests; a link hammered is being guessed at.
-        perLink: new TokenBuckets(0.5, 30, now),
+        perLinkAndAddress: new TokenBuckets(0.5, 30, now),
         perAddress: new TokenBuckets(2, 120, now),
       },
     }),
