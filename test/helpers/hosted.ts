@@ -62,9 +62,10 @@ export async function fetchFrom(
 /** Where the code comes from: the sandbox's fixed one, or the e-mail sent to this address. */
 export type CodeSource = { sandbox: true } | { email: string };
 
-async function codeFrom(source: CodeSource, after: Date): Promise<string> {
+/** The code of the newest message about `subject` (the signing page's mail leaves after its answer). */
+async function codeFrom(source: CodeSource, after: Date, subject: string): Promise<string> {
   if ('sandbox' in source) return SANDBOX_CODE;
-  return codeIn(await waitForMessage(source.email, { after }));
+  return codeIn(await waitForMessage(source.email, { after, subjectIncludes: subject }));
 }
 
 /**
@@ -135,7 +136,10 @@ export async function completeBiometricsCapture(
   const sent = await browser.post('/code', {});
   if (sent.status !== 200) return sent;
   const codeId = codeIdIn(await sent.text());
-  return browser.post('', { code_id: codeId, code: await codeFrom(source, asked) });
+  return browser.post('', {
+    code_id: codeId,
+    code: await codeFrom(source, asked, 'verificação biométrica'),
+  });
 }
 
 /** A signer's browser on the signing link: a code opens its session, which then signs. */
@@ -158,7 +162,7 @@ export class SigningBrowser extends HostedBrowser {
     const asked = new Date(Date.now() - 1000);
     const { response, html, codeId } = await this.requestCode(cpf);
     if (!codeId) throw new Error(`no code sent (${response.status}):\n${html.slice(0, 500)}`);
-    const verified = await this.verify(codeId, await codeFrom(source, asked));
+    const verified = await this.verify(codeId, await codeFrom(source, asked, 'assinar'));
     if (verified.status !== 303) throw new Error(`code refused: ${verified.status}`);
   }
 
