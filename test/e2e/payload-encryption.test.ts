@@ -203,6 +203,19 @@ describe('workflow payloads read straight from Temporal', () => {
       'Unknown encoding: binary/refused-unencrypted',
     );
     expect(await transactions()).toEqual(before);
+    // An Update without arguments has no payload for the codec to refuse: the workflow asks its
+    // messages to name their record, so a bare claim of the disbursement is refused too.
+    const bareClaim = await plain.workflow
+      .getHandle(workflowIds.loan(loan.id))
+      .executeUpdate('claim-disbursement')
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(bareClaim).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String((bareClaim as WorkflowUpdateFailedError).cause)).toContain(
+      'A claim names its loan',
+    );
     // The loan's workflow is unharmed: the partner's own payment goes through after it.
     const paid = await api(`/v3/sandbox/loans/${loan.id}/payments`, {
       method: 'POST',
