@@ -74,6 +74,7 @@ export function productionEnv(
     LENDER_PIX_KEY: '11222333000181',
     PSP_WEBHOOK_SECRET: 'bench-psp-webhook-secret-0123456789abcdef',
     SMTP_URL: 'smtp://127.0.0.1:1',
+    PUBLIC_BASE_URL: `http://127.0.0.1:${overrides.PORT ?? '3000'}`,
     MAIL_FROM: 'Bench <bench@localhost>',
     RATE_LIMIT_PER_SECOND: '1000000',
     RATE_LIMIT_BURST: '1000000',

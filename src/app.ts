@@ -39,8 +39,9 @@ import { docsRoutes } from './http/routes/docs/router.js';
 import { temporalCodecRoutes } from './http/routes/temporal-codec/router.js';
 import { codecSessions } from './http/routes/temporal-codec/session.js';
 import { PayloadEncryptionCodec } from './temporal/payload-codec.js';
-import { findOperator } from './db/queries/operators.js';
-import { BREAK_GLASS_ID } from './domain/operators.js';
+import { liveTokenIdOf, operatorOfLiveToken } from './db/queries/operator-sessions.js';
+import { BREAK_GLASS_ID, breakGlass } from './domain/operators.js';
+import { customerKeysIn } from './temporal/customer-keys.js';
 import { healthRoutes } from './http/routes/health/router.js';
 import { partnerRoutes } from './http/routes/partners/router.js';
 import { operatorRoutes } from './http/routes/operators/router.js';
@@ -163,7 +164,7 @@ export function createApp(deps: AppDeps): App {
         onBreakGlass: () => breakGlassUses.inc(),
       }),
     ],
-    psp: [pspAuth(config.pspWebhookSecret, clock)],
+    psp: [pspAuth(config.pspAuthentication, clock)],
     none: [],
   };
 
@@ -236,6 +237,7 @@ export function createApp(deps: AppDeps): App {
   loanCommandRoutes(partnerApi, loanDeps, 'sandbox');
   sandboxClockRoutes(partnerApi, customerDeps);
 
+  const codecSessionKeys = codecSessions(config.temporal.payloadKeys, clock);
   const opsApi = new ApiRouter('/ops/v1', guards, idempotencyGuard.middleware, audit);
   operatorRoutes(opsApi, {
     db,
@@ -281,15 +283,26 @@ export function createApp(deps: AppDeps): App {
     docsRoutes({ ...documents, opsGuard: [...guards.ops, audit('getApiDocument')] }),
     // The Temporal UI's codec endpoint (Remote Codec protocol): staff see payloads decoded.
     temporalCodecRoutes({
+      // Keys read fresh on each decode: an erasure shows here at once.
       codec: new PayloadEncryptionCodec(
         config.temporal.payloadKeys,
         config.temporal.payloadEncryption,
+        customerKeysIn(db, config.temporal.payloadKeys, { maxAgeMs: 0 }),
       ),
-      sessions: codecSessions(config.temporal.payloadKeys, clock),
+      sessions: codecSessionKeys,
       uiOrigin: config.temporal.uiOrigin,
       opsGuard: guards.ops,
-      operatorActive: async (id) =>
-        id === BREAK_GLASS_ID || (await findOperator(db, id))?.deactivatedAt === null,
+      audit,
+      tokenIdOf: async (token, operator) =>
+        operator.actor.id === BREAK_GLASS_ID
+          ? codecSessionKeys.breakGlassTokenId(config.opsToken)
+          : liveTokenIdOf(db, token),
+      operatorOfSession: async (session) =>
+        session.operatorId === BREAK_GLASS_ID
+          ? session.tokenId === codecSessionKeys.breakGlassTokenId(config.opsToken)
+            ? breakGlass
+            : undefined
+          : operatorOfLiveToken(db, session),
       https,
     }),
     hostedRoutes({
@@ -298,7 +311,7 @@ export function createApp(deps: AppDeps): App {
       https,
       throttle: {
         // A person at a link makes a handful of requests; a link hammered is being guessed at.
-        perLink: new TokenBuckets(0.5, 30, now),
+        perLinkAndAddress: new TokenBuckets(0.5, 30, now),
         perAddress: new TokenBuckets(2, 120, now),
       },
     }),

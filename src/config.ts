@@ -7,6 +7,8 @@ import { defaultSimulationThreads } from './domain/credit/simulation-pool.js';
 import type { IofRates } from './domain/credit/simulation.js';
 import type { LateChargeRates } from './domain/loans/repayment.js';
 import { MIN_KEY_BYTES, parseKeyRing, type KeyRing } from './domain/key-ring.js';
+import { predictability } from './domain/secret-strength.js';
+import { parseProxyRanges, type PspAuthentication } from './domain/pix/psp-mtls.js';
 import { projectRoot } from './project-root.js';
 import type { PayloadEncryption } from './temporal/payload-codec.js';
 import { parseTemporalSecurity, type TemporalTls } from './temporal/connection-security.js';
@@ -60,6 +62,12 @@ const duration = (fallback: StringValue) =>
       }
       return parsed;
     });
+
+const headerName = (fallback: string) =>
+  z
+    .string()
+    .regex(/^[A-Za-z0-9-]{1,100}$/, 'expected an HTTP header name')
+    .default(fallback);
 
 const port = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
 
@@ -153,6 +161,31 @@ const schema = z.object({
   // PSP_WEBHOOK_AUTH=mtls, authenticated by mutual TLS at the proxy in front.
   PSP_WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   PSP_WEBHOOK_AUTH: z.enum(['signature', 'mtls']).default('signature'),
+  // PSP_WEBHOOK_AUTH=mtls: the proxy that verifies the PSP's client certificate (its addresses), the
+  // certificate's subject, and the headers the proxy writes (src/domain/pix/psp-mtls.ts).
+  PSP_MTLS_TRUSTED_PROXIES: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined) return undefined;
+      const { ranges, invalid } = parseProxyRanges(value);
+      for (const entry of invalid)
+        ctx.addIssue({ code: 'custom', message: `"${entry}" is not an address or CIDR range` });
+      if (ranges.length === 0 && invalid.length === 0)
+        ctx.addIssue({
+          code: 'custom',
+          message: 'expected addresses or CIDR ranges, e.g. 10.0.0.5',
+        });
+      return invalid.length > 0
+        ? z.NEVER
+        : value
+            .split(',')
+            .map((entry) => entry.trim())
+            .filter(Boolean);
+    }),
+  PSP_MTLS_SUBJECT: z.string().trim().min(1).max(1000).optional(),
+  PSP_MTLS_VERIFY_HEADER: headerName('X-SSL-Client-Verify'),
+  PSP_MTLS_SUBJECT_HEADER: headerName('X-SSL-Client-S-DN'),
   // IOF (Decreto 6.306/2007 as amended): rates change by decree, so they live in configuration.
   IOF_FLAT_RATE: rate('0.0038'),
   IOF_DAILY_RATE_INDIVIDUAL: rate('0.000082'),
@@ -259,6 +292,8 @@ export interface Config {
   readonly pix: { readonly key: string; readonly city: string };
   /** How `POST /psp/v1/pix` is authenticated: the signature's secret, or mTLS in front (null). */
   readonly pspWebhookSecret: string | null;
+  /** The same, as the PSP guard takes it: the secret, or the mTLS proxy's settings. */
+  readonly pspAuthentication: PspAuthentication;
   /** IOF rates as decimal strings, and the principal (centavos) up to which the MEI rate applies. */
   readonly iof: IofRates;
   /** LATE_FEE_RATE and LATE_INTEREST_MONTHLY_RATE as decimal strings. */
@@ -335,6 +370,10 @@ function crossRules(env: NodeJS.ProcessEnv): string[] {
     problems.push(
       'S3_BUCKET: required with FILE_STORE=s3 (the default); FILE_STORE=local keeps files in UPLOADS_DIR',
     );
+  if (env.PSP_WEBHOOK_AUTH === 'mtls' && !env.PSP_MTLS_SUBJECT?.trim())
+    problems.push(
+      "PSP_MTLS_SUBJECT: required with PSP_WEBHOOK_AUTH=mtls: the subject (DN) of the PSP's client certificate, as the proxy passes it; without it nothing would be checked",
+    );
   for (const [old, renamed] of Object.entries(RENAMED)) {
     if (env[old] !== undefined)
       problems.push(`${old}: renamed to ${renamed}, a list of id:secret (see README)`);
@@ -361,6 +400,10 @@ function failClosedRules(env: NodeJS.ProcessEnv): string[] {
   if (env.PSP_WEBHOOK_AUTH === 'mtls') {
     if (env.PSP_WEBHOOK_SECRET)
       problems.push('PSP_WEBHOOK_SECRET: set, but PSP_WEBHOOK_AUTH=mtls ignores it; choose one');
+    if (!env.PSP_MTLS_TRUSTED_PROXIES)
+      problems.push(
+        "PSP_MTLS_TRUSTED_PROXIES: required outside development with PSP_WEBHOOK_AUTH=mtls: the addresses of the proxy that verifies the PSP's certificate (its headers are believed from them only)",
+      );
   } else if (!env.PSP_WEBHOOK_SECRET)
     problems.push(
       'PSP_WEBHOOK_SECRET: required outside development (or PSP_WEBHOOK_AUTH=mtls, with mutual TLS in front)',
@@ -384,6 +427,13 @@ function failClosedRules(env: NodeJS.ProcessEnv): string[] {
   for (const { name, secret } of secrets) {
     if (PUBLISHED_SECRETS.has(secret))
       problems.push(`${name}: is a development default published in the source`);
+    else {
+      const why = predictability(secret);
+      if (why)
+        problems.push(
+          `${name}: too predictable to protect a deployment (${why}); generate one, e.g. openssl rand -hex 32`,
+        );
+    }
   }
   for (const [index, { name, secret }] of secrets.entries()) {
     const twin = secrets.slice(0, index).find((earlier) => earlier.secret === secret);
@@ -391,6 +441,10 @@ function failClosedRules(env: NodeJS.ProcessEnv): string[] {
       problems.push(`${name}: the same secret as ${twin.name}; each purpose needs its own`);
   }
   const base = env.PUBLIC_BASE_URL;
+  if (!base)
+    problems.push(
+      'PUBLIC_BASE_URL: required outside development (the https address partners and borrowers reach: signing links, e-mails, token issuer); unset, links would name http://localhost',
+    );
   if (base && URL.canParse(base)) {
     const url = new URL(base);
     if (url.protocol !== 'https:' && !isLoopbackHost(url.hostname))
@@ -404,6 +458,11 @@ function failClosedRules(env: NodeJS.ProcessEnv): string[] {
         'TEMPORAL_UI_ORIGIN: must be https outside development (loopback aside): its pages get decoded payloads',
       );
   }
+  if (env.TEMPORAL_PAYLOAD_ENCRYPTION === 'decode-only')
+    problems.push(
+      'TEMPORAL_PAYLOAD_ENCRYPTION: decode-only writes workflow payloads in clear and takes unencrypted ones (an Update forged at the Temporal frontend would be obeyed): for rehearsing an upgrade outside production only',
+    );
+  problems.push(...smtpRules(env.SMTP_URL));
   for (const name of ['WEBHOOK_ALLOW_PRIVATE_TARGETS', 'WEBHOOK_ALLOW_LOOPBACK_HTTP'] as const)
     if (['true', '1'].includes(env[name] ?? ''))
       problems.push(`${name}: is for local development only and cannot be set outside it`);
@@ -412,6 +471,28 @@ function failClosedRules(env: NodeJS.ProcessEnv): string[] {
 
 const isLoopbackHost = (host: string) =>
   host === 'localhost' || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '[::1]';
+
+/**
+ * Mail carries signing codes and names borrowers: outside development it travels encrypted to a
+ * relay whose certificate is checked (a relay on this machine's loopback aside). `smtp://` alone
+ * upgrades with STARTTLS only when the server offers it — an attacker in the path removes the offer
+ * — so it must say `requireTLS=true`.
+ */
+function smtpRules(smtpUrl: string | undefined): string[] {
+  if (!smtpUrl || !URL.canParse(smtpUrl)) return [];
+  const url = new URL(smtpUrl);
+  if (isLoopbackHost(url.hostname)) return [];
+  const problems: string[] = [];
+  if (url.protocol === 'smtp:' && url.searchParams.get('requireTLS') !== 'true')
+    problems.push(
+      'SMTP_URL: plaintext outside development (smtp:// falls back to clear when STARTTLS is not offered): use smtps://, or smtp://…?requireTLS=true',
+    );
+  if (url.searchParams.get('tls.rejectUnauthorized') === 'false')
+    problems.push(
+      "SMTP_URL: tls.rejectUnauthorized=false takes any certificate; outside development the relay's is checked",
+    );
+  return problems;
+}
 
 /** In development and tests a purpose with no keys configured gets its published default. */
 export function developmentRing(purpose: KeyPurpose): KeyRing {
@@ -476,6 +557,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       e.PSP_WEBHOOK_AUTH === 'mtls'
         ? null
         : (e.PSP_WEBHOOK_SECRET ?? DEVELOPMENT_PSP_WEBHOOK_SECRET),
+    pspAuthentication: Object.freeze(
+      e.PSP_WEBHOOK_AUTH === 'mtls'
+        ? {
+            mtls: Object.freeze({
+              // Development: a proxy on this machine (production names its own, or refuses).
+              trustedProxies: Object.freeze(e.PSP_MTLS_TRUSTED_PROXIES ?? ['127.0.0.0/8', '::1']),
+              subject: e.PSP_MTLS_SUBJECT ?? '',
+              verifyHeader: e.PSP_MTLS_VERIFY_HEADER,
+              subjectHeader: e.PSP_MTLS_SUBJECT_HEADER,
+            }),
+          }
+        : { secret: e.PSP_WEBHOOK_SECRET ?? DEVELOPMENT_PSP_WEBHOOK_SECRET },
+    ),
     iof: Object.freeze({
       flat: e.IOF_FLAT_RATE,
       dailyIndividual: e.IOF_DAILY_RATE_INDIVIDUAL,

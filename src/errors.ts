@@ -265,7 +265,7 @@ export const fieldErrorCatalogue = {
   not_a_production_loan:
     'A Pix the PSP received matched to a loan that is not production’s, or that never took money.',
   codec_failed:
-    'A workflow payload the codec could not decode or encode (ops: an unknown key id, a failed tag).',
+    'A workflow payload the codec could not decode (ops: an unknown key id, a destroyed customer key, a failed tag).',
 } as const;
 
 export type FieldErrorCode = keyof typeof fieldErrorCatalogue;

@@ -82,6 +82,7 @@ export type BiometricsCodeOutcome =
 export async function requestBiometricsCode(
   deps: CustomerDeps & VerificationDeps,
   token: string,
+  requestedIp: string | null,
 ): Promise<BiometricsCodeOutcome> {
   const open = await openSessionOf(deps, token);
   if (open.view !== 'open') return { kind: 'closed', view: open.view };
@@ -89,17 +90,21 @@ export async function requestBiometricsCode(
   return sendVerificationCode(
     deps,
     tenant,
-    { purpose: 'biometrics', subjectId: session.id, person: customer.id, email: customer.email },
-    (code) => ({
-      subject: 'Seu código para concluir a verificação biométrica',
-      text: [
-        `Olá, ${customer.name}.`,
-        '',
-        `Seu código para concluir a captura biométrica é ${code}. Ele vale por 10 minutos.`,
-        '',
-        'Não compartilhe este código com ninguém. Se você não pediu este código, ignore este e-mail.',
-      ].join('\n'),
-    }),
+    { purpose: 'biometrics', subjectId: session.id, person: customer.id },
+    {
+      email: customer.email,
+      message: (code) => ({
+        subject: 'Seu código para concluir a verificação biométrica',
+        text: [
+          `Olá, ${customer.name}.`,
+          '',
+          `Seu código para concluir a captura biométrica é ${code}. Ele vale por 10 minutos.`,
+          '',
+          'Não compartilhe este código com ninguém. Se você não pediu este código, ignore este e-mail.',
+        ].join('\n'),
+      }),
+    },
+    { requestedIp },
   );
 }
 

@@ -1,7 +1,12 @@
 import { and, eq } from 'drizzle-orm';
 import type { Client } from '@temporalio/client';
 import type { Db } from '../db/client.js';
-import { erasePersonalData, findErasure, type Erasure } from '../db/queries/erasure.js';
+import {
+  eraseLoansNeverContracted,
+  erasePersonalData,
+  findErasure,
+  type Erasure,
+} from '../db/queries/erasure.js';
 import { clockOffset } from '../db/queries/sandbox-clocks.js';
 import { creditOffers, customerErasures, customers, loans } from '../db/schema/index.js';
 import { presentCreditOffer } from '../presenters/credit-offers.js';
@@ -39,7 +44,8 @@ const loansInForce = new Set(['awaiting_signatures', 'processing', 'active']);
  * the customer's workflows, deletes the files and — when loans keep contracts for the law —
  * erases those when `retained_until` passes on the customer's clock. Asking again answers the
  * erasure already made. A customer with a loan in force is refused (409): the contract being
- * performed needs it; erase once the loan has ended.
+ * performed needs it; erase once the loan has ended. Loans that never became contracts are
+ * erased at once, their contract files with the documents.
  */
 export async function eraseCustomer(
   deps: ErasureDeps,
@@ -57,7 +63,12 @@ export async function eraseCustomer(
     if (existing) return { erasure: existing, created: false, start: undefined, deliveries: [] };
 
     const owned = await tx
-      .select({ id: loans.id, status: loans.status, updatedAt: loans.updatedAt })
+      .select({
+        id: loans.id,
+        status: loans.status,
+        updatedAt: loans.updatedAt,
+        disbursedAt: loans.disbursedAt,
+      })
       .from(loans)
       .where(eq(loans.customerId, customerId));
     const inForce = owned.find((loan) => loansInForce.has(loan.status));
@@ -69,19 +80,29 @@ export async function eraseCustomer(
 
     const at = deps.clock();
     const offsetMs = customer.environment === 'sandbox' ? await clockOffset(tx, customerId) : 0;
-    // The last loan's end, on the customer's clock (its offset now is at least what it was then).
-    const lastEnd = Math.max(...owned.map((loan) => loan.updatedAt.getTime()));
+    // A loan whose money never left never became a contract (cancelled unsigned or before its
+    // disbursement, or failed): the law keeps nothing of it, so it goes now (issue 37).
+    const contracts = owned.filter((loan) => loan.disbursedAt !== null);
+    const neverContracted = owned.filter((loan) => loan.disbursedAt === null);
+    // The last contract's end, on the customer's clock (its offset now is at least what it was then).
+    const lastEnd = Math.max(...contracts.map((loan) => loan.updatedAt.getTime()));
     const retainedUntil =
-      owned.length > 0 ? lastEnd + offsetMs + deps.retentionAfterLoanEndMs : null;
+      contracts.length > 0 ? lastEnd + offsetMs + deps.retentionAfterLoanEndMs : null;
     const [identityHash] = identityHashes(deps.dataKeys, customer);
     const loanIds = owned.map((loan) => loan.id);
-    const { fileKeys } = await erasePersonalData(tx, {
+    const personal = await erasePersonalData(tx, {
       customer,
       loanIds,
       identityHash: identityHash!,
       at,
       sealedBox: deps.sealedBox,
     });
+    const uncontracted = await eraseLoansNeverContracted(
+      tx,
+      neverContracted.map((loan) => loan.id),
+      at,
+    );
+    const fileKeys = [...personal.fileKeys, ...uncontracted.fileKeys];
     const [erasure] = await tx
       .insert(customerErasures)
       .values({

@@ -73,7 +73,7 @@ export async function cancelLoan(
  */
 export async function claimDisbursement(deps: LoanDeps, loan: LoanView): Promise<LoanView> {
   if (loan.disbursementStatus === 'claimed') return loan;
-  await changeLoan(deps, loan, claimDisbursementUpdate, []);
+  await changeLoan(deps, loan, claimDisbursementUpdate, [{ loanId: loan.id }]);
   return reload(deps, loan);
 }
 

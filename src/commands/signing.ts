@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { findLoanBySigningToken, findLoanForOps, type LoanView } from '../db/queries/loans.js';
 import { normalizeCpf } from '../domain/customers/tax-ids.js';
 import { hashSigningToken, loanIdOfSigningToken } from '../domain/loans/signing-token.js';
@@ -36,41 +37,67 @@ export const signingLinkOpen = (loan: LoanView, realNow: Date): boolean =>
   loan.status === 'awaiting_signatures' &&
   clockNow(loan, realNow).getTime() < loan.signatureDeadline.getTime();
 
-export type SigningCodeOutcome =
-  CodeRequestOutcome | { kind: 'not_a_signer' } | { kind: 'signed_already' } | { kind: 'no_email' };
+export type SigningCodeOutcome = CodeRequestOutcome | { kind: 'invalid_cpf' };
 
-/** A person states a cpf on the page: if it signs this loan and has not signed, a code goes to its e-mail. */
+/**
+ * A person states a cpf on the page (contract §15; issue 37, finding 8). The answer is the same
+ * whoever the cpf is — a signer, one who signed already, one without an e-mail, no signer at all —
+ * so the page tells nobody who signs: a signer with an e-mail is sent a code (after the answer),
+ * everyone else gets a decoy (a code sent nowhere that never verifies), counted by the same
+ * limits. Only a text that is no cpf at all is refused as such.
+ */
 export async function requestSigningCode(
   deps: SigningDeps,
   loan: LoanView,
   typedCpf: string,
+  requestedIp: string | null,
 ): Promise<SigningCodeOutcome> {
   const cpf = normalizeCpf(typedCpf.trim());
-  const signer = cpf ? loan.signers.find((s) => s.cpf === cpf) : undefined;
-  if (!signer) return { kind: 'not_a_signer' };
-  if (signer.signedAt) return { kind: 'signed_already' };
-  if (!signer.email) return { kind: 'no_email' };
+  if (!cpf) return { kind: 'invalid_cpf' };
+  const signer = loan.signers.find((s) => s.cpf === cpf);
+  const tenant = { partnerId: loan.partnerId, environment: loan.environment };
+  const subject = { purpose: 'loan_signature' as const, subjectId: loan.id };
+  const request = { requestedIp, delivery: 'background' as const };
+  if (!signer?.email)
+    // Keyed, so the rows keep no cpf anyone typed and one cpf shares its limits.
+    return sendVerificationCode(
+      deps,
+      tenant,
+      {
+        ...subject,
+        person: `decoy:${decoyPerson(deps.signingLinkKeys.current.secret, loan.id, cpf)}`,
+      },
+      null,
+      request,
+    );
   return sendVerificationCode(
     deps,
-    { partnerId: loan.partnerId, environment: loan.environment },
-    { purpose: 'loan_signature', subjectId: loan.id, person: signer.cpf, email: signer.email },
-    (code) => ({
-      // Not in the subject: a subject shows on a locked phone's notifications.
-      subject: 'Seu código para assinar o contrato de crédito',
-      text: [
-        `Olá, ${signer.name}.`,
-        '',
-        `Seu código para assinar a Cédula de Crédito Bancário do empréstimo ${loan.id} é ${code}.`,
-        'Ele vale por 10 minutos.',
-        '',
-        'Não compartilhe este código com ninguém: com ele, alguém pode assinar em seu nome.',
-        'Se você não pediu este código, ignore este e-mail; nada será assinado.',
-        '',
-        deps.lender.name,
-      ].join('\n'),
-    }),
+    tenant,
+    { ...subject, person: signer.cpf },
+    {
+      email: signer.email,
+      message: (code) => ({
+        // Not in the subject: a subject shows on a locked phone's notifications.
+        subject: 'Seu código para assinar o contrato de crédito',
+        text: [
+          `Olá, ${signer.name}.`,
+          '',
+          `Seu código para assinar a Cédula de Crédito Bancário do empréstimo ${loan.id} é ${code}.`,
+          'Ele vale por 10 minutos.',
+          '',
+          'Não compartilhe este código com ninguém: com ele, alguém pode assinar em seu nome.',
+          'Se você não pediu este código, ignore este e-mail; nada será assinado.',
+          '',
+          deps.lender.name,
+        ].join('\n'),
+      }),
+    },
+    request,
   );
 }
+
+const decoyPerson = (key: Buffer, loanId: string, cpf: string) =>
+  createHmac('sha256', key).update(`signing-decoy:${loanId}:${cpf}`).digest('hex');
 
 export function checkSigningCode(
   deps: SigningDeps,

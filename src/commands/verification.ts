@@ -19,6 +19,7 @@ import {
   codeMatches,
   hashVerificationCode,
   newVerificationCode,
+  nextCodeAt,
   verificationRules as rules,
 } from '../domain/verification-codes.js';
 
@@ -48,32 +49,48 @@ export type CodeRequestOutcome =
   | { kind: 'too_many'; retryAfterSeconds: number };
 
 const HOUR_MS = 3_600_000;
+/** The channel of a decoy: it went nowhere. */
+const NOWHERE = 'none';
 
 /**
- * Sends a person a fresh code for a subject (a loan to sign, a capture to complete), at most
- * three an hour. The row is committed before the e-mail leaves, so a crash after the send leaves
- * a code that works; a send that fails marks the row failed, and a failed code neither works nor
- * counts toward the limit.
+ * Sends a person a fresh code for a subject (a loan to sign, a capture to complete), within the
+ * limits of `verificationRules` (per person and address, and a backoff per person). The row is
+ * committed before the e-mail leaves, so a crash after the send leaves a code that works; a send
+ * that fails marks the row failed, and a failed code neither works nor counts toward the limits.
+ *
+ * `recipient` null records a decoy instead — the answer to a request for someone who cannot be
+ * sent a code (a cpf that does not sign), counted and answered exactly as a real one, sent to no
+ * one, never verifying — so the answer tells nothing. With `delivery: 'background'` the e-mail
+ * leaves after the answer (a failure marks the row failed; the person asks again), so neither its
+ * time nor an outage of the relay tells a real code from a decoy.
  */
 export async function sendVerificationCode(
   deps: VerificationDeps,
   tenant: Tenant,
-  subject: CodeSubject & { email: string },
-  message: (code: string) => { subject: string; text: string },
+  subject: CodeSubject,
+  recipient: { email: string; message: (code: string) => { subject: string; text: string } } | null,
+  request: { requestedIp: string | null; delivery?: 'await' | 'background' },
 ): Promise<CodeRequestOutcome> {
   const now = deps.clock();
   const codeId = `vc_${randomBytes(16).toString('hex')}`;
   const code = newVerificationCode();
   const key = deps.signingLinkKeys.current;
-  const channel = `email:${maskEmail(subject.email)}`;
+  const channel = recipient ? `email:${maskEmail(recipient.email)}` : NOWHERE;
   const expiresAt = new Date(now.getTime() + rules.codeTtlMs);
   const limited = await deps.db.transaction(async (tx) => {
     await lockCodeSubject(tx, subject);
-    const sent = await codesSentSince(tx, subject, new Date(now.getTime() - HOUR_MS));
-    if (sent.count >= rules.codesPerHour) {
-      const freedAt = (sent.oldest?.getTime() ?? now.getTime()) + HOUR_MS;
-      return Math.max(1, Math.ceil((freedAt - now.getTime()) / 1000));
-    }
+    const sent = await codesSentSince(
+      tx,
+      subject,
+      new Date(now.getTime() - HOUR_MS),
+      request.requestedIp,
+    );
+    const next = nextCodeAt(
+      { total: sent.total, newestAt: sent.newestAt },
+      { count: sent.fromHere, oldestAt: sent.oldestFromHereAt },
+      now.getTime(),
+    );
+    if (next !== undefined) return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
     await insertCode(tx, tenant, {
       id: codeId,
       purpose: subject.purpose,
@@ -84,16 +101,22 @@ export async function sendVerificationCode(
       keyId: key.id,
       expiresAt,
       createdAt: now,
+      decoy: recipient === null,
+      requestedIp: request.requestedIp,
     });
     return undefined;
   });
   if (limited !== undefined) return { kind: 'too_many', retryAfterSeconds: limited };
-  try {
-    await deps.mailer.send({ to: subject.email, ...message(code) });
-  } catch (error) {
-    // The mailer has logged why (with the address masked).
-    await markCodeFailed(deps.db, codeId, deps.clock());
-    throw new CodeNotSentError(error);
+  if (recipient) {
+    const delivered = deps.mailer
+      .send({ to: recipient.email, ...recipient.message(code) })
+      .catch(async (error: unknown) => {
+        // The mailer has logged why (with the address masked).
+        await markCodeFailed(deps.db, codeId, deps.clock()).catch(() => undefined);
+        throw new CodeNotSentError(error);
+      });
+    if (request.delivery === 'background') delivered.catch(() => undefined);
+    else await delivered;
   }
   return { kind: 'sent', codeId, channel, expiresAt };
 }
@@ -127,9 +150,11 @@ export async function checkVerificationCode(
   const row = await spendAttempt(deps.db, where, now, rules.maxAttempts);
   if (!row) return { kind: 'spent' };
   const key = deps.signingLinkKeys.find(row.keyId);
+  // A decoy is spent like a code, and never right.
   const right =
-    (request.sandbox && request.presented === rules.sandboxCode) ||
-    (key !== undefined && codeMatches(key, row.id, request.presented, row.codeHash));
+    !row.decoy &&
+    ((request.sandbox && request.presented === rules.sandboxCode) ||
+      (key !== undefined && codeMatches(key, row.id, request.presented, row.codeHash)));
   if (!right) return { kind: 'wrong', attemptsLeft: rules.maxAttempts - row.attempts, code: row };
   const sessionToken = randomBytes(32).toString('base64url');
   const verified = await markCodeVerified(deps.db, row.id, {

@@ -22,6 +22,7 @@ export const idPrefixes = {
   operatorEnrollment: 'enr',
   auditEntry: 'aud',
   approval: 'apr',
+  customerDataKey: 'cdk',
 } as const;
 
 export type IdPrefix = (typeof idPrefixes)[keyof typeof idPrefixes];

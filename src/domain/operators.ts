@@ -2,8 +2,16 @@
  * The service's staff (contract §15): each operator is named, holds roles, and is the actor of
  * what they do. `OPS_TOKEN` is the break-glass administrator: every role, its own actor id, and
  * in staff administration only the start of the first two administrators (issue 37).
+ * `workflow_viewer` reads workflow payloads decoded (the Temporal UI's codec endpoint): personal
+ * data leaves encryption there, so it is a role of its own, which no other role implies.
  */
-export const operatorRoles = ['kyc_reviewer', 'disbursement', 'payments', 'admin'] as const;
+export const operatorRoles = [
+  'kyc_reviewer',
+  'disbursement',
+  'payments',
+  'admin',
+  'workflow_viewer',
+] as const;
 export type OperatorRole = (typeof operatorRoles)[number];
 
 /** Who did something: recorded on the records, transactions and events an ops command touches. */

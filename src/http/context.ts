@@ -20,6 +20,8 @@ export interface AppState {
   auditDetail?: Record<string, unknown>;
   /** The body's bytes, on routes whose guard authenticates them (the PSP's notifications). */
   rawBody?: Buffer;
+  /** A hosted page's CSRF token, for the forms it shows (src/http/routes/hosted/forms.ts). */
+  csrf?: string;
 }
 
 export type AppContext = RouterContext<AppState>;

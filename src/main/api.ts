@@ -5,6 +5,7 @@ import { createDatabase } from '../db/client.js';
 import { checkDatabaseAtStart } from '../db/start-check.js';
 import { createHttpMetrics } from '../http/metrics.js';
 import { connectTemporalClient } from '../temporal/client.js';
+import { customerKeysIn } from '../temporal/customer-keys.js';
 import { runMain } from './run-main.js';
 
 await runMain('api', async (logger) => {
@@ -13,7 +14,10 @@ await runMain('api', async (logger) => {
   // Migrations are the migrate command's (as the owner); this role reads and writes rows only.
   const database = createDatabase(config.databaseUrl, { max: config.databasePoolSize });
   await checkDatabaseAtStart(database.sql, config.nodeEnv, logger);
-  const temporal = await connectTemporalClient(config.temporal);
+  const temporal = await connectTemporalClient({
+    ...config.temporal,
+    customerKeys: customerKeysIn(database.db, config.temporal.payloadKeys),
+  });
   const { koa: app, close: closeApp } = createApp({
     config,
     database,

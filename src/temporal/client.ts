@@ -9,6 +9,7 @@ import {
 import { InterceptingCall } from '@grpc/grpc-js';
 import type { KeyRing } from '../domain/key-ring.js';
 import type { TemporalConnectionSecurity } from './connection-security.js';
+import type { CustomerKeys } from './customer-keys.js';
 import { payloadDataConverter, type PayloadEncryption } from './payload-codec.js';
 
 /** What a client or worker needs to reach Temporal: `config.temporal` has every field. */
@@ -18,6 +19,8 @@ export interface TemporalSettings extends Partial<TemporalConnectionSecurity> {
   /** TEMPORAL_PAYLOAD_KEYS: every payload passes the codec (src/temporal/payload-codec.ts). */
   payloadKeys: KeyRing;
   payloadEncryption?: PayloadEncryption;
+  /** The customers' data keys (customer-keys.ts): a customer's workflows' payloads are sealed under theirs. */
+  customerKeys?: CustomerKeys | undefined;
 }
 
 type GrpcInterceptor = NonNullable<ConnectionOptions['interceptors']>[number];

@@ -56,6 +56,14 @@ function certificate(
   }
 }
 
+/** `host:port` on this machine's loopback (localhost, 127.x.y.z, [::1]). */
+function isLoopbackAddress(address: string): boolean {
+  const host = address.startsWith('[')
+    ? address.slice(0, address.indexOf(']') + 1)
+    : address.split(':')[0]!;
+  return host === 'localhost' || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '[::1]';
+}
+
 const flag = (value: string | undefined) =>
   value === undefined || value === '' ? undefined : value === 'true' || value === '1';
 
@@ -110,6 +118,19 @@ export function parseTemporalSecurity(
     );
 
   const on = wanted ?? (tlsSettings.length > 0 || apiKey !== undefined);
+  // Outside development Temporal is reached over TLS and knows its caller (issue 37): whoever
+  // reaches its frontend can stop any workflow. A server on this machine's loopback aside.
+  const address = env.TEMPORAL_ADDRESS || 'localhost:7233';
+  if (strict && !isLoopbackAddress(address)) {
+    if (!on)
+      problems.push(
+        `TEMPORAL_TLS: the connection to Temporal at ${address} would be plaintext; outside development it is TLS (TEMPORAL_TLS_CA and TEMPORAL_TLS_SERVER_NAME for a private CA, TEMPORAL_TLS=true for the system's roots)`,
+      );
+    if (!(env.TEMPORAL_TLS_CERT && env.TEMPORAL_TLS_KEY) && !apiKey)
+      problems.push(
+        `TEMPORAL_TLS_CERT: Temporal at ${address} must authenticate this service outside development: mutual TLS (TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY, the frontend requiring client certificates) or an API key (TEMPORAL_API_KEY)`,
+      );
+  }
   const tls: TemporalTls = on
     ? {
         ...(serverName ? { serverNameOverride: serverName } : {}),

@@ -54,7 +54,7 @@ export async function signalCustomerDenied(temporal: Client, customerId: string)
   try {
     await temporal.workflow
       .getHandle(workflowIds.creditOffers(customerId))
-      .signal(customerDeniedSignal);
+      .signal(customerDeniedSignal, { customerId });
   } catch (error) {
     if (!(error instanceof WorkflowNotFoundError)) throw error;
   }

@@ -131,6 +131,9 @@ export function toProblem(error: unknown): unknown {
       ),
     byType: {
       invalid_state: (message) => new ProblemError('invalid_state', message),
+      // A claim an API of the release before sent bare, refused by this release's workflow.
+      message_without_payload: () =>
+        problems.serviceUnavailable('The loan’s workflow is being upgraded; retry shortly.'),
       release_window_passed: (message) => new ProblemError('invalid_state', message),
       signer_not_found: (message) =>
         problems.validation([{ path: 'body.cpf', code: 'not_a_signer', message }]),

@@ -4,6 +4,7 @@ import {
   temporalConnectionOptions,
   type TemporalSettings,
 } from '../temporal/client.js';
+import { customerKeysIn } from '../temporal/customer-keys.js';
 import { payloadDataConverter } from '../temporal/payload-codec.js';
 import type { ActivityDeps } from '../../activities/index.js';
 import { createWorker, NativeConnection } from './create-worker.js';
@@ -45,7 +46,10 @@ export async function startWorker(
     ...connectionSecurity(settings),
   });
   // One codec for the worker and its activities' client: the same keys either way.
-  const dataConverter = payloadDataConverter(settings);
+  const dataConverter = payloadDataConverter({
+    ...settings,
+    customerKeys: settings.customerKeys ?? customerKeysIn(deps.db, settings.payloadKeys),
+  });
   const client = new Client({
     connection: await Connection.connect(temporalConnectionOptions(settings)),
     namespace: settings.namespace,

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +14,7 @@ import { activeLoan, type LoanBody } from '../helpers/credit.js';
 import { eventually } from '../helpers/eventually.js';
 import { recordHistory } from '../helpers/histories.js';
 import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
+import { spawnApiProcess } from '../helpers/api-process.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 
 type ChargeBody = z.infer<typeof chargeSchema>;
@@ -316,5 +318,68 @@ describe('the PSP’s notification of Pix received (contract §14)', () => {
     expect((await json<ChargeBody>(sandbox(`/v3/charges/${sandboxCharge.id}`))).status).toBe(
       'active',
     );
+  });
+
+  it('under PSP_WEBHOOK_AUTH=mtls, takes the proxy’s verified client certificate only: from the proxy’s address, verified, the PSP’s subject (issue 37, finding 5)', async () => {
+    const subject = 'CN=psp.example.com,O=PSP Exemplo S.A.,C=BR';
+    // The proxy in front is on 127.0.0.1; 127.0.0.2 is another host of the loopback network.
+    const api = await spawnApiProcess(stack, {
+      env: {
+        PSP_WEBHOOK_AUTH: 'mtls',
+        PSP_MTLS_TRUSTED_PROXIES: '127.0.0.1',
+        PSP_MTLS_SUBJECT: subject,
+      },
+    });
+    try {
+      const port = Number(new URL(api.baseUrl).port);
+      /** The review's forged Pix: no signature, R$ 500.00 to the lender's key. */
+      const forge = (from: string, headers: Record<string, string>) => {
+        const id = endToEndId();
+        const body = JSON.stringify({
+          pix: [{ endToEndId: id, valor: '500.00', horario: new Date().toISOString() }],
+        });
+        return new Promise<{ id: string; status: number; body: string }>((resolve, reject) => {
+          const request = httpRequest(
+            {
+              host: '127.0.0.1',
+              port,
+              localAddress: from,
+              method: 'POST',
+              path: '/psp/v1/pix',
+              headers: { 'content-type': 'application/json', ...headers },
+            },
+            (response) => {
+              let text = '';
+              response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+              response.on('end', () => resolve({ id, status: response.statusCode!, body: text }));
+            },
+          );
+          request.on('error', reject);
+          request.end(body);
+        });
+      };
+      const verified = { 'x-ssl-client-verify': 'SUCCESS', 'x-ssl-client-s-dn': subject };
+      const refusals = [
+        forge('127.0.0.1', {}),
+        forge('127.0.0.2', verified),
+        forge('127.0.0.1', { ...verified, 'x-ssl-client-s-dn': 'CN=someone-else.example' }),
+        forge('127.0.0.1', { ...verified, 'x-ssl-client-verify': 'FAILED:certificate expired' }),
+        forge('127.0.0.1', { 'x-ssl-client-s-dn': subject }),
+        // A signature means nothing here, even a right one.
+        forge('127.0.0.1', {
+          'pix-signature': signPspBody(DEVELOPMENT_PSP_WEBHOOK_SECRET, '{}', nowSeconds()),
+        }),
+      ];
+      for (const refused of await Promise.all(refusals)) {
+        expect(refused.status, refused.body).toBe(401);
+        expect(JSON.parse(refused.body)).toMatchObject({ code: 'unauthorized' });
+        expect(await storedPix(refused.id)).toEqual([]);
+      }
+      const accepted = await forge('127.0.0.1', verified);
+      expect(accepted.status, accepted.body).toBe(200);
+      expect(await storedPix(accepted.id)).toHaveLength(1);
+    } finally {
+      await api.stop();
+    }
   });
 });

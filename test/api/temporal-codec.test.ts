@@ -3,12 +3,14 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyRing } from '../../src/domain/key-ring.js';
 import { PayloadEncryptionCodec } from '../../src/temporal/payload-codec.js';
+import { createOperator } from '../helpers/operators.js';
 import { eventually, OPS_TOKEN, startStack, TestClock, type TestStack } from '../helpers/stack.js';
 
 /**
- * The Temporal UI's codec endpoint (contract §15): Temporal's Remote Codec protocol behind ops
- * authentication — a bearer token, or the session its sign-in page sets for the UI's browser —
- * with CORS for the UI's origin alone.
+ * The Temporal UI's codec endpoint (contract §15, issue 37 finding 3): Temporal's Remote Codec
+ * protocol, decode only, for operators with the role workflow_viewer — a bearer token, or the
+ * session its sign-in page sets for the UI's browser, live only while its token is — with every
+ * decode audited and CORS for the UI's origin alone.
  */
 
 const UI = 'http://localhost:8233';
@@ -99,21 +101,22 @@ describe('the codec endpoint for the Temporal UI', () => {
     expect(JSON.stringify(activityInput)).toContain(check.id);
   });
 
-  it('passes plain payloads through, encodes for the UI, and names a key it does not hold', async () => {
+  it('shows plain payloads as they are, names a key it does not hold, and encodes for nobody', async () => {
     const plain = defaultPayloadConverter.toPayload({ hello: 'world' });
     expect(await decoded(await codecCall('decode', [plain], bearer))).toEqual([{ hello: 'world' }]);
 
-    const encodedResponse = await codecCall('encode', [plain], bearer);
-    expect(encodedResponse.status).toBe(200);
-    const [encoded] = (
-      (await encodedResponse.json()) as {
-        payloads: { metadata: Record<string, string>; data: string }[];
-      }
-    ).payloads;
-    expect(Buffer.from(encoded!.metadata.encoding!, 'base64').toString()).toBe('binary/encrypted');
-    expect(await decoded(await codecCall('decode', [fromJson(encoded!)], bearer))).toEqual([
-      { hello: 'world' },
-    ]);
+    // Nobody gets a payload sealed here, not even the break-glass administrator: the worker
+    // seals in-process, and a sealed payload from outside would pass the workers' codec.
+    for (const method of ['POST', 'OPTIONS'])
+      expect(
+        (
+          await fetch(`${stack.baseUrl}/ops/v1/temporal-codec/encode`, {
+            method,
+            headers: { ...bearer, 'content-type': 'application/json', origin: UI },
+            body: method === 'POST' ? JSON.stringify({ payloads: [toJson(plain)] }) : null,
+          })
+        ).status,
+      ).toBe(404);
 
     const foreign = new PayloadEncryptionCodec(
       keyRing([
@@ -142,6 +145,63 @@ describe('the codec endpoint for the Temporal UI', () => {
     expect(malformed.status).toBe(422);
   });
 
+  it('decodes for the role workflow_viewer only, and audits every decode: who, which workflow, how many', async () => {
+    const sealed = await stack.temporal.options.dataConverter.payloadCodecs![0]!.encode([
+      defaultPayloadConverter.toPayload({ cpf: '52998224725' }),
+    ]);
+    // The review's reproduction: a kyc_reviewer decoding a loan's history. Refused, and audited.
+    const reviewer = await createOperator(stack, ['kyc_reviewer']);
+    const admin = await createOperator(stack, ['admin']);
+    for (const { token } of [reviewer, admin]) {
+      const refused = await codecCall('decode', sealed, {
+        authorization: `Bearer ${token}`,
+        'x-workflow-id': 'loan/ln_00000000000000000000000000000001',
+      });
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toMatchObject({
+        code: 'operator_role_required',
+        roles: ['workflow_viewer'],
+      });
+    }
+    const viewer = await createOperator(stack, ['workflow_viewer']);
+    const answer = await codecCall('decode', [...sealed, defaultPayloadConverter.toPayload(1)], {
+      authorization: `Bearer ${viewer.token}`,
+      'x-workflow-id': 'loan/ln_00000000000000000000000000000002',
+    });
+    expect(await decoded(answer)).toEqual([{ cpf: '52998224725' }, 1]);
+
+    const audit = async (actorId: string) =>
+      (
+        (await (
+          await fetch(
+            `${stack.baseUrl}/ops/v1/audit?operation_id=decodeTemporalPayloads&actor_id=${actorId}`,
+            { headers: bearer },
+          )
+        ).json()) as { data: { status: number; problem_code: string | null; detail: unknown }[] }
+      ).data;
+    expect(await audit(reviewer.operator.id)).toEqual([
+      expect.objectContaining({
+        status: 403,
+        problem_code: 'operator_role_required',
+        detail: null,
+      }),
+    ]);
+    expect(await audit(viewer.operator.id)).toEqual([
+      expect.objectContaining({
+        status: 200,
+        problem_code: null,
+        detail: {
+          namespace: 'default',
+          workflow_id: 'loan/ln_00000000000000000000000000000002',
+          payloads: 2,
+          decoded: 2,
+          plain: 1,
+          customer_ids: [],
+        },
+      }),
+    ]);
+  });
+
   it("answers the UI's CORS preflight without authentication, and no other origin", async () => {
     const preflight = (origin: string) =>
       fetch(`${stack.baseUrl}/ops/v1/temporal-codec/decode`, {
@@ -158,7 +218,7 @@ describe('the codec endpoint for the Temporal UI', () => {
       'access-control-allow-origin': UI,
       'access-control-allow-credentials': 'true',
       'access-control-allow-methods': 'POST',
-      'access-control-allow-headers': 'Content-Type, X-Namespace',
+      'access-control-allow-headers': 'Content-Type, X-Namespace, X-Workflow-Id',
       vary: 'Origin',
     });
     const other = await preflight('http://localhost:9999');
@@ -183,7 +243,9 @@ describe('the codec endpoint for the Temporal UI', () => {
     const signedIn = await signIn(OPS_TOKEN);
     expect(signedIn.status).toBe(200);
     const setCookie = signedIn.headers.get('set-cookie')!;
-    expect(setCookie).toMatch(/^temporal_codec_session=v1\.dev\.\d+\.break_glass\.[\w-]+;/);
+    expect(setCookie).toMatch(
+      /^temporal_codec_session=v2\.dev\.\d+\.break_glass\.ops-[\w-]{32}\.[\w-]+;/,
+    );
     expect(setCookie).toContain('Path=/ops/v1/temporal-codec');
     expect(setCookie).toContain('Max-Age=3600');
     expect(setCookie).toContain('HttpOnly');
@@ -208,5 +270,53 @@ describe('the codec endpoint for the Temporal UI', () => {
     // An hour later it has lapsed.
     clock.advance(3_601_000);
     expect((await codecCall('decode', [plain], { cookie, origin: UI })).status).toBe(401);
+  });
+
+  it("ends an operator's UI session when its token is rotated or revoked, its role taken, or the operator deactivated", async () => {
+    const plain = defaultPayloadConverter.toPayload('from the UI');
+    const sessionOf = async (token: string) => {
+      const signedIn = await signIn(token);
+      expect(signedIn.status).toBe(200);
+      return signedIn.headers.get('set-cookie')!.split(';')[0]!;
+    };
+    const decodes = async (cookie: string) =>
+      (await codecCall('decode', [plain], { cookie, origin: UI })).status;
+    const admin = (method: string, path: string, body?: unknown) =>
+      fetch(`${stack.baseUrl}/ops/v1/operators/${path}`, {
+        method,
+        headers: { ...bearer, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+
+    // Another role's token gets no session at all.
+    const reviewer = await createOperator(stack, ['kyc_reviewer']);
+    const refused = await signIn(reviewer.token);
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('set-cookie')).toBeNull();
+
+    // Rotated: the session made from the old token ends; one from the new token works.
+    const viewer = await createOperator(stack, ['workflow_viewer']);
+    const first = await sessionOf(viewer.token);
+    expect(await decodes(first)).toBe(200);
+    const rotated = await admin('POST', `${viewer.operator.id}/token`);
+    expect(rotated.status).toBe(201);
+    const { token: newToken } = (await rotated.json()) as { token: string };
+    expect(await decodes(first)).toBe(401);
+    const second = await sessionOf(newToken);
+    expect(await decodes(second)).toBe(200);
+
+    // The role taken away, then given back: the session ends, and counts again.
+    expect((await admin('PATCH', viewer.operator.id, { roles: ['kyc_reviewer'] })).status).toBe(
+      200,
+    );
+    expect(await decodes(second)).toBe(401);
+    expect((await admin('PATCH', viewer.operator.id, { roles: ['workflow_viewer'] })).status).toBe(
+      200,
+    );
+    expect(await decodes(second)).toBe(200);
+
+    // Deactivated (which revokes the token): over.
+    expect((await admin('POST', `${viewer.operator.id}/deactivation`)).status).toBe(200);
+    expect(await decodes(second)).toBe(401);
   });
 });

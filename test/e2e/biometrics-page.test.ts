@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maskEmail } from '../../src/domain/masking.js';
 import { launchChromium } from '../helpers/browser.js';
-import { SANDBOX_CODE } from '../helpers/hosted.js';
+import { HostedBrowser, SANDBOX_CODE } from '../helpers/hosted.js';
 import { codeIn, waitForMessage } from '../helpers/mailbox.js';
 import { registerCustomer, type CustomerBody } from '../helpers/customers.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
@@ -79,12 +79,41 @@ describe('the hosted biometrics page, in a real browser', () => {
   it('refuses a POST without a code, changing nothing', async () => {
     const customer = await registerCustomer(api);
     const url = await openSession(customer.id);
-    const bare = await fetch(url.replace(stack.config.publicBaseUrl, stack.baseUrl), {
-      method: 'POST',
-    });
+    const bare = await new HostedBrowser(stack.baseUrl, url).post('', {});
     expect(bare.status).toBe(422);
     expect(await bare.text()).toContain('peça e digite o código');
     expect(await biometricsStatus(customer.id)).toBe('pending');
+  });
+
+  it('refuses a form posted without its CSRF token, or with another browser’s (issue 37, finding 10)', async () => {
+    const customer = await registerCustomer(api);
+    const url = await openSession(customer.id);
+    const mine = new HostedBrowser(stack.baseUrl, url);
+    const theirs = new HostedBrowser(stack.baseUrl, url);
+    await mine.fetch();
+    await theirs.fetch();
+    expect(mine.csrf).toBeDefined();
+    expect(theirs.csrf).not.toBe(mine.csrf);
+    const form = (csrf: string | undefined) => ({
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(csrf === undefined ? {} : { csrf }).toString(),
+    });
+    // A page of another site posting to the link: no token, or one copied from another browser.
+    for (const refused of [
+      await mine.fetch('/code', form(undefined)),
+      await mine.fetch('/code', form(theirs.csrf)),
+      await fetch(`${stack.baseUrl}${mine.path}/code`, form(mine.csrf)), // the token without its cookie
+    ]) {
+      expect(refused.status).toBe(403);
+      expect(await refused.text()).toContain('Formulário expirado');
+    }
+    expect(
+      await stack.database
+        .sql`select 1 from verification_codes v join biometric_sessions b on b.id = v.subject_id where b.customer_id = ${customer.id}`,
+    ).toHaveLength(0);
+    // Its own token: a code is sent.
+    expect((await mine.fetch('/code', form(mine.csrf))).status).toBe(200);
   });
 
   it('accepts the published sandbox code in the sandbox only: production needs the code sent', async () => {
@@ -95,14 +124,10 @@ describe('the hosted biometrics page, in a real browser', () => {
     const url = ((await response.json()) as { session_url: string }).session_url;
     const local = url.replace(stack.config.publicBaseUrl, stack.baseUrl);
     const asked = new Date(Date.now() - 1000);
-    const sent = await fetch(`${local}/code`, { method: 'POST' });
+    const customerBrowser = new HostedBrowser(stack.baseUrl, local);
+    const sent = await customerBrowser.post('/code', {});
     const codeId = /name="code_id" value="([^"]+)"/.exec(await sent.text())![1]!;
-    const post = (code: string) =>
-      fetch(local, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ code_id: codeId, code }).toString(),
-      });
+    const post = (code: string) => customerBrowser.post('', { code_id: codeId, code });
     const published = await post(SANDBOX_CODE);
     expect(published.status).toBe(422);
     expect(await published.text()).toContain('Código incorreto');

@@ -1,7 +1,19 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activeCustomer, activeLoan, offerOf, type OfferBody } from '../helpers/credit.js';
-import { files, registerCustomer, upload, type CustomerBody } from '../helpers/customers.js';
+import {
+  activeCustomer,
+  activeLoan,
+  offerOf,
+  type LoanBody,
+  type OfferBody,
+} from '../helpers/credit.js';
+import {
+  fakeCpf,
+  files,
+  registerCustomer,
+  upload,
+  type CustomerBody,
+} from '../helpers/customers.js';
 import { createOperator, type TestOperator } from '../helpers/operators.js';
 import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
 import { eventually, OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
@@ -143,6 +155,50 @@ async function advanceClock(customerId: string, to: Date): Promise<void> {
   );
 }
 
+/**
+ * Every payload of a workflow's history sealed under a customer's data key, sent to the codec
+ * endpoint (as the Temporal UI sends them): its status, and the text of what it answered.
+ */
+async function decodeCustomerPayloads(workflowId: string) {
+  const found: unknown[] = [];
+  const walk = (value: unknown): void => {
+    if (!value || typeof value !== 'object' || value instanceof Uint8Array) return;
+    const { metadata } = value as { metadata?: Record<string, Uint8Array> };
+    if (metadata?.['customer-key-id']) found.push(value);
+    else for (const child of Object.values(value)) walk(child);
+  };
+  walk(await stack.temporal.workflow.getHandle(workflowId).fetchHistory());
+  const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
+  const response = await fetch(`${stack.baseUrl}/ops/v1/temporal-codec/decode`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${OPS_TOKEN}`,
+      'content-type': 'application/json',
+      'x-workflow-id': workflowId,
+    },
+    body: JSON.stringify({
+      payloads: (found as { metadata: Record<string, Uint8Array>; data: Uint8Array }[]).map(
+        (payload) => ({
+          metadata: Object.fromEntries(
+            Object.entries(payload.metadata).map(([key, bytes]) => [key, base64(bytes)]),
+          ),
+          data: base64(payload.data),
+        }),
+      ),
+    }),
+  });
+  const body = (await response.json()) as {
+    payloads?: { data: string }[];
+    errors?: { message: string }[];
+  };
+  return {
+    count: found.length,
+    status: response.status,
+    text: (body.payloads ?? []).map((p) => Buffer.from(p.data, 'base64').toString()).join('\n'),
+    errors: (body.errors ?? []).map((e) => e.message),
+  };
+}
+
 async function workflowStatus(workflowId: string): Promise<string> {
   return (await stack.temporal.workflow.getHandle(workflowId).describe()).status.name;
 }
@@ -162,6 +218,23 @@ describe('a customer without loans', () => {
     }, 'the documents to be recorded');
     for (const key of keys) expect(await stored(key)).toBe(true);
     expect((await tablesHolding(data.email)).length).toBeGreaterThan(0);
+    // Its onboarding's history in Temporal holds its documents' file names (its name), sealed
+    // under its data key: staff read them through the codec endpoint, as another customer's.
+    const onboarding = `customer-onboarding/${customer.id}`;
+    const before = await decodeCustomerPayloads(onboarding);
+    expect(before).toMatchObject({ status: 200, errors: [] });
+    expect(before.count).toBeGreaterThan(2);
+    expect(before.text).toContain(data.name);
+    const other = person();
+    const otherCustomer = await registerCustomer(api, other);
+    expect(
+      (
+        await upload(api, otherCustomer.id, 'selfie', {
+          bytes: files.png(),
+          name: `${other.name}.png`,
+        })
+      ).status,
+    ).toBe(201);
 
     // Only an administrator erases.
     const reviewer = await createOperator(stack, ['kyc_reviewer']);
@@ -219,6 +292,28 @@ describe('a customer without loans', () => {
     expect(await workflowStatus(`customer-onboarding/${customer.id}`)).toBe('TERMINATED');
     expect(await workflowStatus(`customer-erasure/${customer.id}`)).toBe('COMPLETED');
 
+    // Its histories no longer open anywhere: the key they were sealed under is destroyed (a copy
+    // of the history, a backup, an archive, is as unreadable). Another customer's still open.
+    const after = await decodeCustomerPayloads(onboarding);
+    expect(after).toMatchObject({ count: before.count, status: 422, text: '' });
+    expect(after.errors).toHaveLength(before.count);
+    for (const message of after.errors)
+      expect(message).toMatch(
+        new RegExp(
+          `customer data key "cdk_\\w+": .* was destroyed when customer ${customer.id} was erased`,
+        ),
+      );
+    const others = await decodeCustomerPayloads(`customer-onboarding/${otherCustomer.id}`);
+    expect(others).toMatchObject({ status: 200, errors: [] });
+    expect(others.text).toContain(other.name);
+    // The application's own role cannot bring the key back, nor remove its row to get a new one.
+    for (const statement of [
+      stack.database
+        .sql`update customer_data_keys set wrapped_key = 'v1.dev.AAAA', destroyed_at = null where customer_id = ${customer.id}`,
+      stack.database.sql`delete from customer_data_keys where customer_id = ${customer.id}`,
+    ])
+      await expect(statement).rejects.toThrow('a key is destroyed once, and kept destroyed');
+
     // Nothing written to the logs since names the person (and lines were written: the erasure's).
     const since = logLines.slice(erasedFromLine).join('\n');
     expect(since).toContain(customer.id);
@@ -263,6 +358,114 @@ describe('a customer without loans', () => {
     );
     expect(cancelled).toHaveLength(1);
   }, 120_000);
+});
+
+describe('a customer whose loans never became contracts (issue 37, finding 4)', () => {
+  it('loses them at once — signers, payout key, reason — and nobody reads them again; so do a denial’s reason and a review’s message', async () => {
+    const data = person();
+    const customer = await activeCustomer(stack, api, data);
+    const offer = await offerOf(api, customer.id);
+    const simulation = await json<{ id: string }>(
+      api(`/v3/credit-offers/${offer.id}/simulations`, {
+        method: 'POST',
+        body: { amount: offer.min_amount, installments: 3 },
+      }),
+      201,
+    );
+    const guarantor = { name: `Fiadora ${data.name}`, cpf: fakeCpf(), email: `g.${data.email}` };
+    const pixKey = `pix.${data.email}`;
+    const loan = await json<LoanBody>(
+      api('/v3/loans', {
+        method: 'POST',
+        body: {
+          credit_offer_id: offer.id,
+          simulation_id: simulation.id,
+          disbursement_account: { type: 'pix', pix_key: pixKey },
+          signers: [guarantor],
+        },
+      }),
+      201,
+    );
+    // Cancelled before anyone signed: no contract ever formed.
+    const reason = `A fiadora ${guarantor.name} desistiu`;
+    const cancelled = await json<LoanBody>(
+      api(`/v3/loans/${loan.id}/cancel`, { method: 'POST', body: { reason } }),
+    );
+    expect(cancelled).toMatchObject({ status: 'cancelled', cancellation_reason: reason });
+    const contractKey = (
+      await stack.database.sql<
+        { key: string }[]
+      >`select contract_key as key from loans where id = ${loan.id}`
+    )[0]!.key;
+    expect(await stored(contractKey)).toBe(true);
+    expect(await tablesHolding(guarantor.cpf)).not.toEqual([]);
+
+    expect((await erase(customer.id)).status).toBe(201);
+    // Nothing is kept for the law, so nothing waits.
+    const done = await erasureReaches(customer.id, 'completed');
+    expect(done.retained_until).toBeNull();
+
+    // The partner reads it no more: not by id, not in a list, not its contract.
+    for (const path of [`/v3/loans/${loan.id}`, `/v3/loans/${loan.id}/contract`])
+      expect((await api(path)).status).toBe(404);
+    const listed = await json<{ data: { id: string }[] }>(api(`/v3/loans?limit=100`));
+    expect(listed.data.map((l) => l.id)).not.toContain(loan.id);
+    expect(await stored(contractKey)).toBe(false);
+    for (const needle of [
+      customer.cpf,
+      guarantor.cpf,
+      guarantor.name,
+      guarantor.email,
+      pixKey,
+      reason,
+      data.name,
+      data.email,
+    ])
+      expect({ needle, tables: await tablesHolding(needle) }).toEqual({ needle, tables: [] });
+    // Its events keep what happened, with the codes.
+    const events = await eventsAbout(customer.id);
+    const loanCancelled = events.find((event) => event.type === 'loan.cancelled');
+    expect(loanCancelled?.data).toMatchObject({ id: loan.id, cancellation_reason: '[erased]' });
+
+    // A denied applicant: the denial's reason and a review's message to them name them too.
+    const denied = await registerCustomer(api, person());
+    expect(
+      (await upload(api, denied.id, 'selfie', { bytes: files.png(), name: 'selfie.png' })).status,
+    ).toBe(201);
+    await eventually(
+      async () => (await storageKeysOf(denied.id)).length === 1 || undefined,
+      'the selfie to be recorded',
+    );
+    const message = `A selfie não mostra ${denied.name}`;
+    expect(
+      (
+        await api(`/v3/sandbox/customers/${denied.id}/review`, {
+          method: 'POST',
+          body: { items: [{ type: 'selfie', decision: 'reject', message }] },
+        })
+      ).status,
+    ).toBe(200);
+    const deniedReason = `Documento de ${denied.name} adulterado`;
+    expect(
+      (
+        await api(`/v3/sandbox/customers/${denied.id}/deny`, {
+          method: 'POST',
+          body: { reason: deniedReason },
+        })
+      ).status,
+    ).toBe(200);
+    expect(await tablesHolding(deniedReason)).toEqual(
+      expect.arrayContaining(['customers', 'events']),
+    );
+    expect(await tablesHolding(message)).toContain('events');
+
+    expect((await erase(denied.id)).status).toBe(201);
+    await erasureReaches(denied.id, 'completed');
+    for (const needle of [deniedReason, message, denied.name])
+      expect({ needle, tables: await tablesHolding(needle) }).toEqual({ needle, tables: [] });
+    const deniedEvent = (await eventsAbout(denied.id)).find((e) => e.type === 'customer.denied');
+    expect(deniedEvent?.data).toMatchObject({ status: 'denied', reason: '[erased]' });
+  }, 180_000);
 });
 
 describe('a customer whose loan is finished', () => {

@@ -195,15 +195,18 @@ describe('a loan from contract to last installment, over HTTP on the real stack'
     expect(await page.content()).not.toContain(maskTaxId(customer.cpf));
     expect(await page.content()).toContain('Assinaturas: 0 de 2');
     expect((await page.request.get(`${link}/contract`)).status()).toBe(403);
-    // A cpf that does not sign this loan gets no code.
+    // A cpf that does not sign this loan is answered as a signer's is (the page tells nobody who
+    // signs, issue 37); no code goes anywhere.
     await page.getByLabel('Seu CPF').fill(fakeCpf());
     await page.getByRole('button', { name: 'Enviar código' }).click();
-    await page.waitForSelector('text=não é de quem assina');
+    await page.waitForSelector('text=Digite o código');
+    expect(await page.content()).not.toContain(maskEmail(customer.email));
+    await page.getByRole('link', { name: /Pedir um novo código/ }).click();
     // The customer's cpf: a code goes to the customer's e-mail on record.
     const asked = new Date(Date.now() - 1000);
     await page.getByLabel('Seu CPF').fill(customer.cpf);
     await page.getByRole('button', { name: 'Enviar código' }).click();
-    await page.waitForSelector(`text=${maskEmail(customer.email)}`);
+    await page.waitForSelector('text=Digite o código');
     const mail = await waitForMessage(customer.email, { after: asked });
     await page.getByLabel('Código').fill(codeIn(mail));
     await page.getByRole('button', { name: 'Confirmar' }).click();

@@ -1,4 +1,6 @@
-import { Client } from '@temporalio/client';
+import { Client, WorkflowUpdateFailedError } from '@temporalio/client';
+import { eq } from 'drizzle-orm';
+import { customerDataKeys } from '../../src/db/schema/index.js';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LoanInput } from '../../workflows/loan/messages.js';
@@ -107,6 +109,17 @@ describe('workflow payloads read straight from Temporal', () => {
       phone: '987654321',
       name: customer.name,
     };
+    const [customerKey] = await stack.database.db
+      .select()
+      .from(customerDataKeys)
+      .where(eq(customerDataKeys.customerId, customer.id));
+    expect(customerKey?.destroyedAt).toBeNull();
+    expect(customerKey?.wrappedKey).toMatch(/^v1\.dev\./);
+    const customersOwn = new Set([
+      workflowIds.customerOnboarding(customer.id),
+      workflowIds.creditOffers(customer.id),
+      workflowIds.loan(loan.id),
+    ]);
     let encrypted = 0;
     for (const workflowId of workflowIdsOfCustomer) {
       for (const { runId } of await runsOf(plain.workflow, workflowId)) {
@@ -129,10 +142,13 @@ describe('workflow payloads read straight from Temporal', () => {
             // The SDK's own patch markers (a patch id), written below the codec.
             expect(payload.metadata.encoding, where).toBe('json/plain');
           } else {
-            expect(payload.metadata, where).toEqual({
-              encoding: 'binary/encrypted',
-              'encryption-key-id': 'dev',
-            });
+            // The customer's own workflows under its data key (erasure destroys it); any other
+            // under the payload key of the deployment.
+            expect(payload.metadata, where).toEqual(
+              customersOwn.has(workflowId)
+                ? { encoding: 'binary/encrypted', 'customer-key-id': customerKey!.id }
+                : { encoding: 'binary/encrypted', 'encryption-key-id': 'dev' },
+            );
             encrypted++;
           }
         }
@@ -154,5 +170,69 @@ describe('workflow payloads read straight from Temporal', () => {
     );
     expect(input).toMatchObject({ loanId: loan.id, customerId: customer.id });
     expect(input.signerCpfs).toEqual([customer.cpf]);
+  });
+
+  it('refuses an Update or a Signal sent straight to Temporal in clear: it never reaches the workflow', async () => {
+    // The review's attack: a client of the frontend without the codec (no key, no API).
+    const plain = new Client({
+      connection: stack.temporal.connection,
+      namespace: stack.config.temporal.namespace,
+    });
+    const transactions = async () =>
+      (await json<{ data: unknown[] }>(api(`/v3/loans/${loan.id}/transactions`))).data;
+    const before = await transactions();
+    const forged = plain.workflow
+      .getHandle(workflowIds.loan(loan.id))
+      .executeUpdate('record-payment', {
+        args: [
+          {
+            reference: 'forged-by-the-frontend',
+            amount: 50_000,
+            paidAt: new Date().toISOString(),
+            applyTo: 'next',
+            stated: { amount: true, paidAt: true },
+          },
+        ],
+      });
+    const refusal = await forged.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refusal).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String((refusal as WorkflowUpdateFailedError).cause)).toContain(
+      'Unknown encoding: binary/refused-unencrypted',
+    );
+    expect(await transactions()).toEqual(before);
+    // An Update without arguments has no payload for the codec to refuse: the workflow asks its
+    // messages to name their record, so a bare claim of the disbursement is refused too.
+    const bareClaim = await plain.workflow
+      .getHandle(workflowIds.loan(loan.id))
+      .executeUpdate('claim-disbursement')
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(bareClaim).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String((bareClaim as WorkflowUpdateFailedError).cause)).toContain(
+      'A claim names its loan',
+    );
+    // The loan's workflow is unharmed: the partner's own payment goes through after it.
+    const paid = await api(`/v3/sandbox/loans/${loan.id}/payments`, {
+      method: 'POST',
+      body: { amount: 1_000 },
+    });
+    expect(paid.status).toBe(200);
+    expect(await transactions()).toHaveLength(before.length + 1);
+
+    // A Signal is in the history once sent, so the workflow's task fails on it (visible in the
+    // UI) and no handler ever runs it: the offers workflow keeps its offer as it was.
+    const offers = plain.workflow.getHandle(workflowIds.creditOffers(customer.id));
+    await offers.signal('loanFinished', { offerId: loan.credit_offer_id, loanId: loan.id });
+    const failure = await eventually(async () => {
+      const events = (await offers.fetchHistory()).events ?? [];
+      return events.find((event) => event.workflowTaskFailedEventAttributes)
+        ?.workflowTaskFailedEventAttributes?.failure?.message;
+    }, 'the offers workflow to fail the task with the forged signal');
+    expect(failure).toContain('Unknown encoding: binary/refused-unencrypted');
   });
 });

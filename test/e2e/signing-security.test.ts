@@ -8,7 +8,7 @@ import { maskEmail, maskTaxId } from '../../src/domain/masking.js';
 import type { loanSchema } from '../../src/http/routes/loans/schema.js';
 import { activeCustomer, offerOf } from '../helpers/credit.js';
 import { fakeCnpj, fakeCpf, type CustomerBody } from '../helpers/customers.js';
-import { SigningBrowser } from '../helpers/hosted.js';
+import { SANDBOX_CODE, SigningBrowser } from '../helpers/hosted.js';
 import { codeIn, waitForMessage } from '../helpers/mailbox.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { startStack, TestClock, type TestStack } from '../helpers/stack.js';
@@ -103,13 +103,10 @@ describe('the signing link alone signs nothing (issue 26, finding 1)', () => {
     expect(await pdf.text()).not.toContain(guarantor.cpf);
 
     // The page's old form (a typed cpf and consent) signs nothing, nor does an empty POST.
-    const typed = await attacker.fetch('', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: `cpf=${guarantor.cpf}&agree=yes`,
-    });
+    const typed = await attacker.post('', { cpf: guarantor.cpf, agree: 'yes' });
     expect(typed.status).toBe(403);
-    expect((await attacker.fetch('', { method: 'POST' })).status).toBe(403);
+    expect(await typed.text()).toContain('identifique-se com o código');
+    expect((await attacker.post('', {})).status).toBe(403);
     // A code id of nobody's, or a guess at one, opens nothing.
     expect((await attacker.verify(`vc_${'0'.repeat(32)}`, '123456')).status).toBe(422);
 
@@ -117,7 +114,8 @@ describe('the signing link alone signs nothing (issue 26, finding 1)', () => {
     const asked = new Date(Date.now() - 1000);
     const { response, html: codeHtml, codeId } = await attacker.requestCode(guarantor.cpf);
     expect(response.status).toBe(200);
-    expect(codeHtml).toContain(maskEmail(guarantor.email));
+    // The page does not say where it went (issue 37: not even masked; a non-signer gets the same).
+    expect(codeHtml).not.toContain(maskEmail(guarantor.email));
     expect(codeHtml).not.toContain(guarantor.email);
     const mail = await waitForMessage(guarantor.email, { after: asked });
     const real = codeIn(mail);
@@ -177,7 +175,7 @@ describe('the signing link alone signs nothing (issue 26, finding 1)', () => {
         'Content-Type': 'application/x-www-form-urlencoded',
         'X-Forwarded-For': '203.0.113.7',
       },
-      body: 'agree=yes',
+      body: new URLSearchParams({ agree: 'yes', csrf: browser.csrf! }).toString(),
     });
     expect(signed.status).toBe(200);
     expect(await signed.text()).toContain('Assinatura registrada');
@@ -205,7 +203,7 @@ describe('the signing link alone signs nothing (issue 26, finding 1)', () => {
         'Content-Type': 'application/x-www-form-urlencoded',
         'X-Forwarded-For': '203.0.113.7',
       },
-      body: new URLSearchParams({ code_id: codeId!, code: '000000' }).toString(),
+      body: new URLSearchParams({ code_id: codeId!, code: '000000', csrf: other.csrf! }).toString(),
     });
     const verification = await stack.database.db.query.verificationCodes.findFirst({
       where: eq(verificationCodes.id, codeId!),
@@ -226,7 +224,7 @@ describe('the signing link alone signs nothing (issue 26, finding 1)', () => {
     expect(page).not.toContain('art. 49');
   });
 
-  it('codes last ten minutes and come three an hour per signer', async () => {
+  it('codes last ten minutes and come three an hour per signer and address', async () => {
     const { loan, customer } = await loanWithGuarantor();
     const browser = new SigningBrowser(stack.baseUrl, loan.signing_url);
     const asked = new Date(Date.now() - 1000);
@@ -260,6 +258,153 @@ describe('the signing link alone signs nothing (issue 26, finding 1)', () => {
       expect(answer.headers.get('content-type')).toMatch(/^text\/html/);
     }
     expect(await answers[0]!.text()).toContain('Este link não está mais ativo');
+  });
+});
+
+describe('the signing page against anyone holding its link (issue 37, findings 8 and 10)', () => {
+  /** A browser at another host, as the API sees it (the loopback's 127.0.0.x). */
+  const elsewhere = (loan: LoanBody, n: number) =>
+    new SigningBrowser(stack.baseUrl, loan.signing_url, `elsewhere-${n}`, `127.0.0.${n}`);
+
+  it('throttles a link per address, on the decoded token: hammering it from elsewhere locks out nobody', async () => {
+    const { loan } = await loanWithGuarantor();
+    const attacker = elsewhere(loan, 2);
+    // Half the requests with a character of the token percent-encoded: the same link, one bucket.
+    const encoded = attacker.path.replace(/l/, '%6C');
+    expect(encoded).not.toBe(attacker.path);
+    const byEncoded = new SigningBrowser(
+      stack.baseUrl,
+      `${stack.baseUrl}${encoded}`,
+      'x',
+      '127.0.0.2',
+    );
+    // Requests until the link's bucket at that address is dry: about 30, both spellings counted
+    // together (each alone would get 30).
+    let sent = 0;
+    let last: Response | undefined;
+    while (sent < 60) {
+      last = await (sent % 2 ? attacker : byEncoded).fetch();
+      sent++;
+      if (last.status !== 200) break;
+    }
+    expect(last!.status).toBe(429);
+    expect(await last!.text()).toContain('Muitas tentativas');
+    expect(sent).toBeGreaterThan(30);
+    expect(sent).toBeLessThan(45);
+    expect((await attacker.fetch()).status).toBe(429);
+    expect((await byEncoded.fetch()).status).toBe(429);
+    // The signers, elsewhere, are not locked out.
+    expect((await new SigningBrowser(stack.baseUrl, loan.signing_url).fetch()).status).toBe(200);
+    expect((await elsewhere(loan, 3).fetch()).status).toBe(200);
+  });
+
+  it('lets code requests from other addresses delay a signer by seconds, never lock them out for an hour', async () => {
+    const { loan, customer } = await loanWithGuarantor();
+    const attacker = elsewhere(loan, 4);
+    for (let i = 0; i < 3; i++)
+      expect((await attacker.requestCode(customer.cpf)).response.status).toBe(200);
+    // The attacker's own address is spent for the hour.
+    const more = await attacker.requestCode(customer.cpf);
+    expect(more.response.status).toBe(429);
+    expect(Number(more.response.headers.get('retry-after'))).toBeGreaterThan(3000);
+    // The signer, at home: a short wait, then a code.
+    const signer = new SigningBrowser(stack.baseUrl, loan.signing_url);
+    const waiting = await signer.requestCode(customer.cpf);
+    expect(waiting.response.status).toBe(429);
+    expect(Number(waiting.response.headers.get('retry-after'))).toBeLessThanOrEqual(30);
+    expect(waiting.html).toContain('Tente de novo em');
+    clock.advance(31_000);
+    const sent = await signer.requestCode(customer.cpf);
+    expect(sent.response.status).toBe(200);
+    // A real code, the signer's (the sandbox's published code opens it; no decoy's).
+    expect((await signer.verify(sent.codeId!, SANDBOX_CODE)).status).toBe(303);
+    // Each further code waits longer (60 s after that one), from any other address too.
+    const third = await elsewhere(loan, 5).requestCode(customer.cpf);
+    expect(third.response.status).toBe(429);
+    const wait = Number(third.response.headers.get('retry-after'));
+    expect(wait).toBeGreaterThan(30);
+    expect(wait).toBeLessThanOrEqual(60);
+  });
+
+  it('answers a cpf that does not sign as it answers a signer’s: the page, the code form, the limits', async () => {
+    const { loan, customer, guarantor } = await loanWithGuarantor();
+    const normalized = (html: string) =>
+      html
+        .replace(/name="code_id" value="[^"]+"/g, 'name="code_id" value="…"')
+        .replace(/name="csrf" value="[^"]+"/g, 'name="csrf" value="…"');
+    // A signer, a signer who has signed, and a cpf that signs nothing: one answer.
+    expect(
+      (
+        await api(`/v3/sandbox/loans/${loan.id}/signatures`, {
+          method: 'POST',
+          body: { cpf: guarantor.cpf },
+        })
+      ).status,
+    ).toBe(200);
+    const answers = [];
+    for (const [n, cpf] of [customer.cpf, guarantor.cpf, fakeCpf()].entries()) {
+      const browser = elsewhere(loan, 10 + n);
+      const first = await browser.requestCode(cpf);
+      expect(first.response.status).toBe(200);
+      expect(first.codeId).toMatch(/^vc_[0-9a-f]{32}$/);
+      // A wrong code: the same refusal, the same tries left.
+      const wrong = await browser.verify(first.codeId!, '123450');
+      answers.push({
+        page: normalized(first.html),
+        wrong: [wrong.status, normalized(await wrong.text())],
+        // Two more, then the same 429.
+        limits: [
+          (await browser.requestCode(cpf)).response.status,
+          (await browser.requestCode(cpf)).response.status,
+          (await browser.requestCode(cpf)).response.status,
+        ],
+      });
+    }
+    expect(answers[0]!.wrong[0]).toBe(422);
+    expect(answers[0]!.wrong[1]).toContain('Código incorreto. Restam 4 tentativas.');
+    expect(answers[0]!.limits).toEqual([200, 200, 429]);
+    expect(answers[1]).toEqual(answers[0]);
+    expect(answers[2]).toEqual(answers[0]);
+    // A text that is no cpf at all is said so, whoever signs.
+    const typo = await elsewhere(loan, 20).requestCode('123');
+    expect(typo.response.status).toBe(422);
+    expect(typo.html).toContain('Este não é um CPF válido');
+    // The rows keep no cpf typed by someone who does not sign.
+    const decoys = await stack.database.sql<{ person: string }[]>`
+      select distinct person from verification_codes where subject_id = ${loan.id} and decoy`;
+    expect(decoys.map((row) => row.person)).toEqual([
+      expect.stringMatching(/^decoy:[0-9a-f]{64}$/) as string,
+    ]);
+  });
+
+  it('refuses a form posted without its CSRF token, or with another browser’s, changing nothing', async () => {
+    const { loan, customer } = await loanWithGuarantor();
+    const mine = new SigningBrowser(stack.baseUrl, loan.signing_url);
+    const theirs = new SigningBrowser(stack.baseUrl, loan.signing_url);
+    await mine.fetch();
+    await theirs.fetch();
+    const post = (browser: SigningBrowser, suffix: string, fields: Record<string, string>) =>
+      browser.fetch(suffix, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(fields).toString(),
+      });
+    const before = await stack.database
+      .sql`select id from verification_codes where subject_id = ${loan.id}`;
+    for (const refused of [
+      await post(mine, '/code', { cpf: customer.cpf }),
+      await post(mine, '/code', { cpf: customer.cpf, csrf: theirs.csrf! }),
+      await post(mine, '/verify', { code_id: 'vc_x', code: '000000', csrf: theirs.csrf! }),
+      await post(mine, '', { agree: 'yes', csrf: `${mine.csrf!}x` }),
+    ]) {
+      expect(refused.status).toBe(403);
+      expect(await refused.text()).toContain('Formulário expirado');
+    }
+    expect(
+      await stack.database.sql`select id from verification_codes where subject_id = ${loan.id}`,
+    ).toEqual(before);
+    // Its own token goes through.
+    expect((await post(mine, '/code', { cpf: customer.cpf, csrf: mine.csrf! })).status).toBe(200);
   });
 });
 

@@ -41,6 +41,7 @@ import { createLogger } from '../../src/logger.js';
 import { projectRoot } from '../../src/project-root.js';
 import { startWorker } from '../../src/worker/start-worker.js';
 import { connectionSecurity } from '../../src/temporal/client.js';
+import { customerKeysIn } from '../../src/temporal/customer-keys.js';
 import { payloadDataConverter } from '../../src/temporal/payload-codec.js';
 import { freePort } from '../../src/devstack/free-port.js';
 import { allowLoopbackConnectionsOnly } from './loopback-only.js';
@@ -148,7 +149,10 @@ try {
       ...connectionSecurity(config.temporal),
     }),
     namespace: config.temporal.namespace,
-    dataConverter: payloadDataConverter(config.temporal),
+    dataConverter: payloadDataConverter({
+      ...config.temporal,
+      customerKeys: customerKeysIn(database.db, config.temporal.payloadKeys),
+    }),
   });
   const {
     koa,

@@ -2,6 +2,7 @@ import { signingUrls } from '../../src/domain/loans/signing-token.js';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { connectTemporalClient, lazyTemporalClient } from '../../src/temporal/client.js';
+import { customerKeysIn } from '../../src/temporal/customer-keys.js';
 import { inject } from 'vitest';
 import { createActivities, type Activities, type ActivityDeps } from '../../activities/index.js';
 import { createApp } from '../../src/app.js';
@@ -96,9 +97,14 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   const logger = createLogger(config.logLevel, 'test', options.logDestination);
   const database = createDatabase(options.apiDatabaseUrl ?? config.databaseUrl, { max: 5 });
   // The API's client, made as src/main/api.ts makes it (or never connected, to a dead address).
+  const customerKeys = customerKeysIn(database.db, config.temporal.payloadKeys);
   const temporal = options.apiTemporalAddress
-    ? lazyTemporalClient({ ...config.temporal, address: options.apiTemporalAddress })
-    : await connectTemporalClient(config.temporal);
+    ? lazyTemporalClient({
+        ...config.temporal,
+        customerKeys,
+        address: options.apiTemporalAddress,
+      })
+    : await connectTemporalClient({ ...config.temporal, customerKeys });
 
   const webhooks: ActivityDeps['webhooks'] = {
     sealedBox: createSealedBox(config.keys.dataEncryption),

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   ConfigError,
@@ -27,6 +28,8 @@ const production = {
   MAIL_FROM: 'Crédito <nao-responda@credit.example>',
   LENDER_PIX_KEY: '11222333000181',
   PSP_WEBHOOK_SECRET: 'psp-webhook-0123456789abcdef0123456789',
+  TEMPORAL_ADDRESS: 'temporal.credit.example:7233',
+  TEMPORAL_API_KEY: 'temporal-api-key-0123456789abcdef',
 };
 
 function problemsOf(env: Record<string, string>): string[] {
@@ -103,7 +106,8 @@ describe('configuration', () => {
       /^PSP_WEBHOOK_SECRET: required outside development \(or PSP_WEBHOOK_AUTH=mtls/m,
     );
     expect(text).toMatch(/^S3_BUCKET: required with FILE_STORE=s3/m);
-    expect(problems).toHaveLength(14);
+    expect(text).toMatch(/^PUBLIC_BASE_URL: required outside development/m);
+    expect(problems).toHaveLength(15);
   });
 
   it('proves approval decisions with keys of their own: a development default, refused elsewhere as the other keys are (issue 37)', () => {
@@ -178,10 +182,13 @@ describe('configuration', () => {
       ...production,
       TEMPORAL_PAYLOAD_KEYS:
         'k2:temporal-payload-new-0123456789abcdef01,k1:temporal-payload-0123456789abcdef0123456789',
-      TEMPORAL_PAYLOAD_ENCRYPTION: 'decode-only',
     }).temporal;
     expect(rotated.payloadKeys.all.map((k) => k.id)).toEqual(['k2', 'k1']);
-    expect(rotated.payloadEncryption).toBe('decode-only');
+    // decode-only, an upgrade's mode, takes payloads in clear: outside production only.
+    expect(
+      loadConfig({ ...development, TEMPORAL_PAYLOAD_ENCRYPTION: 'decode-only' }).temporal
+        .payloadEncryption,
+    ).toBe('decode-only');
     expect(
       problemsOf({
         ...production,
@@ -222,9 +229,41 @@ describe('configuration', () => {
   it('authenticates the PSP by a secret of its own, or by mutual TLS in front when told so', () => {
     const { PSP_WEBHOOK_SECRET: _, ...unsigned } = production;
     expect(loadConfig(production).pspWebhookSecret).toBe(production.PSP_WEBHOOK_SECRET);
-    expect(loadConfig({ ...unsigned, PSP_WEBHOOK_AUTH: 'mtls' }).pspWebhookSecret).toBeNull();
-    expect(problemsOf({ ...production, PSP_WEBHOOK_AUTH: 'mtls' })).toEqual([
+    const mtls = {
+      ...unsigned,
+      PSP_WEBHOOK_AUTH: 'mtls',
+      PSP_MTLS_TRUSTED_PROXIES: '10.0.0.5, 10.1.0.0/16,fd00::1',
+      PSP_MTLS_SUBJECT: 'CN=psp.example.com,O=PSP',
+    };
+    expect(loadConfig(mtls)).toMatchObject({
+      pspWebhookSecret: null,
+      pspAuthentication: {
+        mtls: {
+          trustedProxies: ['10.0.0.5', '10.1.0.0/16', 'fd00::1'],
+          subject: 'CN=psp.example.com,O=PSP',
+          verifyHeader: 'X-SSL-Client-Verify',
+          subjectHeader: 'X-SSL-Client-S-DN',
+        },
+      },
+    });
+    expect(problemsOf({ ...mtls, PSP_WEBHOOK_SECRET: production.PSP_WEBHOOK_SECRET })).toEqual([
       'PSP_WEBHOOK_SECRET: set, but PSP_WEBHOOK_AUTH=mtls ignores it; choose one',
+    ]);
+    // mTLS fails closed (issue 37, finding 5): not without the proxy and the PSP's subject.
+    expect(problemsOf({ ...unsigned, PSP_WEBHOOK_AUTH: 'mtls' })).toEqual([
+      "PSP_MTLS_SUBJECT: required with PSP_WEBHOOK_AUTH=mtls: the subject (DN) of the PSP's client certificate, as the proxy passes it; without it nothing would be checked",
+      "PSP_MTLS_TRUSTED_PROXIES: required outside development with PSP_WEBHOOK_AUTH=mtls: the addresses of the proxy that verifies the PSP's certificate (its headers are believed from them only)",
+    ]);
+    expect(problemsOf({ ...mtls, PSP_MTLS_TRUSTED_PROXIES: '10.0.0.5,proxy.internal' })).toEqual([
+      'PSP_MTLS_TRUSTED_PROXIES: "proxy.internal" is not an address or CIDR range',
+    ]);
+    // Development: a proxy on loopback unless told otherwise; the subject is still required.
+    const { PSP_MTLS_TRUSTED_PROXIES: _p, ...devMtls } = { ...mtls, NODE_ENV: 'development' };
+    expect(loadConfig(devMtls).pspAuthentication).toMatchObject({
+      mtls: { trustedProxies: ['127.0.0.0/8', '::1'] },
+    });
+    expect(problemsOf({ ...development, PSP_WEBHOOK_AUTH: 'mtls' })).toEqual([
+      "PSP_MTLS_SUBJECT: required with PSP_WEBHOOK_AUTH=mtls: the subject (DN) of the PSP's client certificate, as the proxy passes it; without it nothing would be checked",
     ]);
     expect(
       problemsOf({
@@ -259,6 +298,71 @@ describe('configuration', () => {
     expect(problemsOf({ ...development, LATE_FEE_RATE: 'abc' })).toEqual([
       'LATE_FEE_RATE: expected a decimal rate between 0 and 1, such as 0.0038',
     ]);
+  });
+
+  it('fails closed on each gap the second review found (issue 37, finding 9), each with its own message', () => {
+    const { PUBLIC_BASE_URL: _, ...noBaseUrl } = production;
+    expect(problemsOf(noBaseUrl)).toEqual([
+      'PUBLIC_BASE_URL: required outside development (the https address partners and borrowers reach: signing links, e-mails, token issuer); unset, links would name http://localhost',
+    ]);
+    expect(problemsOf({ ...production, TEMPORAL_PAYLOAD_ENCRYPTION: 'decode-only' })).toEqual([
+      'TEMPORAL_PAYLOAD_ENCRYPTION: decode-only writes workflow payloads in clear and takes unencrypted ones (an Update forged at the Temporal frontend would be obeyed): for rehearsing an upgrade outside production only',
+    ]);
+
+    // Temporal across the network: TLS, and the service authenticated (mTLS or an API key).
+    const { TEMPORAL_API_KEY: __, ...noApiKey } = production;
+    expect(problemsOf(noApiKey)).toEqual([
+      "TEMPORAL_TLS: the connection to Temporal at temporal.credit.example:7233 would be plaintext; outside development it is TLS (TEMPORAL_TLS_CA and TEMPORAL_TLS_SERVER_NAME for a private CA, TEMPORAL_TLS=true for the system's roots)",
+      'TEMPORAL_TLS_CERT: Temporal at temporal.credit.example:7233 must authenticate this service outside development: mutual TLS (TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY, the frontend requiring client certificates) or an API key (TEMPORAL_API_KEY)',
+    ]);
+    expect(problemsOf({ ...noApiKey, TEMPORAL_TLS: 'true' })).toEqual([
+      'TEMPORAL_TLS_CERT: Temporal at temporal.credit.example:7233 must authenticate this service outside development: mutual TLS (TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY, the frontend requiring client certificates) or an API key (TEMPORAL_API_KEY)',
+    ]);
+    // A server on this machine's loopback is reached without leaving it.
+    expect(problemsOf({ ...noApiKey, TEMPORAL_ADDRESS: '127.0.0.1:7233' })).toEqual([]);
+
+    // Mail: TLS from the start, or STARTTLS required; a certificate checked.
+    for (const smtp of [
+      'smtp://mailer:secret@smtp.credit.example:587',
+      'smtp://smtp.credit.example:25?requireTLS=false',
+    ])
+      expect(problemsOf({ ...production, SMTP_URL: smtp })).toEqual([
+        'SMTP_URL: plaintext outside development (smtp:// falls back to clear when STARTTLS is not offered): use smtps://, or smtp://…?requireTLS=true',
+      ]);
+    expect(
+      problemsOf({
+        ...production,
+        SMTP_URL: 'smtp://mailer:secret@smtp.credit.example:587?requireTLS=true',
+      }),
+    ).toEqual([]);
+    expect(
+      problemsOf({
+        ...production,
+        SMTP_URL: 'smtps://smtp.credit.example:465?tls.rejectUnauthorized=false',
+      }),
+    ).toEqual([
+      "SMTP_URL: tls.rejectUnauthorized=false takes any certificate; outside development the relay's is checked",
+    ]);
+    expect(problemsOf({ ...production, SMTP_URL: 'smtp://127.0.0.1:25' })).toEqual([]);
+
+    // Secrets of 32 bytes that a guess finds: one character, a pair, a word repeated.
+    expect(problemsOf({ ...production, OPS_TOKEN: 'a'.repeat(40) })).toEqual([
+      'OPS_TOKEN: too predictable to protect a deployment (is one string of 1 character repeated); generate one, e.g. openssl rand -hex 32',
+    ]);
+    expect(problemsOf({ ...production, OPS_TOKEN: 'passwordpasswordpasswordpassword' })).toEqual([
+      'OPS_TOKEN: too predictable to protect a deployment (is one string of 8 characters repeated); generate one, e.g. openssl rand -hex 32',
+    ]);
+    expect(
+      problemsOf({ ...production, PSP_WEBHOOK_SECRET: 'abcabcabcabcabcabcabcabcabcabcabcx' }),
+    ).toEqual([
+      'PSP_WEBHOOK_SECRET: too predictable to protect a deployment (its characters carry about 58 bits, at least 80 are needed); generate one, e.g. openssl rand -hex 32',
+    ]);
+    expect(problemsOf({ ...production, TOKEN_SIGNING_KEYS: `k1:${'z'.repeat(32)}` })).toEqual([
+      'TOKEN_SIGNING_KEYS (k1): too predictable to protect a deployment (is one string of 1 character repeated); generate one, e.g. openssl rand -hex 32',
+    ]);
+    // What a generator makes passes, always: 16 random bytes in hex are the shortest allowed.
+    for (let i = 0; i < 200; i++)
+      expect(problemsOf({ ...production, OPS_TOKEN: randomBytes(16).toString('hex') })).toEqual([]);
   });
 
   it('allows an http base URL on loopback only, and names the old variables it renamed', () => {

@@ -35,6 +35,30 @@ describe('redactPersonalData', () => {
     });
   });
 
+  it('replaces free text about the person — a denial, a review message, a partner’s reason — keeping codes', () => {
+    expect(
+      redactPersonalData({
+        status: 'denied',
+        reason: 'Documento de Maria adulterado',
+        kyc: [{ type: 'selfie', status: 'pending_resubmission', message: 'Não é a Maria' }],
+        loans: [
+          { id: 'ln_1', cancellation_reason: 'signature_deadline' },
+          { id: 'ln_2', cancellation_reason: 'A fiadora Maria desistiu' },
+          { id: 'ln_3', cancellation_reason: null, error: { code: 'x', message: 'Maria' } },
+        ],
+      }),
+    ).toEqual({
+      status: 'denied',
+      reason: ERASED,
+      kyc: [{ type: 'selfie', status: 'pending_resubmission', message: ERASED }],
+      loans: [
+        { id: 'ln_1', cancellation_reason: 'signature_deadline' },
+        { id: 'ln_2', cancellation_reason: ERASED },
+        { id: 'ln_3', cancellation_reason: null, error: { code: 'x', message: ERASED } },
+      ],
+    });
+  });
+
   it('replaces a personal field holding an object by null, leaving nothing of it', () => {
     expect(redactPersonalData({ name: { first: 'Maria' }, id: 'cust_1' })).toEqual({
       name: null,

@@ -1,10 +1,13 @@
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { keyRing } from '../../src/domain/key-ring.js';
+import type { CustomerKeys } from '../../src/temporal/customer-keys.js';
 import {
+  CUSTOMER_KEY_ID_METADATA,
   ENCRYPTED_ENCODING,
   KEY_ID_METADATA,
   PayloadEncryptionCodec,
+  REFUSED_ENCODING,
 } from '../../src/temporal/payload-codec.js';
 
 const key = (id: string) => ({
@@ -72,17 +75,92 @@ describe('the Temporal payload codec', () => {
     ).rejects.toThrow('too short');
   });
 
-  it('passes a payload that is not encrypted through unchanged (histories from before it)', async () => {
+  it('refuses a payload that arrived unencrypted while encryption is on: no converter reads it', async () => {
     const codec = new PayloadEncryptionCodec(keyRing([key('k1')]));
-    const payloads = [plain(), defaultPayloadConverter.toPayload(undefined), { data: undefined }];
-    expect(await codec.decode(payloads)).toEqual(payloads);
+    // An Update or Signal sent straight to Temporal, past the API: its payloads are plain.
+    const forged = [plain(), defaultPayloadConverter.toPayload(undefined), { data: undefined }];
+    const decoded = await codec.decode(forged);
+    for (const payload of decoded) {
+      expect(text(payload.metadata?.encoding)).toBe(REFUSED_ENCODING);
+      expect(payload.data).toHaveLength(0);
+      expect(() => defaultPayloadConverter.fromPayload(payload)).toThrow(
+        `Unknown encoding: ${REFUSED_ENCODING}`,
+      );
+    }
+    // Replaying recorded histories (plain ones among them) takes them as they are.
+    const replaying = new PayloadEncryptionCodec(keyRing([key('k1')]), 'on', undefined, 'accept');
+    expect(await replaying.decode(forged)).toEqual(forged);
   });
 
-  it('decode-only (upgrades from a release without it): encodes nothing, still decodes', async () => {
+  it("seals a customer's workflows under that customer's data key, and nothing opens them once it is destroyed", async () => {
+    // The key source in memory; the database's (customer-keys.ts) is exercised over the real
+    // stack in test/e2e/erasure.test.ts.
+    const dataKeys = new Map([
+      ['cdk_a', { id: 'cdk_a', customerId: 'cust_a', key: Buffer.alloc(32, 1) }],
+      ['cdk_b', { id: 'cdk_b', customerId: 'cust_b', key: Buffer.alloc(32, 2) }],
+    ]);
+    const destroyed = new Set<string>();
+    const customerKeys: CustomerKeys = {
+      customerOf: async (workflowId) =>
+        /^loan\/ln_(\w)$/.exec(workflowId)?.[1]?.replace(/^/, 'cust_'),
+      sealingKey: async (customerId) =>
+        [...dataKeys.values()].find((k) => k.customerId === customerId),
+      openingKey: async (keyId) => {
+        const found = dataKeys.get(keyId);
+        if (!found || destroyed.has(keyId)) throw new Error(`key ${keyId} destroyed`);
+        return found;
+      },
+    };
+    const codec = new PayloadEncryptionCodec(keyRing([key('k1')]), 'on', customerKeys);
+    const workflow = (workflowId: string) => ({
+      type: 'workflow' as const,
+      namespace: 'default',
+      workflowId,
+    });
+    const activity = (workflowId: string) => ({
+      type: 'activity' as const,
+      namespace: 'default',
+      workflowId,
+      isLocal: false,
+    });
+    const [ofA] = await codec.encode([plain()], workflow('loan/ln_a'));
+    const [ofAsActivity] = await codec.encode([plain()], activity('loan/ln_a'));
+    const [ofB] = await codec.encode([plain()], workflow('loan/ln_b'));
+    const [ofNoOne] = await codec.encode([plain()], workflow('webhook-delivery/whd_1'));
+    for (const [payload, id] of [
+      [ofA, 'cdk_a'],
+      [ofAsActivity, 'cdk_a'],
+      [ofB, 'cdk_b'],
+    ] as const) {
+      expect(text(payload!.metadata?.[CUSTOMER_KEY_ID_METADATA])).toBe(id);
+      expect(payload!.metadata?.[KEY_ID_METADATA]).toBeUndefined();
+    }
+    expect(text(ofNoOne!.metadata?.[KEY_ID_METADATA])).toBe('k1');
+    expect((await codec.open(ofA!)).sealedBy).toEqual({ customerId: 'cust_a' });
+
+    destroyed.add('cdk_a');
+    await expect(codec.decode([ofA!])).rejects.toThrow(
+      'a payload sealed under customer data key "cdk_a": key cdk_a destroyed',
+    );
+    expect(defaultPayloadConverter.fromPayload((await codec.decode([ofB!]))[0]!)).toEqual(input);
+    // The ring's keys do not open a customer's payload, nor does a codec without customer keys.
+    const renamed = {
+      ...ofB!,
+      metadata: { ...ofB!.metadata, [CUSTOMER_KEY_ID_METADATA]: Buffer.from('cdk_a') },
+    };
+    destroyed.clear();
+    await expect(codec.decode([renamed])).rejects.toThrow('failed authentication');
+    await expect(new PayloadEncryptionCodec(keyRing([key('k1')])).decode([ofB!])).rejects.toThrow(
+      'this process has no access to customer keys',
+    );
+  });
+
+  it('decode-only (upgrades from a release without it): encodes nothing, takes plain payloads, still decodes', async () => {
     const ring = keyRing([key('k1')]);
     const upgrading = new PayloadEncryptionCodec(ring, 'decode-only');
     const payload = plain();
     expect(await upgrading.encode([payload])).toEqual([payload]);
+    expect(await upgrading.decode([payload])).toEqual([payload]);
     const sealedByOn = await sealed(new PayloadEncryptionCodec(ring));
     expect(defaultPayloadConverter.fromPayload((await upgrading.decode([sealedByOn]))[0]!)).toEqual(
       input,

@@ -91,6 +91,7 @@ async function withCreditOffers(
   options: { eligible?: boolean; historyLimit?: number },
   body: (ctx: {
     handle: WorkflowHandle<typeof creditOffersWorkflow>;
+    customerId: string;
     writes: Move[];
     /** The current offer once the workflow has one in the wanted status. */
     offer: (status?: string) => Promise<LiveOffer>;
@@ -130,6 +131,7 @@ async function withCreditOffers(
     try {
       await body({
         handle,
+        customerId,
         writes,
         acceptInDatabase,
         loansEnded,
@@ -407,9 +409,9 @@ describe('credit-offers workflow', () => {
   });
 
   it('cancels an available offer when the customer is denied, and ends', async () => {
-    await withCreditOffers({}, async ({ handle, offer, writes, record }) => {
+    await withCreditOffers({}, async ({ handle, customerId, offer, writes, record }) => {
       await offer('available');
-      await handle.signal(customerDeniedSignal);
+      await handle.signal(customerDeniedSignal, { customerId });
       expect(await handle.result()).toBe('customer_denied');
       expect(statuses(writes)).toEqual(['issue:available', 'move:cancelled']);
       await record('available-customer-denied');
@@ -417,10 +419,10 @@ describe('credit-offers workflow', () => {
   });
 
   it('a denied customer’s accepted offer is cancelled when its loan is released, not renewed', async () => {
-    await withCreditOffers({}, async ({ handle, offer, accept, writes, record }) => {
+    await withCreditOffers({}, async ({ handle, customerId, offer, accept, writes, record }) => {
       const current = await offer('available');
       await accept(current.id, 'ln_1');
-      await handle.signal(customerDeniedSignal);
+      await handle.signal(customerDeniedSignal, { customerId });
       await handle.signal(releaseOfferSignal, {
         offerId: current.id,
         loanId: 'ln_1',
@@ -433,14 +435,30 @@ describe('credit-offers workflow', () => {
   });
 
   it('a denial during the renewal delay ends the workflow without a new offer', async () => {
-    await withCreditOffers({}, async ({ handle, offer, writes, record }) => {
+    await withCreditOffers({}, async ({ handle, customerId, offer, writes, record }) => {
       await offer('available');
       await env.sleep(VALIDITY + 60_000);
       await offer('expired');
-      await handle.signal(customerDeniedSignal);
+      await handle.signal(customerDeniedSignal, { customerId });
       expect(await handle.result()).toBe('customer_denied');
       expect(statuses(writes)).toEqual(['issue:available', 'move:expired']);
       await record('expired-customer-denied-during-renewal');
+    });
+  });
+
+  it('ignores a denial that does not name its customer (a signal sent bare, as one forged at the frontend is), then takes the API’s (issue 37)', async () => {
+    await withCreditOffers({}, async ({ handle, customerId, offer, writes, record }) => {
+      const current = await offer('available');
+      await handle.signal(customerDeniedSignal.name);
+      await handle.signal(customerDeniedSignal, { customerId: 'cust_someone_else' });
+      // Still offering: the bare signals changed nothing.
+      await env.sleep(60_000);
+      expect(await offer('available')).toEqual(current);
+      expect(statuses(writes)).toEqual(['issue:available']);
+      await handle.signal(customerDeniedSignal, { customerId });
+      expect(await handle.result()).toBe('customer_denied');
+      expect(statuses(writes)).toEqual(['issue:available', 'move:cancelled']);
+      await record('bare-denial-ignored-then-denied');
     });
   });
 

@@ -376,9 +376,15 @@ describe('loan workflow', () => {
       signerCpfs: [CUSTOMER_CPF],
     };
     for (const first of ['claim', 'cancel'] as const)
-      await withLoan(production, async ({ handle, sign, writes }) => {
+      await withLoan(production, async ({ handle, input, sign, writes }) => {
         await sign(CUSTOMER_CPF);
-        const claim = () => handle.executeUpdate(claimDisbursementUpdate);
+        // A claim sent bare (forged at Temporal's frontend, no payload for the codec to refuse) is
+        // refused before it is taken (issue 37).
+        expect(await refusal(handle.executeUpdate(claimDisbursementUpdate.name))).toBe(
+          'message_without_payload',
+        );
+        const claim = () =>
+          handle.executeUpdate(claimDisbursementUpdate, { args: [{ loanId: input.loanId }] });
         const cancel = () => handle.executeUpdate(cancelUpdate, { args: [{ reason: null }] });
         // Sent together: the workflow takes them one at a time, so one wins and the other is
         // refused, whichever arrives first.

@@ -44,9 +44,11 @@ describe('replaying recorded histories', async () => {
         {
           workflowBundle: { codePath: inject('workflowBundlePath') },
           // As the workers run: histories recorded from them hold payloads sealed under the
-          // development key; the older ones, and those of the test environment, are plain.
+          // development key; the older ones, and those of the test environment, are plain, so
+          // replay takes plain payloads (a worker with encryption on refuses them).
           dataConverter: payloadDataConverter({
             payloadKeys: developmentRing('TEMPORAL_PAYLOAD_KEYS'),
+            plainPayloads: 'accept',
           }),
         },
         history,

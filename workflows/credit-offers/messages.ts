@@ -59,7 +59,13 @@ export const loanFinishedSignal =
   defineSignal<[{ offerId: string; loanId: string }]>('loanFinished');
 
 /** The customer was denied (sent after the denial commits): no offer stays usable. */
-export const customerDeniedSignal = defineSignal('customerDenied');
+/**
+ * The customer was denied. It names the customer (issue 37): a signal with a payload passes the
+ * payload codec, so one sent in clear to Temporal's frontend never reaches the handler; one
+ * without (forged, or from an API of the release before) is ignored — the offers workflow also
+ * reads a denial off the records before it issues an offer.
+ */
+export const customerDeniedSignal = defineSignal<[{ customerId: string }]>('customerDenied');
 
 export const currentOfferQuery = defineQuery<LiveOffer | null>('currentOffer');
 

@@ -115,7 +115,9 @@ export async function creditOffersWorkflow(input: CreditOffersInput): Promise<Cr
     else if (offer?.id === offerId && offer.loanId === loanId && offer.status === 'accepted')
       loanFinished = true;
   });
-  setHandler(customerDeniedSignal, () => {
+  setHandler(customerDeniedSignal, (denial?: { customerId: string }) => {
+    // Runs that took a bare signal before this release replay it as they ran.
+    if (patched('signals-carry-their-payload') && denial?.customerId !== input.customerId) return;
     denied = true;
   });
   setHandler(currentOfferQuery, () => offer);

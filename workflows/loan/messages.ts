@@ -81,9 +81,14 @@ export const cancelUpdate = defineUpdate<void, [{ reason: string | null }]>('can
 /**
  * Ops start sending the money (contract §13): from then on the partner cannot cancel. Refused
  * with `invalid_state` unless `processing`, and with `release_window_passed` (the loan is then
- * cancelled) once the money could no longer arrive 7 days before the first due date.
+ * cancelled) once the money could no longer arrive 7 days before the first due date. It names
+ * its loan (issue 37): a message with a payload passes the payload codec, so one sent in clear to
+ * Temporal's frontend is refused; without it (an older API) the Update is refused as
+ * `message_without_payload`, for the caller to retry.
  */
-export const claimDisbursementUpdate = defineUpdate<void, []>('claim-disbursement');
+export const claimDisbursementUpdate = defineUpdate<void, [{ loanId: string }]>(
+  'claim-disbursement',
+);
 
 /**
  * Ops (or the sandbox helper) report the disbursement's outcome while the loan is `processing`

@@ -281,7 +281,17 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
         progress.claimed = true;
         showDetails();
       }),
-    { validator: () => assertStatus('processing') },
+    {
+      // Validators do not run on replay: runs accepted claims without a payload replay as before.
+      validator: (request?: { loanId: string }) => {
+        if (request?.loanId !== loanId)
+          refuse(
+            'message_without_payload',
+            'A claim names its loan: sent by the API, through the payload codec.',
+          );
+        assertStatus('processing');
+      },
+    },
   );
 
   setHandler(

@@ -1,9 +1,11 @@
 import { and, eq, inArray, isNotNull, isNull, or, sql } from 'drizzle-orm';
 import {
   ERASED,
+  redactCancellationReason,
   redactDisbursementAccount,
   redactPersonalData,
 } from '../../domain/customers/erasure.js';
+import { newId } from '../../domain/ids.js';
 import type { SealedBox } from '../../domain/sealed-box.js';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
@@ -21,6 +23,7 @@ import {
 } from '../schema/index.js';
 import { workflowIds } from '../../temporal/workflow-ids.js';
 import type { Customer } from './customers.js';
+import { destroyCustomerDataKey } from './data-keys.js';
 
 export type Erasure = typeof customerErasures.$inferSelect;
 
@@ -76,7 +79,8 @@ export const customerWorkflowIds = (customerId: string, loanIds: string[]) => [
  * the customer's fields replaced (the identity kept as `identityHash`), its documents' rows
  * deleted (their files' keys returned, for the object store), the verification codes of its
  * biometrics and signatures (addresses, user agents, signers' cpfs) deleted, the payloads of the
- * events about it redacted, the workflow starts that carried its data deleted, and the stored
+ * events about it redacted, its data key destroyed (its workflows' payloads in Temporal no longer
+ * open), the workflow starts that carried its data deleted, and the stored
  * idempotent responses that show it deleted (a replay would show it again). What the law keeps —
  * loans, signers, the ledger, the contract files — is the caller's to leave or erase.
  */
@@ -102,6 +106,7 @@ export async function erasePersonalData(
       tradingName: null,
       externalId: null,
       kyc: customer.kyc.map((item) => ({ ...item, message: null })),
+      deniedReason: customer.deniedReason === null ? null : ERASED,
       identityHash: input.identityHash,
       erasedAt: at,
       updatedAt: at,
@@ -142,6 +147,10 @@ export async function erasePersonalData(
     );
 
   await redactEventsAbout(tx, customer);
+
+  // Crypto-shredding: what its workflows hold in Temporal (and any copy of their histories) was
+  // sealed under this key, and no longer opens.
+  await destroyCustomerDataKey(tx, { customerId: customer.id, newId: newId('cdk'), at });
 
   await tx
     .delete(workflowOutbox)
@@ -222,25 +231,62 @@ export async function eraseRetainedRecords(
     .select({ id: loans.id, contractKey: loans.contractKey, account: loans.disbursementAccount })
     .from(loans)
     .where(eq(loans.customerId, customerId));
-  for (const loan of kept) {
+  for (const loan of kept) await eraseLoanParties(tx, loan);
+  return { fileKeys: kept.map((loan) => loan.contractKey) };
+}
+
+/**
+ * An erased customer's loans that never became contracts (cancelled before their signatures, or
+ * before the money left: nothing the law keeps), erased at once with the customer (issue 37): the
+ * signers, the payout account and a partner's reason for cancelling, and the loan itself hidden
+ * from every lookup (`erased_at`). Their contract files' keys are returned, for the object store.
+ */
+export async function eraseLoansNeverContracted(
+  tx: DbOrTx,
+  loanIds: string[],
+  at: Date,
+): Promise<{ fileKeys: string[] }> {
+  if (loanIds.length === 0) return { fileKeys: [] };
+  const never = await tx
+    .select({
+      id: loans.id,
+      contractKey: loans.contractKey,
+      account: loans.disbursementAccount,
+      cancellationReason: loans.cancellationReason,
+    })
+    .from(loans)
+    .where(inArray(loans.id, loanIds));
+  for (const loan of never) {
+    await eraseLoanParties(tx, loan);
     await tx
       .update(loans)
-      .set({ disbursementAccount: redactDisbursementAccount(loan.account) })
+      .set({ cancellationReason: redactCancellationReason(loan.cancellationReason), erasedAt: at })
       .where(eq(loans.id, loan.id));
-    // The cpf is half the signer's key: each becomes a placeholder unique within the loan.
-    await tx
-      .update(loanSigners)
-      .set({
-        name: ERASED,
-        cpf: sql`${ERASED} || ' ' || ${loanSigners.position}`,
-        email: null,
-        ipAddress: null,
-        userAgent: null,
-        signedChannel: null,
-      })
-      .where(eq(loanSigners.loanId, loan.id));
   }
-  return { fileKeys: kept.map((loan) => loan.contractKey) };
+  return { fileKeys: never.map((loan) => loan.contractKey) };
+}
+
+/** A loan's signers and where its money went (or would have gone), replaced. */
+async function eraseLoanParties(
+  tx: DbOrTx,
+  loan: { id: string; account: Parameters<typeof redactDisbursementAccount>[0] },
+): Promise<void> {
+  await tx
+    .update(loans)
+    .set({ disbursementAccount: redactDisbursementAccount(loan.account) })
+    .where(eq(loans.id, loan.id));
+  // The cpf is half the signer's key: each becomes a placeholder unique within the loan.
+  await tx
+    .update(loanSigners)
+    .set({
+      name: ERASED,
+      cpf: sql`${ERASED} || ' ' || ${loanSigners.position}`,
+      email: null,
+      ipAddress: null,
+      userAgent: null,
+      signedChannel: null,
+    })
+    .where(eq(loanSigners.loanId, loan.id));
 }
 
 /** The erasure's files are gone and its customer's workflows ended; complete unless records are kept. */

@@ -64,8 +64,11 @@ async function withSigners(db: DbOrTx, rows: Loan[]): Promise<LoanView[]> {
   }));
 }
 
+/** A loan erased with its customer before it became a contract is nobody's to read (issue 37). */
+const notErased = isNull(loans.erasedAt);
+
 async function findOne(db: DbOrTx, where: SQL | undefined): Promise<LoanView | undefined> {
-  const rows = await db.select().from(loans).where(where).limit(1);
+  const rows = await db.select().from(loans).where(and(where, notErased)).limit(1);
   const [view] = await withSigners(db, rows);
   return view;
 }
@@ -101,7 +104,7 @@ export async function listLoans(
     status?: LoanStatus | undefined;
   },
 ): Promise<Page<LoanView>> {
-  const filters: SQL[] = [];
+  const filters: SQL[] = [notErased];
   if (params.customer_id !== undefined) filters.push(eq(loans.customerId, params.customer_id));
   if (params.status !== undefined) filters.push(eq(loans.status, params.status));
   const page = await paginate<Loan>(db, {

@@ -20,14 +20,31 @@ export async function lockCodeSubject(tx: DbOrTx, subject: CodeSubject): Promise
   await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`);
 }
 
-/** Codes sent (not failed) to this person for this subject since `since`, and the oldest's time. */
+/**
+ * Codes sent (not failed) to this person for this subject since `since`: how many and the newest's
+ * time, and of those the ones asked from `address`, with the oldest's time.
+ */
 export async function codesSentSince(
   db: DbOrTx,
   subject: CodeSubject,
   since: Date,
-): Promise<{ count: number; oldest: Date | null }> {
+  address: string | null,
+): Promise<{
+  total: number;
+  newestAt: number | null;
+  fromHere: number;
+  oldestFromHereAt: number | null;
+}> {
+  const fromHere = sql`${verificationCodes.requestedIp} is not distinct from ${address}`;
   const [row] = await db
-    .select({ count: count(), oldest: sql<Date | null>`min(${verificationCodes.createdAt})` })
+    .select({
+      total: count(),
+      newest: sql<string | null>`max(${verificationCodes.createdAt})`,
+      fromHere: sql<number>`count(*) filter (where ${fromHere})`.mapWith(Number),
+      oldestFromHere: sql<
+        string | null
+      >`min(${verificationCodes.createdAt}) filter (where ${fromHere})`,
+    })
     .from(verificationCodes)
     .where(
       and(
@@ -38,8 +55,14 @@ export async function codesSentSince(
         gte(verificationCodes.createdAt, since),
       ),
     );
-  const oldest = row?.oldest ?? null;
-  return { count: row?.count ?? 0, oldest: oldest === null ? null : new Date(oldest) };
+  const time = (value: string | Date | null | undefined) =>
+    value === null || value === undefined ? null : new Date(value).getTime();
+  return {
+    total: row?.total ?? 0,
+    newestAt: time(row?.newest),
+    fromHere: row?.fromHere ?? 0,
+    oldestFromHereAt: time(row?.oldestFromHere),
+  };
 }
 
 export async function insertCode(
@@ -52,6 +75,8 @@ export async function insertCode(
     keyId: string;
     expiresAt: Date;
     createdAt: Date;
+    decoy: boolean;
+    requestedIp: string | null;
   },
 ): Promise<void> {
   await db

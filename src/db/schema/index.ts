@@ -11,3 +11,4 @@ export * from './ledger.js';
 export * from './charges.js';
 export * from './rate-limits.js';
 export * from './operators.js';
+export * from './data-keys.js';

@@ -103,6 +103,12 @@ export const loans = pgTable(
     error: jsonb('error').$type<LoanError>(),
     /** `signature_deadline`, or the partner's reason (`requested` when it gave none). */
     cancellationReason: text('cancellation_reason'),
+    /**
+     * Set when its customer was erased and the loan never became a contract (cancelled before its
+     * signatures or its disbursement): its signers, payout account and contract are erased with
+     * the customer, and no lookup shows it any more (contract §15).
+     */
+    erasedAt: ts('erased_at'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },

@@ -1,4 +1,4 @@
-import { index, integer, pgTable, text } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, pgTable, text } from 'drizzle-orm/pg-core';
 import { timestampColumn as ts } from './columns.js';
 import { environments } from './partners.js';
 
@@ -26,6 +26,14 @@ export const verificationCodes = pgTable(
     person: text('person').notNull(),
     /** Where the code went, masked (`email:m***@e***.com`). */
     channel: text('channel').notNull(),
+    /**
+     * A request for a cpf that does not sign (or cannot be sent a code): answered as a real one,
+     * so the page tells nobody who signs, and counted by the same limits; it is sent to no one
+     * and never verifies. `person` is then a keyed hash of the cpf typed, never the cpf.
+     */
+    decoy: boolean('decoy').notNull().default(false),
+    /** The address that asked for the code: the hourly limit is per person and address. */
+    requestedIp: text('requested_ip'),
     /** HMAC-SHA256 of the code under the signing-link key `key_id`. */
     codeHash: text('code_hash').notNull(),
     keyId: text('key_id').notNull(),

@@ -27,9 +27,25 @@ const personalFields = new Set([
 ]);
 
 /**
- * `data` with every personal field replaced: strings and numbers by {@link ERASED}, anything else
- * (a null, an object in that place) by null. Everything else — ids, statuses, amounts, dates — is
- * kept, so the event still says what happened.
+ * Free text written about a person — a denial's reason, a KYC review's message to the customer, a
+ * partner's reason for cancelling — may name or describe them: replaced too (issue 37). A
+ * cancellation's reason that is one of the service's own codes says nothing of anyone and stays.
+ */
+const freeTextFields = new Set(['reason', 'denied_reason', 'message', 'cancellation_reason']);
+export const cancellationCodes = new Set([
+  'requested',
+  'signature_deadline',
+  'release_window_passed',
+  'withdrawal',
+]);
+
+const redacted = (value: unknown) =>
+  value === null ? null : typeof value === 'string' || typeof value === 'number' ? ERASED : null;
+
+/**
+ * `data` with every personal field and free text replaced: strings and numbers by {@link ERASED},
+ * anything else (a null, an object in that place) by null. Everything else — ids, statuses,
+ * amounts, dates, codes — is kept, so the event still says what happened.
  */
 export function redactPersonalData(data: unknown): unknown {
   if (Array.isArray(data)) return data.map(redactPersonalData);
@@ -38,15 +54,21 @@ export function redactPersonalData(data: unknown): unknown {
     Object.entries(data).map(([key, value]) => [
       key,
       personalFields.has(key)
-        ? value === null
-          ? null
-          : typeof value === 'string' || typeof value === 'number'
-            ? ERASED
-            : null
-        : redactPersonalData(value),
+        ? redacted(value)
+        : freeTextFields.has(key)
+          ? key === 'cancellation_reason' &&
+            typeof value === 'string' &&
+            cancellationCodes.has(value)
+            ? value
+            : redacted(value)
+          : redactPersonalData(value),
     ]),
   );
 }
+
+/** A loan's cancellation reason as kept after an erasure: the service's codes, no one's text. */
+export const redactCancellationReason = (reason: string | null): string | null =>
+  reason === null || cancellationCodes.has(reason) ? reason : ERASED;
 
 /** Where an erased loan's money went, without the account or key that names a person. */
 export function redactDisbursementAccount(account: DisbursementAccount): DisbursementAccount {

@@ -1,5 +1,6 @@
 import type { Context, Middleware } from 'koa';
 import getRawBody from 'raw-body';
+import { pspMtlsCheck, type PspAuthentication } from '../../domain/pix/psp-mtls.js';
 import { verifyPspSignature } from '../../domain/pix/psp-signature.js';
 import { problems } from '../../errors.js';
 import type { AppState } from '../context.js';
@@ -28,19 +29,42 @@ const reasons = {
   malformed: 'The Pix-Signature header is not t=<unix seconds>,v1=<64 hex digits>.',
   expired: 'The Pix-Signature timestamp is more than 5 minutes from now; sign at sending.',
   mismatch: 'The Pix-Signature does not sign this body with the PSP secret.',
+  // Mutual TLS: said the same whatever failed, so a caller learns nothing of the proxy's setup.
+  untrusted_peer: 'The PSP authenticates with its client certificate, through the proxy in front.',
+  unverified: 'The PSP authenticates with its client certificate, through the proxy in front.',
+  wrong_subject: 'The PSP authenticates with its client certificate, through the proxy in front.',
 } as const;
 
 /**
- * The PSP's notifications (contract §14): the HMAC of the raw body, checked before the body is
- * parsed or anything read, so an unauthenticated request touches nothing. With `secret` null,
- * mutual TLS at the proxy in front authenticates the PSP (PSP_WEBHOOK_AUTH=mtls) and this only
- * reads the body.
+ * The PSP's notifications (contract §14), authenticated before the body is parsed, so an
+ * unauthenticated request touches nothing: the HMAC of the raw body under the PSP's secret, or
+ * (PSP_WEBHOOK_AUTH=mtls) the proxy's verified-client headers, on a request from the proxy's own
+ * address, naming the PSP's certificate — checked before the body is even read.
  */
-export function pspAuth(secret: string | null, clock: () => Date): Middleware<AppState> {
+export function pspAuth(auth: PspAuthentication, clock: () => Date): Middleware<AppState> {
+  const checkMtls = 'mtls' in auth ? pspMtlsCheck(auth.mtls) : undefined;
   return async (ctx, next) => {
-    const body = await rawBodyOf(ctx);
-    if (secret !== null) {
-      const check = verifyPspSignature(ctx.get('Pix-Signature'), secret, body, clock().getTime());
+    if (checkMtls) {
+      const refused = checkMtls({
+        peer: ctx.req.socket.remoteAddress,
+        header: (name) => ctx.get(name),
+      });
+      if (refused) {
+        ctx.state.log.warn(
+          { refused, peer: ctx.req.socket.remoteAddress },
+          'PSP notification refused: no verified client certificate',
+        );
+        throw problems.unauthorized(reasons[refused]);
+      }
+      await rawBodyOf(ctx);
+    } else if ('secret' in auth) {
+      const body = await rawBodyOf(ctx);
+      const check = verifyPspSignature(
+        ctx.get('Pix-Signature'),
+        auth.secret,
+        body,
+        clock().getTime(),
+      );
       if (!check.ok) throw problems.unauthorized(reasons[check.reason]);
     }
     await next();

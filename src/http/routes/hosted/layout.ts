@@ -26,6 +26,22 @@ export const page = (title: string, body: string) => `<!doctype html>
   code { word-break: break-all; font-size: .85em; }
 </style></head><body>${body}</body></html>`;
 
+/**
+ * A link's page as its forms need it: the token (the link's own path) and the CSRF token of the
+ * browser it is shown to (forms.ts).
+ */
+export interface HostedLink {
+  token: string;
+  csrf: string;
+}
+
+/** A form posting to `action`, with the CSRF token every hosted POST must carry. */
+export const postForm = (action: string, link: HostedLink, body: string) =>
+  `<form method="post" action="${action}">
+<input type="hidden" name="csrf" value="${escapeHtml(link.csrf)}">
+${body}
+</form>`;
+
 /** A page that only says something: a heading and a paragraph. */
 export const messagePage = (title: string, text: string) =>
   page(title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p>`);

@@ -1,5 +1,4 @@
 import { HttpMethodEnum, koaBody } from 'koa-body';
-import type { AppContext } from '../../context.js';
 
 /** Every hosted answer is a page for a person: HTML, never cached, never JSON. */
 export function html(
@@ -22,7 +21,7 @@ export const parseForm = koaBody({
 });
 
 /** A form field as text ('' when absent or not text). */
-export const field = (ctx: AppContext, name: string): string => {
-  const value = (ctx.request.body as Record<string, unknown> | undefined)?.[name];
+export const field = (ctx: { request: object }, name: string): string => {
+  const value = (ctx.request as { body?: Record<string, unknown> }).body?.[name];
   return typeof value === 'string' ? value.trim() : '';
 };

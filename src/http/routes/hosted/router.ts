@@ -9,6 +9,7 @@ import { hostedPageHeaders } from '../../middleware/security-headers.js';
 import { biometricsRoutes } from './biometrics.js';
 import { messagePage } from './layout.js';
 import { html } from './respond.js';
+import { hostedForms, hostedLinkOf } from './forms.js';
 import { signingRoutes } from './signing.js';
 
 export interface HostedDeps {
@@ -16,23 +17,27 @@ export interface HostedDeps {
   signing: SigningDeps;
   /** Whether pages are served over https (PUBLIC_BASE_URL): cookies then get `Secure`. */
   https: boolean;
-  /** Requests to hosted pages, per link and per address (contract §15: throttled, 429 page). */
-  throttle: { perLink: TokenBuckets; perAddress: TokenBuckets };
+  /**
+   * Requests to hosted pages (contract §15: throttled, 429 page), per address and per (link,
+   * address): one address cannot spend another's allowance of a link.
+   */
+  throttle: { perAddress: TokenBuckets; perLinkAndAddress: TokenBuckets };
 }
 
-const linkOfPath = /^\/hosted\/[^/]+\/([^/]+)/;
-
 /**
- * Each link and each address spends from its own bucket on every request to a hosted page, so
- * neither guessing links nor hammering one (each POST may be a workflow Update or an e-mail) goes
- * far: past the limit, a 429 page with Retry-After.
+ * Each address spends from its own bucket on every request to a hosted page, and from the bucket
+ * of the link it asks for at that address, so neither guessing links nor hammering one (each POST
+ * may be a workflow Update or an e-mail) goes far — and hammering a link from elsewhere locks out
+ * nobody else. The link is the decoded token: `%6C` is the `l` it encodes, one bucket. Past a
+ * limit, a 429 page with Retry-After.
  */
 function throttle(buckets: HostedDeps['throttle']): Middleware<AppState> {
   return async (ctx, next) => {
-    const link = linkOfPath.exec(ctx.path)?.[1] ?? '';
-    const refused = [buckets.perAddress.take(ctx.ip), buckets.perLink.take(link)].find(
-      (decision) => !decision.allowed,
-    );
+    const link = hostedLinkOf(ctx.path);
+    const refused = [
+      buckets.perAddress.take(ctx.ip),
+      buckets.perLinkAndAddress.take(`${link} ${ctx.ip}`),
+    ].find((decision) => !decision.allowed);
     if (refused) {
       ctx.set('Retry-After', String(refused.retryAfterSeconds));
       return html(
@@ -51,11 +56,15 @@ function throttle(buckets: HostedDeps['throttle']): Middleware<AppState> {
 /**
  * The pages this service hosts for people rather than programs: the contract's signing page and
  * the biometric capture page. Each needs no token but the one in its link, and proves the person
- * by a code sent to their e-mail on record before anything counts.
+ * by a code sent to their e-mail on record before anything counts; every form carries a CSRF token.
  */
 export function hostedRoutes(deps: HostedDeps): Router<AppState> {
   const router = new Router<AppState>();
-  router.use(hostedPageHeaders(deps.https), throttle(deps.throttle));
+  router.use(
+    hostedPageHeaders(deps.https),
+    throttle(deps.throttle),
+    hostedForms(deps.signing.signingLinkKeys, deps.https),
+  );
   biometricsRoutes(router, deps);
   signingRoutes(router, deps);
   return router;

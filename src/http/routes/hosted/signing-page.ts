@@ -1,7 +1,13 @@
 import type { LoanView, LoanSigner } from '../../../db/queries/loans.js';
 import { maskTaxId } from '../../../domain/masking.js';
 import { formatBrl, formatRate } from '../../../domain/money.js';
-import { escapeHtml as escape, notice as noticeHtml, page } from './layout.js';
+import {
+  escapeHtml as escape,
+  notice as noticeHtml,
+  page,
+  postForm,
+  type HostedLink,
+} from './layout.js';
 
 const brDate = (isoDate: string) => isoDate.split('-').reverse().join('/');
 
@@ -47,43 +53,45 @@ const signerRows = (loan: LoanView) =>
 /**
  * What the link alone shows: which loan, how many have signed, and where a signer states their
  * cpf to receive a code. No cpf (even masked: six digits of a mask leave about a thousand
- * candidates, and the form says whether a cpf signs), no name, no figure, no contract.
+ * candidates), no name, no figure, no contract.
  */
-export function identifyPage(loan: LoanView, token: string, notice?: Notice): string {
+export function identifyPage(loan: LoanView, link: HostedLink, notice?: Notice): string {
   return page(
     'Assinatura do contrato',
     `<h1>Assinatura do contrato</h1>
 ${notice ? noticeHtml(notice.kind, notice.text) : ''}
 <p>Cédula de Crédito Bancário do empréstimo <code>${loan.id}</code>.</p>
 <p>Para ler e assinar o contrato, informe seu CPF. Enviaremos um código de 6 dígitos para o e-mail cadastrado de quem assina com esse CPF.</p>
-<form method="post" action="${linkPath(token)}/code">
-<label for="cpf">Seu CPF</label>
+${postForm(
+  `${linkPath(link.token)}/code`,
+  link,
+  `<label for="cpf">Seu CPF</label>
 <input id="cpf" name="cpf" type="text" inputmode="numeric" autocomplete="off" required maxlength="14" placeholder="000.000.000-00">
-<button type="submit">Enviar código</button>
-</form>
+<button type="submit">Enviar código</button>`,
+)}
 <p>Assinaturas: ${signedCount(loan)} de ${loan.signers.length}.</p>`,
   );
 }
 
-/** After a code was sent: where it went (masked) and the form to type it. */
-export function codePage(
-  token: string,
-  code: { codeId: string; channel?: string },
-  notice?: Notice,
-): string {
-  const where = code.channel?.replace(/^email:/, '') ?? 'o seu e-mail cadastrado';
+/**
+ * After a cpf was stated: the form to type the code. The same page whoever the cpf is (issue 37):
+ * it does not say where the code went, nor whether one went at all.
+ */
+export function codePage(link: HostedLink, codeId: string, notice?: Notice): string {
   return page(
     'Digite o código',
     `<h1>Digite o código</h1>
 ${notice ? noticeHtml(notice.kind, notice.text) : ''}
-<p>Enviamos um código de 6 dígitos para <strong>${escape(where)}</strong>. Ele vale por 10 minutos.</p>
-<form method="post" action="${linkPath(token)}/verify">
-<input type="hidden" name="code_id" value="${escape(code.codeId)}">
+<p>Se este CPF assina o contrato, enviamos um código de 6 dígitos para o e-mail cadastrado de quem assina com ele. O código vale por 10 minutos.</p>
+${postForm(
+  `${linkPath(link.token)}/verify`,
+  link,
+  `<input type="hidden" name="code_id" value="${escape(codeId)}">
 <label for="code">Código</label>
 <input id="code" class="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required maxlength="7" placeholder="000000">
-<button type="submit">Confirmar</button>
-</form>
-<p class="muted"><a href="${linkPath(token)}">Não recebeu? Pedir um novo código</a></p>`,
+<button type="submit">Confirmar</button>`,
+)}
+<p class="muted"><a href="${linkPath(link.token)}">Não recebeu? Pedir um novo código</a> (se o e-mail cadastrado não for o seu, fale com a empresa).</p>`,
   );
 }
 
@@ -113,7 +121,7 @@ ${withdrawal}`;
  */
 export function signingPage(
   loan: LoanView,
-  token: string,
+  link: HostedLink,
   signer: LoanSigner,
   borrower: { hasCnpj: boolean },
   notice?: Notice,
@@ -135,10 +143,12 @@ export function signingPage(
   const form = signer.signedAt
     ? `<p class="notice ok">Você assinou em ${brDateTime(signer.signedAt)}.</p>`
     : loan.status === 'awaiting_signatures'
-      ? `<form method="post" action="${linkPath(token)}">
-<label><input type="checkbox" name="agree" value="yes" required> Li o contrato e concordo com seus termos.</label>
-<button type="submit">Assinar como ${escape(signer.name)} (${maskTaxId(signer.cpf)})</button>
-</form>`
+      ? postForm(
+          linkPath(link.token),
+          link,
+          `<label><input type="checkbox" name="agree" value="yes" required> Li o contrato e concordo com seus termos.</label>
+<button type="submit">Assinar como ${escape(signer.name)} (${maskTaxId(signer.cpf)})</button>`,
+        )
       : `<p class="notice">Este empréstimo está ${statusText[loan.status]}; não recebe mais assinaturas.</p>`;
   return page(
     'Assinatura do contrato',
@@ -147,7 +157,7 @@ ${notice ? noticeHtml(notice.kind, notice.text) : ''}
 <p>Empréstimo <code>${loan.id}</code> — ${statusText[loan.status]}.</p>
 <table>${rows.map(([k, v]) => `<tr><th>${k}</th><td class="n">${v}</td></tr>`).join('')}</table>
 ${howToPay(loan, borrower)}
-<p><a href="${linkPath(token)}/contract">Baixar o contrato completo (PDF)</a></p>
+<p><a href="${linkPath(link.token)}/contract">Baixar o contrato completo (PDF)</a></p>
 <p class="muted">Código de integridade do contrato (SHA-256): <code>${loan.contractSha256}</code></p>
 <h2>Assinaturas (${signedCount(loan)} de ${loan.signers.length})</h2>
 <table>${signerRows(loan)}</table>

@@ -7,7 +7,6 @@ import {
   signerOfSession,
   signingLinkOpen,
 } from '../../../commands/signing.js';
-import { CodeNotSentError } from '../../../commands/verification.js';
 import { findCustomer } from '../../../db/queries/customers.js';
 import type { LoanView } from '../../../db/queries/loans.js';
 import {
@@ -18,8 +17,8 @@ import {
 import { ProblemError } from '../../../errors.js';
 import type { AppContext, AppState } from '../../context.js';
 import { sendContract } from '../loans/shared.js';
-import { messagePage } from './layout.js';
-import { field, html, parseForm } from './respond.js';
+import { messagePage, type HostedLink } from './layout.js';
+import { field, html } from './respond.js';
 import type { HostedDeps } from './router.js';
 import { codePage, endedPage, identifyPage, signingPage } from './signing-page.js';
 
@@ -30,13 +29,15 @@ const SESSION_COOKIE = 'signing_session';
  *
  * - `GET /hosted/signing/{token}`: without a session, the cpf form (cpfs masked, no figures);
  *   with one, the contract's terms and the form that signs as the session's signer.
- * - `POST …/code {cpf}`: a code to that signer's e-mail on record (at most three an hour).
+ * - `POST …/code {cpf}`: a code to that signer's e-mail on record, within the limits of
+ *   `verificationRules`; the same answer for a cpf that does not sign (issue 37).
  * - `POST …/verify {code_id, code}`: a right code opens a session (an HttpOnly cookie bound to
  *   this link, 30 minutes) and redirects to the page.
  * - `POST …/` `{agree}`: signs as the session's signer, never as a cpf typed in.
  * - `GET …/contract`: the PDF, to a session only.
  *
- * Once the loan leaves `awaiting_signatures` or its deadline passes, every one of them is 410.
+ * Every POST carries the form's CSRF token (forms.ts). Once the loan leaves
+ * `awaiting_signatures` or its deadline passes, every one of them is 410.
  */
 export function signingRoutes(router: Router<AppState>, deps: HostedDeps): void {
   const signing = deps.signing;
@@ -46,6 +47,10 @@ export function signingRoutes(router: Router<AppState>, deps: HostedDeps): void 
   });
   const notFound = (ctx: AppContext) =>
     html(ctx, 404, messagePage('Link não encontrado', 'Este link de assinatura não é válido.'));
+  const linkOf = (ctx: AppContext): HostedLink => ({
+    token: ctx.params.token ?? '',
+    csrf: ctx.state.csrf ?? '',
+  });
 
   /** The link's loan while it signs; otherwise answers 404 or 410 and returns nothing. */
   const openLoan = async (ctx: AppContext): Promise<LoanView | undefined> => {
@@ -68,18 +73,17 @@ export function signingRoutes(router: Router<AppState>, deps: HostedDeps): void 
   });
   const sessionOf = (ctx: AppContext, loan: LoanView) =>
     signerOfSession(signing, loan, ctx.cookies.get(SESSION_COOKIE));
-  const noSession = (ctx: AppContext, loan: LoanView, token: string) =>
+  const noSession = (ctx: AppContext, loan: LoanView) =>
     html(
       ctx,
       403,
-      identifyPage(loan, token, {
+      identifyPage(loan, linkOf(ctx), {
         kind: 'error',
         text: 'Para ler e assinar, identifique-se com o código enviado ao seu e-mail.',
       }),
     );
 
   router.get('/hosted/signing/:token', async (ctx) => {
-    const token = ctx.params.token ?? '';
     const loan = await openLoan(ctx);
     if (!loan) return;
     const verified = await sessionOf(ctx, loan);
@@ -87,59 +91,47 @@ export function signingRoutes(router: Router<AppState>, deps: HostedDeps): void 
       ctx,
       200,
       verified
-        ? signingPage(loan, token, verified.signer, await borrowerOf(loan))
-        : identifyPage(loan, token),
+        ? signingPage(loan, linkOf(ctx), verified.signer, await borrowerOf(loan))
+        : identifyPage(loan, linkOf(ctx)),
     );
   });
 
-  router.post('/hosted/signing/:token/code', parseForm, async (ctx) => {
-    const token = ctx.params.token ?? '';
+  router.post('/hosted/signing/:token/code', async (ctx) => {
     const loan = await openLoan(ctx);
     if (!loan) return;
     const refuse = (status: number, text: string) =>
-      html(ctx, status, identifyPage(loan, token, { kind: 'error', text }));
+      html(ctx, status, identifyPage(loan, linkOf(ctx), { kind: 'error', text }));
     const cpf = field(ctx, 'cpf');
     if (!cpf) return refuse(422, 'Informe seu CPF.');
-    try {
-      const sent = await requestSigningCode(signing, loan, cpf);
-      switch (sent.kind) {
-        case 'sent':
-          return html(ctx, 200, codePage(token, sent));
-        case 'not_a_signer':
-          return refuse(422, 'Este CPF não é de quem assina este contrato.');
-        case 'signed_already':
-          return html(
-            ctx,
-            200,
-            identifyPage(loan, token, { kind: 'ok', text: 'Este CPF já assinou este contrato.' }),
-          );
-        case 'no_email':
-          return refuse(422, 'Não há e-mail cadastrado para este signatário; fale com a empresa.');
-        case 'too_many':
-          ctx.set('Retry-After', String(sent.retryAfterSeconds));
-          return refuse(429, 'Você pediu muitos códigos. Tente de novo mais tarde.');
-      }
-    } catch (error) {
-      if (!(error instanceof CodeNotSentError)) throw error;
-      ctx.set('Retry-After', '30');
-      return refuse(503, 'Não conseguimos enviar o código agora. Tente de novo em instantes.');
+    const sent = await requestSigningCode(signing, loan, cpf, ctx.ip || null);
+    switch (sent.kind) {
+      case 'invalid_cpf':
+        return refuse(422, 'Este não é um CPF válido: confira os 11 dígitos.');
+      case 'sent':
+        return html(ctx, 200, codePage(linkOf(ctx), sent.codeId));
+      case 'too_many':
+        ctx.set('Retry-After', String(sent.retryAfterSeconds));
+        return refuse(
+          429,
+          `Muitos códigos pedidos para este CPF. Tente de novo em ${waitText(sent.retryAfterSeconds)}.`,
+        );
     }
   });
 
-  router.post('/hosted/signing/:token/verify', parseForm, async (ctx) => {
+  router.post('/hosted/signing/:token/verify', async (ctx) => {
     const token = ctx.params.token ?? '';
     const loan = await openLoan(ctx);
     if (!loan) return;
     const codeId = field(ctx, 'code_id');
     const code = normalizeCode(field(ctx, 'code'));
     const again = (status: number, text: string) =>
-      html(ctx, status, identifyPage(loan, token, { kind: 'error', text }));
+      html(ctx, status, identifyPage(loan, linkOf(ctx), { kind: 'error', text }));
     if (!codeId || !code) return again(422, 'Peça um código e digite-o para continuar.');
     if (!isCodeShaped(code))
       return html(
         ctx,
         422,
-        codePage(token, { codeId }, { kind: 'error', text: 'O código tem 6 dígitos.' }),
+        codePage(linkOf(ctx), codeId, { kind: 'error', text: 'O código tem 6 dígitos.' }),
       );
     const checked = await checkSigningCode(signing, loan, codeId, code, evidence(ctx));
     if (checked.kind === 'spent')
@@ -150,11 +142,10 @@ export function signingRoutes(router: Router<AppState>, deps: HostedDeps): void 
       return html(
         ctx,
         422,
-        codePage(
-          token,
-          { codeId, channel: checked.code.channel },
-          { kind: 'error', text: `Código incorreto. Restam ${checked.attemptsLeft} tentativas.` },
-        ),
+        codePage(linkOf(ctx), codeId, {
+          kind: 'error',
+          text: `Código incorreto. Restam ${checked.attemptsLeft} tentativas.`,
+        }),
       );
     }
     ctx.append(
@@ -174,33 +165,31 @@ export function signingRoutes(router: Router<AppState>, deps: HostedDeps): void 
   });
 
   router.get('/hosted/signing/:token/contract', async (ctx) => {
-    const token = ctx.params.token ?? '';
     const loan = await openLoan(ctx);
     if (!loan) return;
-    if (!(await sessionOf(ctx, loan))) return noSession(ctx, loan, token);
+    if (!(await sessionOf(ctx, loan))) return noSession(ctx, loan);
     // A download, not a page: the hosted policy (default-src 'none') would leave a browser's
     // built-in PDF viewer nothing to run in.
     await sendContract(ctx, signing, loan, 'attachment');
   });
 
-  router.post('/hosted/signing/:token', parseForm, async (ctx) => {
-    const token = ctx.params.token ?? '';
+  router.post('/hosted/signing/:token', async (ctx) => {
     const loan = await openLoan(ctx);
     if (!loan) return;
     const verified = await sessionOf(ctx, loan);
-    if (!verified) return noSession(ctx, loan, token);
+    if (!verified) return noSession(ctx, loan);
     const borrower = await borrowerOf(loan);
     const refuse = (status: number, text: string) =>
       html(
         ctx,
         status,
-        signingPage(loan, token, verified.signer, borrower, { kind: 'error', text }),
+        signingPage(loan, linkOf(ctx), verified.signer, borrower, { kind: 'error', text }),
       );
     if (verified.signer.signedAt)
       return html(
         ctx,
         200,
-        signingPage(loan, token, verified.signer, borrower, {
+        signingPage(loan, linkOf(ctx), verified.signer, borrower, {
           kind: 'ok',
           text: 'Você já tinha assinado este contrato; nada mudou.',
         }),
@@ -213,7 +202,7 @@ export function signingRoutes(router: Router<AppState>, deps: HostedDeps): void 
       html(
         ctx,
         200,
-        signingPage(signed, token, signer, borrower, {
+        signingPage(signed, linkOf(ctx), signer, borrower, {
           kind: 'ok',
           text: 'Assinatura registrada. Obrigado!',
         }),
@@ -225,3 +214,7 @@ export function signingRoutes(router: Router<AppState>, deps: HostedDeps): void 
     }
   });
 }
+
+/** `30 segundos`, `5 minutos`: how long to wait, as a person reads it. */
+export const waitText = (seconds: number) =>
+  seconds < 90 ? `${seconds} segundos` : `${Math.ceil(seconds / 60)} minutos`;

@@ -15,7 +15,7 @@ export function pspRoutes(api: ApiRouter, deps: ReceivePixDeps): void {
       operationId: 'receivePix',
       summary: 'Pix received',
       description:
-        'The PSP’s notification of Pix received, in the shape of Banco Central’s Pix API webhook. Signed: `Pix-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with PSP_WEBHOOK_SECRET>`, within 5 minutes of now (or mutual TLS in front, PSP_WEBHOOK_AUTH=mtls); anything else is a 401 and stores nothing. Answered 200 once every Pix is stored: each is booked once to the charge its `txid` names, however often it is notified; one that names no charge is kept for ops (`GET /ops/v1/unmatched-pix`).',
+        'The PSP’s notification of Pix received, in the shape of Banco Central’s Pix API webhook. Signed: `Pix-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with PSP_WEBHOOK_SECRET>`, within 5 minutes of now (or, with PSP_WEBHOOK_AUTH=mtls, the verified client certificate the proxy in front names in its headers, on a connection from that proxy); anything else is a 401 and stores nothing. Answered 200 once every Pix is stored: each is booked once to the charge its `txid` names, however often it is notified; one that names no charge is kept for ops (`GET /ops/v1/unmatched-pix`).',
       tag: 'Pix',
       security: 'psp',
       body: pixNotificationBody,
