@@ -3,7 +3,7 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyRing } from '../../src/domain/key-ring.js';
 import { PayloadEncryptionCodec } from '../../src/temporal/payload-codec.js';
-import { createOperator } from '../helpers/operators.js';
+import { createOperator, opsRequest, staff } from '../helpers/operators.js';
 import { eventually, OPS_TOKEN, startStack, TestClock, type TestStack } from '../helpers/stack.js';
 
 /**
@@ -281,12 +281,21 @@ describe('the codec endpoint for the Temporal UI', () => {
     };
     const decodes = async (cookie: string) =>
       (await codecCall('decode', [plain], { cookie, origin: UI })).status;
-    const admin = (method: string, path: string, body?: unknown) =>
+    // Staff administration as staff do it (issue 37): an administrator asks, another approves.
+    const { admins } = staff();
+    const asAdmin = (token: string, method: string, path: string, body?: unknown) =>
       fetch(`${stack.baseUrl}/ops/v1/operators/${path}`, {
         method,
-        headers: { ...bearer, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
+    const setRoles = async (operatorId: string, roles: string[]) => {
+      const asked = await asAdmin(admins[0].token, 'PATCH', operatorId, { roles });
+      expect(asked.status).toBe(202);
+      const { id } = (await asked.json()) as { id: string };
+      const decided = await opsRequest(stack, admins[1].token, `/approvals/${id}/approve`);
+      expect(((await decided.json()) as { status: string }).status).toBe('approved');
+    };
 
     // Another role's token gets no session at all.
     const reviewer = await createOperator(stack, ['kyc_reviewer']);
@@ -298,7 +307,8 @@ describe('the codec endpoint for the Temporal UI', () => {
     const viewer = await createOperator(stack, ['workflow_viewer']);
     const first = await sessionOf(viewer.token);
     expect(await decodes(first)).toBe(200);
-    const rotated = await admin('POST', `${viewer.operator.id}/token`);
+    // The operator rotates its own token (at once; another's is an approved request).
+    const rotated = await asAdmin(viewer.token, 'POST', `${viewer.operator.id}/token`);
     expect(rotated.status).toBe(201);
     const { token: newToken } = (await rotated.json()) as { token: string };
     expect(await decodes(first)).toBe(401);
@@ -306,17 +316,15 @@ describe('the codec endpoint for the Temporal UI', () => {
     expect(await decodes(second)).toBe(200);
 
     // The role taken away, then given back: the session ends, and counts again.
-    expect((await admin('PATCH', viewer.operator.id, { roles: ['kyc_reviewer'] })).status).toBe(
-      200,
-    );
+    await setRoles(viewer.operator.id, ['kyc_reviewer']);
     expect(await decodes(second)).toBe(401);
-    expect((await admin('PATCH', viewer.operator.id, { roles: ['workflow_viewer'] })).status).toBe(
-      200,
-    );
+    await setRoles(viewer.operator.id, ['workflow_viewer']);
     expect(await decodes(second)).toBe(200);
 
-    // Deactivated (which revokes the token): over.
-    expect((await admin('POST', `${viewer.operator.id}/deactivation`)).status).toBe(200);
+    // Deactivated (one administrator, at once; it revokes the token): over.
+    expect(
+      (await asAdmin(admins[0].token, 'POST', `${viewer.operator.id}/deactivation`)).status,
+    ).toBe(200);
     expect(await decodes(second)).toBe(401);
   });
 });

@@ -9,6 +9,9 @@ import type { Customer, JsonBody } from './types.js';
 /** The sandbox's published one-time code (hosted pages accept it beside the e-mailed one). */
 export const SANDBOX_CODE = '000000';
 
+/** The CSRF token a hosted page's form carries. */
+const csrfIn = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)?.[1];
+
 export function sandbox(core: Core) {
   const { api, call, init } = core;
   const customerPath = (customerId: string) => ({ params: { path: { customer_id: customerId } } });
@@ -60,17 +63,27 @@ export function sandbox(core: Core) {
         api.POST('/v3/customers/{customer_id}/biometrics', customerPath(customerId)),
       );
       const page = sameOrigin(core.baseUrl, session.session_url);
-      const sent = await core.fetch(new Request(`${page}/code`, { method: 'POST' }));
+      // As a browser does: the page sets a form cookie and each form carries its CSRF token.
+      const opened = await core.fetch(new Request(page));
+      const cookie = opened.headers
+        .getSetCookie()
+        .map((set) => set.split(';')[0])
+        .join('; ');
+      const csrf = csrfIn(await opened.text());
+      if (!opened.ok || !csrf) throw new ApiError(opened.status, 'the biometrics page has no form');
+      const post = (url: string, fields: Record<string, string>) =>
+        core.fetch(
+          new Request(url, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookie },
+            body: new URLSearchParams({ csrf, ...fields }).toString(),
+          }),
+        );
+      const sent = await post(`${page}/code`, {});
       const html = await sent.text();
       const codeId = /name="code_id" value="([^"]+)"/.exec(html)?.[1];
       if (!sent.ok || !codeId) throw new ApiError(sent.status, html.slice(0, 500));
-      const captured = await core.fetch(
-        new Request(page, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({ code_id: codeId, code: SANDBOX_CODE }).toString(),
-        }),
-      );
+      const captured = await post(page, { code_id: codeId, code: SANDBOX_CODE });
       if (!captured.ok) throw new ApiError(captured.status, (await captured.text()).slice(0, 500));
       await captured.body?.cancel();
       return call(api.GET('/v3/customers/{customer_id}', customerPath(customerId)));
