@@ -114,13 +114,14 @@ export function createPixActivities(deps: ActivityDeps) {
     const unidentified = await findReceiptTransaction(tx, pix.endToEndId, 'received');
 
     const charge = pix.chargeId ? await findChargeById(tx, pix.chargeId) : undefined;
+    // Dated when it was paid, but never before the loan's money left (a Pix matched by hand may
+    // have come earlier) nor before its latest payment, nor after now.
     const last = repaymentOf(before).last_paid_at;
-    const paidAt = new Date(
-      Math.min(
-        latest(pix.paidAt, last ? new Date(last) : pix.paidAt).getTime(),
-        input.now.getTime(),
-      ),
+    const earliest = [before.disbursedAt, last ? new Date(last) : null].reduce<Date>(
+      (a, b) => (b ? latest(a, b) : a),
+      pix.paidAt,
     );
+    const paidAt = new Date(Math.min(earliest.getTime(), input.now.getTime()));
     const date = businessDate(paidAt);
     const base = {
       id: input.transactionId,

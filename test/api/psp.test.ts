@@ -115,6 +115,7 @@ describe('the PSP’s notification of Pix received (contract §14)', () => {
     await invalid(pix({ endToEndId: 'E123' }), 'body.pix.0.endToEndId');
     await invalid(pix({ txid: 'not a txid' }), 'body.pix.0.txid');
     await invalid(pix({ horario: 'yesterday' }), 'body.pix.0.horario');
+    await invalid(pix({ horario: '0020-02-29T00:00:00Z' }), 'body.pix.0.horario'); // before Pix
     await invalid(JSON.stringify({ pix: [] }), 'body.pix');
     expect((await notify('{not json')).status).toBe(400);
     // A body shorter than its Content-Length (the sender gave up) is the sender's 400, not a 500.

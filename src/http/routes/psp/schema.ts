@@ -17,6 +17,12 @@ export function reaisToCentavos(valor: string): number {
 }
 
 /**
+ * The Pix scheme's first day (its restricted launch, 2020-11-03, São Paulo): a `horario` before
+ * it names no Pix — a broken notification, answered 422 so the PSP's operators see it.
+ */
+const PIX_LAUNCH = Date.parse('2020-11-03T00:00:00-03:00');
+
+/**
  * One Pix received, in the shape of Banco Central's Pix API (`GET /pix/{e2eid}`, the `pix` webhook).
  * Members the PSP adds (`chave`, `infoPagador`, `componentesValor`, `devolucoes`, …) are accepted
  * and dropped unread (`z.object`, not strict): a notification is never refused for saying more.
@@ -35,7 +41,14 @@ const receivedPix = z
     valor,
     horario: z.iso
       .datetime({ offset: true })
-      .meta({ description: 'When the Pix was paid (RFC 3339).' }),
+      .refine((value) => Date.parse(value) >= PIX_LAUNCH, {
+        message: 'Must be on or after 2020-11-03, when the first Pix was made.',
+        params: { code: 'out_of_range' },
+      })
+      .meta({
+        description:
+          'When the Pix was paid (RFC 3339), on or after 2020-11-03 (no Pix was made before).',
+      }),
   })
   .meta({ id: 'ReceivedPix' });
 
