@@ -4,7 +4,7 @@
  * not hold — and exits 1 when there is any.
  */
 import { createDatabase } from '../db/client.js';
-import { reconcileLedger } from '../db/queries/ledger.js';
+import { ledgerCheckReport } from '../db/queries/ledger.js';
 
 const url = process.env.DATABASE_URL;
 if (!url) {
@@ -13,11 +13,9 @@ if (!url) {
 }
 const database = createDatabase(url, { max: 2 });
 try {
-  const findings = await reconcileLedger(database.db);
-  for (const finding of findings)
-    console.log(`${finding.check}\t${finding.subject ?? '-'}\t${finding.message}`);
-  console.log(findings.length === 0 ? 'ledger: every check holds' : `${findings.length} findings`);
-  process.exitCode = findings.length === 0 ? 0 : 1;
+  const report = await ledgerCheckReport(database.db);
+  for (const line of report.lines) console.log(line);
+  process.exitCode = report.ok ? 0 : 1;
 } finally {
   await database.close();
 }

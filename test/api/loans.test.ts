@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { z } from 'zod';
 import { execFile } from 'node:child_process';
 import { createDatabase } from '../../src/db/client.js';
-import { reconcileLedger } from '../../src/db/queries/ledger.js';
+import { ledgerCheckReport, reconcileLedger } from '../../src/db/queries/ledger.js';
 import { repaymentOf } from '../../src/db/queries/loans.js';
 import { ledgerEntries, loans, simulations } from '../../src/db/schema/index.js';
 import type { simulationSchema } from '../../src/http/routes/credit-offers/schema.js';
@@ -899,33 +899,35 @@ describe('the double-entry ledger (contract §13)', () => {
         );
       });
     expect(await check()).toMatchObject({ code: 0, output: 'ledger: every check holds\n' });
-    // A loan whose rows say one thing and the ledger another is named, and the check fails.
-    const [row] = await stack.database.db
-      .select()
-      .from(loans)
-      .where(sql`${loans.repayment} is not null`)
-      .limit(1);
-    const repayment = row!.repayment!;
-    const set = (principal: number) =>
-      stack.database.db
+    // A loan whose rows say one thing and the ledger another is named, and the check fails — in
+    // a transaction rolled back, so the other files' checks, running meanwhile, never see it.
+    const rolledBack = new Error('rolled back');
+    const corrupted = stack.database.db.transaction(async (tx) => {
+      const [row] = await tx
+        .select()
+        .from(loans)
+        .where(sql`${loans.repayment} is not null`)
+        .limit(1);
+      const repayment = row!.repayment!;
+      await tx
         .update(loans)
-        .set({ repayment: { ...repayment, principal_outstanding: principal } })
+        .set({
+          repayment: { ...repayment, principal_outstanding: repayment.principal_outstanding + 1 },
+        })
         .where(eq(loans.id, row!.id));
-    await set(repayment.principal_outstanding + 1);
-    try {
-      expect(await reconcileLedger(stack.database.db)).toEqual([
+      expect(await reconcileLedger(tx)).toEqual([
         {
           check: 'principal_matches_rows',
           subject: row!.id,
           message: `loan_principal is ${repayment.principal_outstanding} centavos; its rows owe ${repayment.principal_outstanding + 1}`,
         },
       ]);
-      const failed = await check();
-      expect(failed.code).toBe(1);
-      expect(failed.output).toContain(row!.id);
-    } finally {
-      await set(repayment.principal_outstanding);
-    }
+      const report = await ledgerCheckReport(tx);
+      expect(report.ok).toBe(false); // npm run ledger:check exits 1
+      expect(report.lines.join('\n')).toContain(row!.id);
+      throw rolledBack;
+    });
+    await expect(corrupted).rejects.toBe(rolledBack);
   });
 
   it('the database refuses to change or remove an entry, and a transaction that does not balance', async () => {

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import type { EphemeralServerExecutable } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
+import { createDatabase } from '../../src/db/client.js';
+import { ledgerCheckReport } from '../../src/db/queries/ledger.js';
 import { migrateForApplication } from '../../src/devstack/database-roles.js';
 import { startEmbeddedPostgres } from '../../src/devstack/embedded-postgres.js';
 import { resolveMailpit, startMailpit } from '../../src/devstack/mailpit.js';
@@ -77,8 +79,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     throw error;
   });
 
+  let databaseUrl: string;
   try {
-    const databaseUrl = await migrateForApplication(postgres.url);
+    databaseUrl = await migrateForApplication(postgres.url);
     const staff = await seedStaff(databaseUrl);
     const { code } = await bundleWorkflowCode({
       workflowsPath: workflowsSource,
@@ -105,11 +108,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
 
   return async () => {
+    // What `npm run ledger:check` says of everything the run booked: every file's money together.
+    const database = createDatabase(databaseUrl, { max: 1 });
+    const ledger = await ledgerCheckReport(database.db).finally(() => database.close());
+    log(`ledger:check after the run: ${ledger.lines.join('; ')}`);
     await mailpit.stop();
     await minio.stop();
     await temporal.teardown();
     await postgres.stop();
     await rm(scratch, { recursive: true, force: true });
+    if (!ledger.ok)
+      throw new Error(`the ledger does not reconcile after the run: ${ledger.lines.join('; ')}`);
   };
 }
 

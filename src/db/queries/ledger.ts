@@ -262,3 +262,18 @@ export async function ledgerImbalance(db: DbOrTx): Promise<Record<Environment, n
   for (const row of rows) out[row.environment] = Number(row.imbalance);
   return out;
 }
+
+/**
+ * `npm run ledger:check`'s report: one line per finding (check, subject, what does not hold), then
+ * a verdict; `ok` when every check holds.
+ */
+export async function ledgerCheckReport(db: DbOrTx): Promise<{ ok: boolean; lines: string[] }> {
+  const findings = await reconcileLedger(db);
+  return {
+    ok: findings.length === 0,
+    lines: [
+      ...findings.map((f) => `${f.check}\t${f.subject ?? '-'}\t${f.message}`),
+      findings.length === 0 ? 'ledger: every check holds' : `${findings.length} findings`,
+    ],
+  };
+}
