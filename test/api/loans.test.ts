@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { z } from 'zod';
 import { execFile } from 'node:child_process';
 import { createDatabase } from '../../src/db/client.js';
-import { ledgerCheckReport, reconcileLedger } from '../../src/db/queries/ledger.js';
+import { ledgerCheckReport, reconcileLedger, trialBalance } from '../../src/db/queries/ledger.js';
 import { repaymentOf } from '../../src/db/queries/loans.js';
 import { ledgerEntries, loans, simulations } from '../../src/db/schema/index.js';
 import type { simulationSchema } from '../../src/http/routes/credit-offers/schema.js';
@@ -856,27 +856,25 @@ describe('the double-entry ledger (contract §13)', () => {
     const principalOf = (balance: Balance) =>
       balance.accounts.find((a) => a.account === 'loan_principal')?.balance ?? 0;
     // Every sandbox loan's principal still owed (the sandbox clock moved some ahead: take all; a
-    // withdrawn loan owes none). Other files pay loans meanwhile: read until two reads agree.
-    const owed = async () =>
-      (await stack.database.db.select().from(loans))
-        .filter((row) => row.disbursedAt !== null && row.environment === 'sandbox')
-        .reduce(
-          (sum, row) =>
-            sum +
-            (row.cancellationReason === 'withdrawal' ? 0 : repaymentOf(row).principal_outstanding),
-          0,
-        );
-    for (let attempt = 0; ; attempt++) {
-      const first = await owed();
-      const now = await opsGet<{ sandbox: Balance }>('/ledger/trial-balance');
-      const ahead = await opsGet<{ sandbox: Balance }>(
-        `/ledger/trial-balance?date=${addDays(today.date, 400)}`,
-      );
-      if (first !== (await owed()) && attempt < 50) continue;
-      expect(principalOf(ahead.sandbox)).toBe(first);
-      expect(principalOf(now.sandbox)).toBeLessThanOrEqual(first);
-      break;
-    }
+    // withdrawn loan owes none) is the ledger's, read in one snapshot: other files disburse and
+    // pay loans meanwhile, some out and back within a second.
+    const { owed, ahead } = await stack.database.db.transaction(
+      async (tx) => ({
+        owed: (await tx.select().from(loans))
+          .filter((row) => row.disbursedAt !== null && row.environment === 'sandbox')
+          .reduce(
+            (sum, row) =>
+              sum +
+              (row.cancellationReason === 'withdrawal'
+                ? 0
+                : repaymentOf(row).principal_outstanding),
+            0,
+          ),
+        ahead: await trialBalance(tx, 'sandbox', addDays(today.date, 400)),
+      }),
+      { isolationLevel: 'repeatable read', accessMode: 'read only' },
+    );
+    expect(principalOf({ accounts: ahead, debits: 0, credits: 0 })).toBe(owed);
     const before = await opsGet<{ sandbox: Balance }>('/ledger/trial-balance?date=2020-01-01');
     expect(before.sandbox).toEqual({ accounts: [], debits: 0, credits: 0 });
     // The imbalance ops alert on.
