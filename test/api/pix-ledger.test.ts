@@ -1,18 +1,16 @@
-import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { DEVELOPMENT_PSP_WEBHOOK_SECRET } from '../../src/config.js';
 import { reconcileLedger } from '../../src/db/queries/ledger.js';
 import { postUnpostedReceipts } from '../../src/db/queries/receipts.js';
 import { charges, receivedPix } from '../../src/db/schema/index.js';
-import { signPspBody } from '../../src/domain/pix/psp-signature.js';
 import type { chargeSchema } from '../../src/http/routes/charges/schema.js';
 import type { loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
 import { activeLoan, type LoanBody } from '../helpers/credit.js';
 import { eventually } from '../helpers/eventually.js';
 import { moneyDesk } from '../helpers/operators.js';
 import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
+import { endToEndId, notifyPsp, valor } from '../helpers/psp.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 
 type ChargeBody = z.infer<typeof chargeSchema>;
@@ -40,30 +38,12 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-/** An end-to-end id as a payer's PSP makes them: `E`, an ISPB, a UTC minute, 11 characters. */
-const endToEndId = () =>
-  `E12345678${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 12)}${randomBytes(8).toString('hex').slice(0, 11)}`;
-
-/** `centavos` as the Pix API writes an amount: reais with two decimals. */
-const valor = (centavos: number) =>
-  `${Math.trunc(centavos / 100)}.${String(centavos % 100).padStart(2, '0')}`;
-
 /** The PSP tells of one Pix, signed the way the contract says. */
-const notify = (pix: { endToEndId: string; txid?: string; valor: string; horario: Date }) => {
-  const body = JSON.stringify({ pix: [{ ...pix, horario: pix.horario.toISOString() }] });
-  return fetch(`${stack.baseUrl}/psp/v1/pix`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'pix-signature': signPspBody(
-        DEVELOPMENT_PSP_WEBHOOK_SECRET,
-        body,
-        Math.floor(Date.now() / 1000),
-      ),
-    },
-    body,
-  });
-};
+const notify = (pix: { endToEndId: string; txid?: string; valor: string; horario: Date }) =>
+  notifyPsp(
+    stack.baseUrl,
+    JSON.stringify({ pix: [{ ...pix, horario: pix.horario.toISOString() }] }),
+  );
 
 const opsGet = <T>(path: string) =>
   json<T>(

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { eq } from 'drizzle-orm';
@@ -15,6 +14,7 @@ import { eventually } from '../helpers/eventually.js';
 import { recordHistory } from '../helpers/histories.js';
 import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
 import { spawnApiProcess } from '../helpers/api-process.js';
+import { endToEndId, notifyPsp, nowSeconds, valor } from '../helpers/psp.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 
 type ChargeBody = z.infer<typeof chargeSchema>;
@@ -36,27 +36,9 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-/** An end-to-end id as a payer's PSP makes them: `E`, an ISPB, a UTC minute, 11 characters. */
-const endToEndId = () =>
-  `E12345678${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 12)}${randomBytes(8).toString('hex').slice(0, 11)}`;
-
-/** `centavos` as the Pix API writes an amount: reais with two decimals. */
-const valor = (centavos: number) =>
-  `${Math.trunc(centavos / 100)}.${String(centavos % 100).padStart(2, '0')}`;
-
-const nowSeconds = () => Math.floor(Date.now() / 1000);
-
 /** The PSP's notification: `body` as sent, signed (by default) the way the contract says. */
-const notify = (
-  body: string,
-  signature: string | null = signPspBody(DEVELOPMENT_PSP_WEBHOOK_SECRET, body, nowSeconds()),
-  contentType = 'application/json',
-) =>
-  fetch(`${stack.baseUrl}/psp/v1/pix`, {
-    method: 'POST',
-    headers: { 'content-type': contentType, ...(signature ? { 'pix-signature': signature } : {}) },
-    body,
-  });
+const notify = (body: string, signature?: string | null, contentType?: string) =>
+  notifyPsp(stack.baseUrl, body, signature, contentType);
 
 const ops = <T>(path: string) =>
   json<T>(fetch(`${stack.baseUrl}${path}`, { headers: { authorization: `Bearer ${OPS_TOKEN}` } }));

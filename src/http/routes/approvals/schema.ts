@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Approval } from '../../../db/queries/approvals.js';
+import type { AppContext } from '../../context.js';
 import {
   moneyApprovalKinds,
   pixApprovalKinds,
@@ -68,4 +69,20 @@ export function presentApproval(approval: Approval, now: Date) {
     expires_at: approval.expiresAt.toISOString(),
     decided_at: approval.decidedAt?.toISOString() ?? null,
   };
+}
+
+/**
+ * Answers a command held for a second operator (dual control): 202, where its approval lives, the
+ * approval; the audit row names it with `detail` (what it is about).
+ */
+export function answerHeld(
+  ctx: AppContext,
+  approval: Approval,
+  now: Date,
+  detail: Record<string, unknown>,
+): void {
+  ctx.state.auditDetail = { approval_id: approval.id, kind: approval.kind, ...detail };
+  ctx.status = 202;
+  ctx.set('Location', `/ops/v1/approvals/${approval.id}`);
+  ctx.body = presentApproval(approval, now);
 }

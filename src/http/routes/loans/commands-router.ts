@@ -20,7 +20,7 @@ import {
 } from '../../../db/queries/loans.js';
 import { ProblemError, problems } from '../../../errors.js';
 import type { ApiRouter, ResponseSpec } from '../../api-router.js';
-import { approvalSchema, presentApproval } from '../approvals/schema.js';
+import { answerHeld, approvalSchema } from '../approvals/schema.js';
 import { sandboxTenantOf, type AppContext } from '../../context.js';
 import {
   disbursementBody,
@@ -59,10 +59,7 @@ export function loanCommandRoutes(
   ): Promise<boolean> => {
     if (audience !== 'ops' || loan.environment !== 'production') return false;
     const approval = await requestApproval(deps, ctx.state.operator!, kind, { loan }, request);
-    ctx.state.auditDetail = { approval_id: approval.id, loan_id: loan.id, kind };
-    ctx.status = 202;
-    ctx.set('Location', `/ops/v1/approvals/${approval.id}`);
-    ctx.body = presentApproval(approval, deps.clock());
+    answerHeld(ctx, approval, deps.clock(), { loan_id: loan.id });
     return true;
   };
   /** Who moves money by hand: the ops command's operator (recorded on the transaction and event). */

@@ -18,7 +18,7 @@ import { hasRole, isBreakGlass, operatorRoles } from '../../../domain/operators.
 import { problems, ProblemError } from '../../../errors.js';
 import type { ApiRouter } from '../../api-router.js';
 import type { AppContext } from '../../context.js';
-import { approvalSchema, presentApproval } from '../approvals/schema.js';
+import { answerHeld, approvalSchema } from '../approvals/schema.js';
 import { idField, pathId } from '../../ids.js';
 import { listEnvelope, pageLimit, presentPage } from '../../list.js';
 
@@ -126,16 +126,8 @@ const heldForApproval = {
  * every ops command with its actor, time and outcome.
  */
 export function operatorRoutes(api: ApiRouter, deps: ApprovalRequestDeps & StaffCommandDeps): void {
-  const held = (ctx: AppContext, approval: Approval) => {
-    ctx.state.auditDetail = {
-      approval_id: approval.id,
-      kind: approval.kind,
-      operator_id: approval.operatorId,
-    };
-    ctx.status = 202;
-    ctx.set('Location', `/ops/v1/approvals/${approval.id}`);
-    ctx.body = presentApproval(approval, deps.clock());
-  };
+  const held = (ctx: AppContext, approval: Approval) =>
+    answerHeld(ctx, approval, deps.clock(), { operator_id: approval.operatorId });
 
   api.add(
     {

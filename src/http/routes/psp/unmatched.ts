@@ -10,7 +10,7 @@ import type { ApiRouter } from '../../api-router.js';
 import type { AppContext } from '../../context.js';
 import { idField } from '../../ids.js';
 import { pageLimit, presentPage } from '../../list.js';
-import { approvalSchema, presentApproval } from '../approvals/schema.js';
+import { answerHeld, approvalSchema } from '../approvals/schema.js';
 
 const endToEndId = z.string().regex(/^[a-zA-Z0-9]{32}$/);
 
@@ -136,10 +136,7 @@ export function unmatchedPixRoutes(api: ApiRouter, deps: ApprovalRequestDeps & {
       { pix: endToEndId, ...(loan ? { loan } : {}) },
       request,
     );
-    ctx.state.auditDetail = { approval_id: approval.id, end_to_end_id: endToEndId, kind };
-    ctx.status = 202;
-    ctx.set('Location', `/ops/v1/approvals/${approval.id}`);
-    ctx.body = presentApproval(approval, deps.clock());
+    answerHeld(ctx, approval, deps.clock(), { end_to_end_id: endToEndId });
   };
 
   api.add(
