@@ -250,6 +250,7 @@ const schema = z.object({
   AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   UPLOADS_DIR: z.string().min(1).optional(),
   WEBHOOK_CA_FILE: z.string().min(1).optional(),
+  WORKFLOW_BUNDLE: z.string().min(1).optional(),
 });
 
 export interface Config {
@@ -361,6 +362,8 @@ export interface Config {
     | { readonly kind: 'local'; readonly dir: string };
   /** A PEM file of extra CAs trusted for webhook deliveries (receivers on a private PKI). */
   readonly webhookCaFile: string | undefined;
+  /** A workflow bundle the worker loads instead of bundling the sources (the test run's). */
+  readonly workflowBundle: string | undefined;
 }
 
 /** Rules across variables, checked on the raw environment so they are reported with the rest. */
@@ -602,6 +605,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           },
     ),
     webhookCaFile: e.WEBHOOK_CA_FILE,
+    workflowBundle: e.WORKFLOW_BUNDLE,
     keys: Object.freeze({
       tokenSigning: e.TOKEN_SIGNING_KEYS ?? developmentRing('TOKEN_SIGNING_KEYS'),
       dataEncryption: e.DATA_ENCRYPTION_KEYS ?? developmentRing('DATA_ENCRYPTION_KEYS'),

@@ -33,8 +33,13 @@ await runMain('worker', async (logger) => {
       ...config.temporal,
       maintenanceIntervalMs: config.outboxSweepIntervalMs,
       maxCachedWorkflows: config.workerMaxCachedWorkflows,
-      // Production runs the bundle `npm run build` made; elsewhere the sources, never a stale build.
-      ...(config.nodeEnv === 'production' ? { workflowBundlePath: requirePrebuiltBundle() } : {}),
+      // Production runs the bundle `npm run build` made, or the one WORKFLOW_BUNDLE names (a test
+      // run's, made from the sources at its start); elsewhere the sources, never a stale build.
+      ...(config.workflowBundle
+        ? { workflowBundlePath: config.workflowBundle }
+        : config.nodeEnv === 'production'
+          ? { workflowBundlePath: requirePrebuiltBundle() }
+          : {}),
     },
     {
       db: database.db,

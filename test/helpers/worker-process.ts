@@ -10,7 +10,7 @@ import type { TestStack } from './stack.js';
 
 /**
  * A worker of the stack in a process of its own, as production runs it, so a test can SIGKILL it
- * mid-activity; resolved once it polls (it bundles the workflow sources first, which can take
+ * mid-activity; resolved once it polls (a previous release's bundles its workflow sources first, which can take
  * longer than a request waits for a workflow). `ca` is a PEM the worker trusts for webhook
  * deliveries (a test receiver's). `root` runs the worker of another tree (a previous release's,
  * extracted by the upgrade test) from its own `src/main/worker.ts` and workflow sources; `env` adds
@@ -35,6 +35,8 @@ export async function spawnWorkerProcess(
     ...inject('objectStoreEnv'),
     // Several may run at once: no metrics endpoint to contend for.
     WORKER_METRICS_PORT: '0',
+    // The run's bundle of this tree's workflows, made once (a previous release bundles its own).
+    ...(root === projectRoot ? { WORKFLOW_BUNDLE: inject('workflowBundlePath') } : {}),
     ...options.env,
   };
   if (options.ca) {
