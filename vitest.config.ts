@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './test/helpers/sequencer.js';
 
 export default defineConfig({
   test: {
@@ -11,6 +12,7 @@ export default defineConfig({
     // Three files at once on CI's 2 cores: most of a file's time is waiting (timers, workflows,
     // the walkthrough's sandbox delays), so a third fork fills it — 544 s of the suite became 388 s.
     maxWorkers: 3,
+    sequence: { sequencer: LongestFirst },
     testTimeout: 60_000,
     hookTimeout: 180_000,
     // The second prints the plain closing line CI reads (see the file).

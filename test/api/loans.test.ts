@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm';
+import { eq, isNotNull, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { z } from 'zod';
 import { execFile } from 'node:child_process';
@@ -942,7 +942,12 @@ describe('the double-entry ledger (contract §13)', () => {
         return String((error as { cause?: unknown }).cause ?? error);
       }
     };
-    const [entry] = await db.select().from(ledgerEntries).limit(1);
+    // A loan transaction's entry (other files post receipts, money no loan owns, too).
+    const [entry] = await db
+      .select()
+      .from(ledgerEntries)
+      .where(isNotNull(ledgerEntries.transactionId))
+      .limit(1);
     const update = sql`update ledger_entries set amount = 1 where id = ${entry!.id}`;
     const remove = sql`delete from ledger_entries where id = ${entry!.id}`;
     const truncate = sql`truncate ledger_entries cascade`;

@@ -161,8 +161,20 @@ export interface LedgerFinding {
  * `loan_principal` balance equals the principal its rows still owe (`loans.repayment`, or the
  * schedule's balance for a loan paid before §13), and what it shows as due back to its borrower
  * is its `refunds_payable` (contract §14). Returns what fails; empty when all holds.
+ *
+ * Its reads are one snapshot (a read-only, repeatable-read transaction; inside a caller's
+ * transaction, that one's): money keeps moving while it reads, and a loan disbursed between the
+ * read of the ledger and the read of the loans read as a principal the ledger lacked.
  */
 export async function reconcileLedger(db: DbOrTx): Promise<LedgerFinding[]> {
+  if ('rollback' in db) return reconcileIn(db);
+  return db.transaction(reconcileIn, {
+    isolationLevel: 'repeatable read',
+    accessMode: 'read only',
+  });
+}
+
+async function reconcileIn(db: DbOrTx): Promise<LedgerFinding[]> {
   const findings: LedgerFinding[] = [];
   const signed = sql<string>`sum(case when ${ledgerEntries.direction} = 'debit' then ${ledgerEntries.amount} else -${ledgerEntries.amount} end)`;
   const transaction = sql<string>`coalesce(${ledgerEntries.transactionId}, ${ledgerEntries.receiptTransactionId})`;
@@ -211,8 +223,7 @@ export async function reconcileLedger(db: DbOrTx): Promise<LedgerFinding[]> {
       });
   }
   // Money no loan claims: what `unidentified_receipts` holds is the Pix still unmatched, and what
-  // it owes back of returned ones, what was returned and not yet sent. One statement, one snapshot
-  // (Pix keep arriving).
+  // it owes back of returned ones, what was returned and not yet sent.
   const [unclaimed] = await db.execute<{ held: string; unmatched: string; owed: string }>(sql`
     select
       (select coalesce(-sum(case when direction = 'debit' then amount else -amount end), 0)
