@@ -14,6 +14,7 @@ import {
   enqueueWorkflowStarts,
   type WorkflowStart,
 } from '../temporal/outbox.js';
+import { deliveryTaskQueue } from '../temporal/task-queues.js';
 import { workflowIds, workflowTypes } from '../temporal/workflow-ids.js';
 
 export interface NewEvent {
@@ -30,12 +31,15 @@ export function deliveryIdFor(eventId: string, endpointId: string): string {
   return `whd_${createHash('sha256').update(`${eventId}:${endpointId}`).digest('hex').slice(0, 32)}`;
 }
 
-/** The one definition of a delivery's workflow start: first deliveries, resends and recoveries. */
+/**
+ * The one definition of a delivery's workflow start: first deliveries, resends and recoveries, on
+ * the deliveries' own queue (`deliveryTaskQueue` of the service's `taskQueue`).
+ */
 export function deliveryStart(input: DeliveryWorkflowInput, taskQueue: string): WorkflowStart {
   return {
     workflowId: workflowIds.webhookDelivery(input.deliveryId),
     workflowType: workflowTypes.webhookDelivery,
-    taskQueue,
+    taskQueue: deliveryTaskQueue(taskQueue),
     args: [input],
     searchAttributes: {
       PartnerId: input.partnerId,

@@ -7,7 +7,7 @@ import {
 import { customerKeysIn } from '../temporal/customer-keys.js';
 import { payloadDataConverter } from '../temporal/payload-codec.js';
 import type { ActivityDeps } from '../../activities/index.js';
-import { createWorker, NativeConnection } from './create-worker.js';
+import { createWorkers, NativeConnection } from './create-worker.js';
 import { startMaintenance } from './maintenance.js';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
 
@@ -21,9 +21,9 @@ export interface WorkerSettings extends TemporalSettings {
 }
 
 /**
- * A worker process's moving parts — the Temporal worker and the housekeeping loop — started
- * together and stopped in order (housekeeping, then the worker draining its tasks, then the
- * connections). The worker process and the tests both start workers this way.
+ * A worker process's moving parts — the Temporal workers (the service's queue and the webhook
+ * deliveries') and the housekeeping loop — started together and stopped in order (housekeeping,
+ * then the workers draining their tasks, then the connections). The worker process and the tests both start workers this way.
  */
 export async function startWorker(
   settings: WorkerSettings,
@@ -55,7 +55,7 @@ export async function startWorker(
     namespace: settings.namespace,
     dataConverter,
   });
-  const worker = await createWorker({
+  const workers = await createWorkers({
     connection,
     dataConverter,
     namespace: settings.namespace,
@@ -82,12 +82,12 @@ export async function startWorker(
     metrics: deps.metrics ?? createWorkerMetrics({ processMetrics: false }),
     intervalMs: settings.maintenanceIntervalMs,
   });
-  const running = worker.run();
+  const running = workers.run();
   return {
-    worker,
+    workers,
     async stop(): Promise<void> {
       await maintenance.stop();
-      worker.shutdown();
+      workers.shutdown();
       await running;
       await connection.close();
       await client.connection.close();

@@ -101,6 +101,8 @@ describe('webhook delivery to a local HTTPS receiver', () => {
         .getAll()
         .map((pair) => `${pair.key.name}=${String(pair.value)}`),
     ).toEqual(expect.arrayContaining([`EndpointId=${endpoint.id}`, `EventId=${payload.id}`]));
+    // On the deliveries' own queue: a backlog of retries never delays a partner's Update.
+    expect(description.taskQueue).toBe(`${stack.config.temporal.taskQueue}-webhooks`);
     await handle.result();
     await recordHistory(handle, 'webhook-delivery', 'delivered-first-attempt');
     const metadata = await handle.query<{ currentDetails?: string }>(

@@ -14,7 +14,8 @@
  * endpoints point wherever it likes, and their deliveries must not leave the machine.
  *
  * FUZZ_MAX_EXAMPLES (default 50) bounds the cases per operation of the fuzzing phase; FUZZ_SEED
- * (default 1) seeds the run. Reports and the service's log go to `.data/fuzz/`.
+ * (default 1) seeds the run; FUZZ_LOG_LEVEL (default warn) sets the service log's (`info` logs every
+ * request with its duration). Reports and the service's log go to `.data/fuzz/`.
  */
 import { signingUrls } from '../../src/domain/loans/signing-token.js';
 import { spawn } from 'node:child_process';
@@ -91,7 +92,7 @@ try {
     DATABASE_URL: databaseUrl,
     TEMPORAL_ADDRESS: temporalServer.address,
     OPS_TOKEN,
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: process.env.FUZZ_LOG_LEVEL ?? 'warn',
     PORT: String(port),
     PUBLIC_BASE_URL: baseUrl,
     ...minio.env,
