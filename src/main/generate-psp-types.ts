@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import prettier from 'prettier';
 import { parse } from 'yaml';
+import { applyBcbErrata } from '../psp/bcb/errata.js';
 import { projectRoot } from '../project-root.js';
 
 const check = process.argv.includes('--check');
@@ -22,18 +23,20 @@ const documents = [
   {
     source: 'src/psp/bcb/openapi.yaml',
     target: 'src/psp/bcb/api.ts',
-    what: "Banco Central's API Pix",
+    what: "Banco Central's API Pix, with src/psp/bcb/errata.ts",
+    errata: applyBcbErrata,
   },
   {
     source: 'src/psp/payouts/openapi.yaml',
     target: 'src/psp/payouts/api.ts',
     what: 'the payout port',
+    errata: <T>(document: T) => document,
   },
 ];
 
 let stale = 0;
-for (const { source, target, what } of documents) {
-  const document = parse(await readFile(join(projectRoot, source), 'utf8')) as Parameters<
+for (const { source, target, what, errata } of documents) {
+  const document = errata(parse(await readFile(join(projectRoot, source), 'utf8'))) as Parameters<
     typeof openapiTS
   >[0];
   const ast = await openapiTS(document, { defaultNonNullable: false });
