@@ -309,14 +309,28 @@ describe('PSP boundary: the client against the simulator', () => {
       { code: 'rejected', status: 400 },
     );
 
-    await simulator.control('POST', `/pix/${e2eid}/devolucao/dev1/outcome`, {
+    const outcome = await simulator.control('POST', `/pix/${e2eid}/devolucao/dev1/outcome`, {
       status: 'NAO_REALIZADO',
       motivo: 'Conta encerrada',
     });
+    expect(outcome).toMatchObject({ status: 200, body: { notified: 200 } });
     expect(await client.getDevolucao(e2eid, 'dev1')).toMatchObject({
       status: 'NAO_REALIZADO',
       motivo: 'Conta encerrada',
     });
+    // The final status is notified with its Pix (the API Pix's callback), signed as a payment is.
+    const notified = notifications
+      .filter((n) => n.body.includes(e2eid))
+      .map((n) => JSON.parse(n.body) as { pix: { devolucoes?: { status: string }[] }[] });
+    expect(notified).toEqual([
+      {
+        pix: [
+          expect.objectContaining({
+            devolucoes: [expect.objectContaining({ id: 'dev1', status: 'NAO_REALIZADO' })],
+          }),
+        ],
+      },
+    ]);
   });
 
   it('answers 400 in the API Pix’s problem shape to a request its document forbids', async () => {

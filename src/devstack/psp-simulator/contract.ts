@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend, type Operation } from 'openapi-backend';
 import { parse } from 'yaml';
@@ -52,6 +53,22 @@ export async function loadContracts(): Promise<Contract[]> {
     load('bcb', 'src/psp/bcb/openapi.yaml', applyBcbErrata),
     load('payouts', 'src/psp/payouts/openapi.yaml', (d) => d),
   ]);
+}
+
+/**
+ * The API Pix's notification of Pix received (the `listaPix` callback of `PUT /webhook/{chave}`,
+ * body `WebhookPixBody`), checked like an answer before the simulator sends it.
+ */
+export function pixNotificationValidator(bcb: Contract): ValidateFunction {
+  const document = bcb.api.definition as {
+    components: { requestBodies: Record<string, { content: Record<string, { schema: object }> }> };
+  };
+  const schema =
+    document.components.requestBodies.WebhookPixBody?.content['application/json']?.schema;
+  if (!schema) throw new Error('the API Pix document has no WebhookPixBody');
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  addFormats.default(ajv);
+  return ajv.compile(schema);
 }
 
 export interface Violation {

@@ -1,3 +1,4 @@
+import type { ValidateFunction } from 'ajv';
 import { signPspBody } from '../../domain/pix/psp-signature.js';
 import { centavosOf, valorOf } from '../../psp/valor.js';
 import { payable, spiId, type PixApiContext } from './pix-api.js';
@@ -12,6 +13,8 @@ import type { Pix, PayoutPolicy } from './state.js';
 export interface ControlContext extends PixApiContext {
   /** Where Pix notifications go (the service's `POST /psp/v1/pix`), and the secret they are signed with. */
   notify?: { url: string; secret: string };
+  /** The document's check of a notification's body (`WebhookPixBody`). */
+  notificationSchema: ValidateFunction;
 }
 
 const error = (status: number, detail: string): Answer => ({
@@ -21,7 +24,12 @@ const error = (status: number, detail: string): Answer => ({
 
 async function deliver(context: ControlContext, pix: Pix): Promise<number | null> {
   if (!context.notify) return null;
-  const body = JSON.stringify({ pix: [pix] });
+  const notification = { pix: [pix] };
+  if (!context.notificationSchema(notification))
+    throw new Error(
+      `the simulator's notification breaks the document: ${JSON.stringify(context.notificationSchema.errors)}`,
+    );
+  const body = JSON.stringify(notification);
   const response = await fetch(context.notify.url, {
     method: 'POST',
     headers: {
@@ -77,15 +85,17 @@ const routes: { method: string; path: RegExp; run: Route }[] = [
     },
   },
   {
-    // The SPI settles or refuses a devolucao: {status: 'DEVOLVIDO' | 'NAO_REALIZADO', motivo?}.
+    // The SPI settles or refuses a devolucao: {status: 'DEVOLVIDO' | 'NAO_REALIZADO', motivo?,
+    // notify?: false}. A final status is notified with its Pix, as the API Pix's callback says.
     method: 'POST',
     path: /^\/_simulator\/pix\/([A-Za-z0-9]{32})\/devolucao\/([A-Za-z0-9]{1,35})\/outcome$/,
-    run: (context, [e2eid = '', id = ''], body) => {
+    run: async (context, [e2eid = '', id = ''], body) => {
       const { store } = context;
-      const devolucao = store.state.pix[e2eid]?.devolucoes?.find((d) => d.id === id);
-      if (!devolucao) return Promise.resolve(error(404, `no devolucao ${e2eid}/${id}`));
+      const pix = store.state.pix[e2eid];
+      const devolucao = pix?.devolucoes?.find((d) => d.id === id);
+      if (!pix || !devolucao) return error(404, `no devolucao ${e2eid}/${id}`);
       if (devolucao.status !== 'EM_PROCESSAMENTO')
-        return Promise.resolve(error(409, `devolucao ${id} is already ${devolucao.status}`));
+        return error(409, `devolucao ${id} is already ${devolucao.status}`);
       if (body.status === 'DEVOLVIDO') {
         devolucao.status = 'DEVOLVIDO';
         devolucao.horario = { ...devolucao.horario, liquidacao: store.now().toISOString() };
@@ -93,9 +103,10 @@ const routes: { method: string; path: RegExp; run: Route }[] = [
         devolucao.status = 'NAO_REALIZADO';
         devolucao.motivo =
           typeof body.motivo === 'string' ? body.motivo : 'Conta do pagador encerrada';
-      } else return Promise.resolve(error(400, 'status: DEVOLVIDO or NAO_REALIZADO'));
+      } else return error(400, 'status: DEVOLVIDO or NAO_REALIZADO');
       store.save();
-      return Promise.resolve({ status: 200, body: devolucao });
+      const notified = body.notify === false ? 'dropped' : await deliver(context, pix);
+      return { status: 200, body: { devolucao, notified } };
     },
   },
   {

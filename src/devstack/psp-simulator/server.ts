@@ -2,7 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import { loadContracts, violations, type Contract } from './contract.js';
+import { loadContracts, pixNotificationValidator, violations, type Contract } from './contract.js';
 import { control, type ControlContext } from './controls.js';
 import { getPayout, postPayout } from './payouts.js';
 import {
@@ -68,6 +68,9 @@ const sameText = (a: string, b: string) =>
  */
 export async function runPspSimulator(options: PspSimulatorOptions): Promise<RunningSimulator> {
   const contracts = await loadContracts();
+  const bcb = contracts.find((contract) => contract.name === 'bcb');
+  if (!bcb) throw new Error('the API Pix document did not load');
+  const notificationSchema = pixNotificationValidator(bcb);
   const store = new StateFile(options.stateFile);
   const tokens = new Map<string, number>();
   const ttl = options.tokenTtlSeconds ?? 3600;
@@ -76,6 +79,7 @@ export async function runPspSimulator(options: PspSimulatorOptions): Promise<Run
     store,
     receiver: options.receiver,
     origin,
+    notificationSchema,
     ...(options.notify ? { notify: options.notify } : {}),
   });
 
