@@ -80,15 +80,15 @@ export class PspClient {
     return this.json('PATCH', `/${kind}/${segment(txid)}`, { status: REMOVED });
   }
 
-  /** Every Pix received with `inicio <= horario <= fim`, all pages. */
-  async listPix(inicio: Date, fim: Date): Promise<Pix[]> {
+  /** Every Pix received with `inicio <= horario <= fim`, all pages (`pageSize` each, ≤ 1000). */
+  async listPix(inicio: Date, fim: Date, pageSize = PAGE_SIZE): Promise<Pix[]> {
     const received: Pix[] = [];
     for (let page = 0; ; page += 1) {
       const query = new URLSearchParams({
         inicio: inicio.toISOString(),
         fim: fim.toISOString(),
         'paginacao.paginaAtual': String(page),
-        'paginacao.itensPorPagina': String(PAGE_SIZE),
+        'paginacao.itensPorPagina': String(pageSize),
       });
       const answer = await this.json<PixPage>('GET', `/pix?${query.toString()}`);
       received.push(...(answer.pix ?? []));

@@ -200,6 +200,8 @@ describe('PSP boundary: the client against the simulator', () => {
     await client.createCob(cancelled, cob('60.00'));
     const paid = txid();
     await client.createCob(paid, cob('70.00'));
+    const alsoPaid = txid();
+    await client.createCob(alsoPaid, cob('71.00'));
 
     expect(await client.cancelCharge('cob', cancelled)).toMatchObject({
       status: 'REMOVIDA_PELO_USUARIO_RECEBEDOR',
@@ -222,14 +224,27 @@ describe('PSP boundary: the client against the simulator', () => {
       ),
     ).toEqual({ ok: true });
 
+    expect(
+      await simulator.control('POST', `/charges/${alsoPaid}/pay`, { notify: false }),
+    ).toMatchObject({
+      status: 201,
+      body: { notified: 'dropped' },
+    });
+    expect(notifications.some((n) => n.body.includes(alsoPaid))).toBe(false);
     await simulator.control('POST', '/clock', { advanceSeconds: 61 });
     expect((await simulator.control('POST', `/charges/${expiring}/pay`)).status).toBe(409);
     expect((await simulator.control('POST', `/charges/${cancelled}/pay`)).status).toBe(409);
     expect((await simulator.control('POST', `/charges/${paid}/pay`)).status).toBe(409);
 
     const received = await client.listPix(before, new Date(Date.now() + 3_600_000));
-    expect(received.filter((pix) => [expiring, cancelled, paid].includes(pix.txid ?? ''))).toEqual([
+    // Page by page, the same Pix: nothing lost or repeated at a page's edge.
+    const paged = await client.listPix(before, new Date(Date.now() + 3_600_000), 1);
+    expect(paged.map((pix) => pix.endToEndId)).toEqual(received.map((pix) => pix.endToEndId));
+    expect(
+      received.filter((pix) => [expiring, cancelled, paid, alsoPaid].includes(pix.txid ?? '')),
+    ).toEqual([
       expect.objectContaining({ txid: paid, valor: '70.00' }),
+      expect.objectContaining({ txid: alsoPaid, valor: '71.00' }),
     ]);
     expect(await client.getCob(paid)).toMatchObject({
       status: 'CONCLUIDA',
