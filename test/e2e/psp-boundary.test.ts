@@ -13,6 +13,7 @@ import {
 import { verifyPspSignature } from '../../src/domain/pix/psp-signature.js';
 import { PspClient } from '../../src/psp/client.js';
 import { PspError } from '../../src/psp/errors.js';
+import { eventually } from '../helpers/eventually.js';
 import { makeTestPki, type TestPki } from '../helpers/test-pki.js';
 
 /**
@@ -30,7 +31,17 @@ let simulator: PspSimulator;
 let options: SimulatorProcessOptions;
 let client: PspClient;
 let receiver: Server;
-const notifications: { body: string; signature: string | undefined }[] = [];
+const notifications: { path: string; body: string; signature: string | undefined }[] = [];
+/** The payout outcomes notified for `id`, their signatures checked. */
+const payoutNotifications = (id: string) =>
+  notifications
+    .filter((n) => n.path === '/psp/v1/payouts' && n.body.includes(id))
+    .map((n) => {
+      expect(
+        verifyPspSignature(n.signature, WEBHOOK_SECRET, Buffer.from(n.body), Date.now()),
+      ).toEqual({ ok: true });
+      return (JSON.parse(n.body) as { payouts: { id: string; status: string }[] }).payouts;
+    });
 
 beforeAll(async () => {
   pki = makeTestPki();
@@ -39,6 +50,7 @@ beforeAll(async () => {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       notifications.push({
+        path: req.url ?? '',
         body: Buffer.concat(chunks).toString(),
         signature: req.headers['pix-signature'] as string | undefined,
       });
@@ -62,6 +74,10 @@ beforeAll(async () => {
     },
     notify: {
       url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/psp/v1/pix`,
+      secret: WEBHOOK_SECRET,
+    },
+    notifyPayouts: {
+      url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/psp/v1/payouts`,
       secret: WEBHOOK_SECRET,
     },
   };
@@ -271,6 +287,14 @@ describe('PSP boundary: the client against the simulator', () => {
       payouts: Record<string, { idempotencyKey: string }>;
     };
     expect(Object.values(state.payouts).filter((p) => p.idempotencyKey === key)).toHaveLength(1);
+    // Its outcome is notified once, after the first answer.
+    await eventually(
+      async () => (payoutNotifications(again.id).length > 0 ? true : undefined),
+      'the payout notification',
+    );
+    expect(payoutNotifications(again.id)).toEqual([
+      [expect.objectContaining({ id: again.id, status: 'confirmed' })],
+    ]);
 
     expect(await failure(client.sendPayout(key, { ...payout, amount: 150_001 }))).toMatchObject({
       code: 'conflict',
@@ -294,7 +318,17 @@ describe('PSP boundary: the client against the simulator', () => {
 
     // The restarted simulator forgot its tokens: the client's answers 401, it gets a new one.
     expect(await client.getPayout(pending.id)).toMatchObject({ id: pending.id, status: 'pending' });
-    await simulator.control('POST', `/payouts/${pending.id}/fail`, { reason: 'AC03' });
+    expect(payoutNotifications(pending.id)).toEqual([]);
+    expect(
+      await simulator.control('POST', `/payouts/${pending.id}/fail`, { reason: 'AC03' }),
+    ).toMatchObject({ status: 200, body: { notified: 200 } });
+    // The PSP notifies the outcome again (a duplicate): the same failed payout, twice.
+    await simulator.control('POST', `/payouts/${pending.id}/notify`);
+    expect(payoutNotifications(pending.id)).toEqual(
+      Array(2).fill([
+        expect.objectContaining({ id: pending.id, status: 'failed', failureReason: 'AC03' }),
+      ]),
+    );
     expect(await client.getPayout(pending.id)).toMatchObject({
       status: 'failed',
       failureReason: 'AC03',

@@ -56,19 +56,32 @@ export async function loadContracts(): Promise<Contract[]> {
 }
 
 /**
- * The API Pix's notification of Pix received (the `listaPix` callback of `PUT /webhook/{chave}`,
- * body `WebhookPixBody`), checked like an answer before the simulator sends it.
+ * What the simulator sends unasked, checked like an answer before it goes: the API Pix's
+ * notification of Pix received (the `listaPix` callback of `PUT /webhook/{chave}`, body
+ * `WebhookPixBody`) and the payout port's `PayoutNotification`.
  */
-export function pixNotificationValidator(bcb: Contract): ValidateFunction {
-  const document = bcb.api.definition as {
-    components: { requestBodies: Record<string, { content: Record<string, { schema: object }> }> };
+export function notificationValidators(contracts: Contract[]): {
+  pix: ValidateFunction;
+  payouts: ValidateFunction;
+} {
+  type Document = {
+    components: {
+      requestBodies?: Record<string, { content: Record<string, { schema: object }> }>;
+      schemas?: Record<string, object>;
+    };
   };
-  const schema =
-    document.components.requestBodies.WebhookPixBody?.content['application/json']?.schema;
-  if (!schema) throw new Error('the API Pix document has no WebhookPixBody');
+  const document = (name: Contract['name']) => {
+    const contract = contracts.find((candidate) => candidate.name === name);
+    if (!contract) throw new Error(`the ${name} document did not load`);
+    return contract.api.definition as Document;
+  };
+  const pix =
+    document('bcb').components.requestBodies?.WebhookPixBody?.content['application/json']?.schema;
+  const payouts = document('payouts').components.schemas?.PayoutNotification;
+  if (!pix || !payouts) throw new Error('a notification schema is missing from its document');
   const ajv = new Ajv({ allErrors: true, strict: false });
   addFormats.default(ajv);
-  return ajv.compile(schema);
+  return { pix: ajv.compile(pix), payouts: ajv.compile(payouts) };
 }
 
 export interface Violation {

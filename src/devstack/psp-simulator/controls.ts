@@ -3,7 +3,7 @@ import { signPspBody } from '../../domain/pix/psp-signature.js';
 import { centavosOf, valorOf } from '../../psp/valor.js';
 import { payable, spiId, type PixApiContext } from './pix-api.js';
 import type { Answer } from './problems.js';
-import type { Pix, PayoutPolicy } from './state.js';
+import type { Payout, Pix, PayoutPolicy } from './state.js';
 
 /**
  * Routes under `/_simulator/` that tests and developers use to play the other side of the PSP:
@@ -13,8 +13,10 @@ import type { Pix, PayoutPolicy } from './state.js';
 export interface ControlContext extends PixApiContext {
   /** Where Pix notifications go (the service's `POST /psp/v1/pix`), and the secret they are signed with. */
   notify?: { url: string; secret: string };
-  /** The document's check of a notification's body (`WebhookPixBody`). */
-  notificationSchema: ValidateFunction;
+  /** Where payout outcomes go (`PayoutNotification` of the payout port), signed the same way. */
+  notifyPayouts?: { url: string; secret: string };
+  /** The documents' checks of what is notified (`WebhookPixBody`, `PayoutNotification`). */
+  notificationSchemas: { pix: ValidateFunction; payouts: ValidateFunction };
 }
 
 const error = (status: number, detail: string): Answer => ({
@@ -22,25 +24,35 @@ const error = (status: number, detail: string): Answer => ({
   body: { title: 'Simulator control refused', status, detail },
 });
 
-async function deliver(context: ControlContext, pix: Pix): Promise<number | null> {
-  if (!context.notify) return null;
-  const notification = { pix: [pix] };
-  if (!context.notificationSchema(notification))
+/** POSTs a notification, signed as §14 says, once the document's schema has checked it. */
+async function post(
+  target: { url: string; secret: string } | undefined,
+  schema: ValidateFunction,
+  notification: object,
+): Promise<number | null> {
+  if (!target) return null;
+  if (!schema(notification))
     throw new Error(
-      `the simulator's notification breaks the document: ${JSON.stringify(context.notificationSchema.errors)}`,
+      `the simulator's notification breaks the document: ${JSON.stringify(schema.errors)}`,
     );
   const body = JSON.stringify(notification);
-  const response = await fetch(context.notify.url, {
+  const response = await fetch(target.url, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
-      'pix-signature': signPspBody(context.notify.secret, body, Math.floor(Date.now() / 1000)),
+      'pix-signature': signPspBody(target.secret, body, Math.floor(Date.now() / 1000)),
     },
     body,
   });
   await response.arrayBuffer();
   return response.status;
 }
+
+const deliver = (context: ControlContext, pix: Pix) =>
+  post(context.notify, context.notificationSchemas.pix, { pix: [pix] });
+
+export const deliverPayout = (context: ControlContext, payout: Payout) =>
+  post(context.notifyPayouts, context.notificationSchemas.payouts, { payouts: [payout] });
 
 type Route = (
   context: ControlContext,
@@ -127,16 +139,17 @@ const routes: { method: string; path: RegExp; run: Route }[] = [
     },
   },
   {
-    // A pending payout settles (confirm) or fails; a confirmed one comes back (return).
+    // A pending payout settles (confirm) or fails; a confirmed one comes back (return). Each is
+    // notified unless {notify: false} drops it.
     method: 'POST',
     path: /^\/_simulator\/payouts\/(po_[a-zA-Z0-9]+)\/(confirm|fail|return)$/,
-    run: (context, [id = '', action = ''], body) => {
+    run: async (context, [id = '', action = ''], body) => {
       const { store } = context;
       const payout = store.state.payouts[id];
-      if (!payout) return Promise.resolve(error(404, `no payout ${id}`));
+      if (!payout) return error(404, `no payout ${id}`);
       const from = action === 'return' ? 'confirmed' : 'pending';
       if (payout.status !== from)
-        return Promise.resolve(error(409, `payout ${id} is ${payout.status}, not ${from}`));
+        return error(409, `payout ${id} is ${payout.status}, not ${from}`);
       const now = store.now();
       const reason = typeof body.reason === 'string' ? body.reason : undefined;
       if (action === 'confirm') {
@@ -151,7 +164,19 @@ const routes: { method: string; path: RegExp; run: Route }[] = [
       }
       payout.updatedAt = now.toISOString();
       store.save();
-      return Promise.resolve({ status: 200, body: payout });
+      const notified = body.notify === false ? 'dropped' : await deliverPayout(context, payout);
+      return { status: 200, body: { payout, notified } };
+    },
+  },
+  {
+    // The PSP notifies a payout's outcome again (a duplicate delivery).
+    method: 'POST',
+    path: /^\/_simulator\/payouts\/(po_[a-zA-Z0-9]+)\/notify$/,
+    run: async (context, [id = '']) => {
+      const payout = context.store.state.payouts[id];
+      if (!payout) return error(404, `no payout ${id}`);
+      if (payout.status === 'pending') return error(409, `payout ${id} has no outcome yet`);
+      return { status: 200, body: { payout, notified: await deliverPayout(context, payout) } };
     },
   },
   {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { spiId, type PixApiContext, type Request } from './pix-api.js';
+import { deliverPayout, type ControlContext } from './controls.js';
+import { spiId, type Request } from './pix-api.js';
 import { notFound, problem, type Answer } from './problems.js';
 import type { Payout, PayoutRequest } from './state.js';
 
@@ -9,7 +10,7 @@ import type { Payout, PayoutRequest } from './state.js';
  * arrives how often. The first request with a key creates it under the current policy; a retry with
  * the same request gets it back (200); the same key with another request is refused (409).
  */
-export function postPayout(context: PixApiContext, request: Request): Answer {
+export function postPayout(context: ControlContext, request: Request): Answer {
   const { store } = context;
   const key = request.headers['idempotency-key'] ?? '';
   const body = request.body as PayoutRequest;
@@ -44,10 +45,15 @@ export function postPayout(context: PixApiContext, request: Request): Answer {
   store.state.payouts[id] = payout;
   store.state.payoutKeys[key] = { id, request: JSON.stringify(body) };
   store.save();
-  return { status: 201, body: payout };
+  // An outcome known at once is notified as a later one would be, after the answer.
+  return {
+    status: 201,
+    body: payout,
+    ...(outcome === 'pending' ? {} : { after: () => deliverPayout(context, payout) }),
+  };
 }
 
-export function getPayout(context: PixApiContext, request: Request): Answer {
+export function getPayout(context: ControlContext, request: Request): Answer {
   const payout = context.store.state.payouts[request.params.id ?? ''];
   return payout
     ? { status: 200, body: payout }

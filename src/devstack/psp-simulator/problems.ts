@@ -5,6 +5,8 @@ export interface Answer {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /** Run once the answer is sent (a notification that follows it). */
+  after?: () => Promise<unknown>;
 }
 
 /**

@@ -2,7 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import { loadContracts, pixNotificationValidator, violations, type Contract } from './contract.js';
+import { loadContracts, notificationValidators, violations, type Contract } from './contract.js';
 import { control, type ControlContext } from './controls.js';
 import { getPayout, postPayout } from './payouts.js';
 import {
@@ -13,14 +13,13 @@ import {
   putCob,
   putCobV,
   putDevolucao,
-  type PixApiContext,
   type Receiver,
   type Request,
 } from './pix-api.js';
 import { invalid, problem, type Answer } from './problems.js';
 import { StateFile } from './state.js';
 
-type Handler = (context: PixApiContext, request: Request) => Answer;
+type Handler = (context: ControlContext, request: Request) => Answer;
 
 /** The subset of the API Pix (and the payout port) the simulator implements, by operation. */
 const handlers: Record<string, { handler: Handler; invalidType: string }> = {
@@ -47,7 +46,10 @@ export interface PspSimulatorOptions {
   /** The OAuth2 client the service authenticates as. */
   client: { id: string; secret: string };
   receiver: Receiver;
+  /** Where Pix notifications go (the service's `POST /psp/v1/pix`), signed with this secret. */
   notify?: { url: string; secret: string };
+  /** Where payout outcomes go (`PayoutNotification`), signed the same way. */
+  notifyPayouts?: { url: string; secret: string };
   tokenTtlSeconds?: number;
 }
 
@@ -68,9 +70,7 @@ const sameText = (a: string, b: string) =>
  */
 export async function runPspSimulator(options: PspSimulatorOptions): Promise<RunningSimulator> {
   const contracts = await loadContracts();
-  const bcb = contracts.find((contract) => contract.name === 'bcb');
-  if (!bcb) throw new Error('the API Pix document did not load');
-  const notificationSchema = pixNotificationValidator(bcb);
+  const notificationSchemas = notificationValidators(contracts);
   const store = new StateFile(options.stateFile);
   const tokens = new Map<string, number>();
   const ttl = options.tokenTtlSeconds ?? 3600;
@@ -79,8 +79,9 @@ export async function runPspSimulator(options: PspSimulatorOptions): Promise<Run
     store,
     receiver: options.receiver,
     origin,
-    notificationSchema,
+    notificationSchemas,
     ...(options.notify ? { notify: options.notify } : {}),
+    ...(options.notifyPayouts ? { notifyPayouts: options.notifyPayouts } : {}),
   });
 
   function token(request: IncomingMessage, raw: string): Answer {
@@ -211,6 +212,15 @@ export async function runPspSimulator(options: PspSimulatorOptions): Promise<Run
       ...answer.headers,
     });
     response.end(JSON.stringify(answer.body));
+    // What a PSP does after answering (a payout settled at once is notified): never awaited by
+    // the caller, and a failure only logged, as a PSP's retries are its own business.
+    answer
+      .after?.()
+      .catch((error: unknown) =>
+        process.stderr.write(
+          `psp-simulator: ${error instanceof Error ? error.message : String(error)}\n`,
+        ),
+      );
   }
 
   const server = createServer(

@@ -155,6 +155,15 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
     };
+    /**
+     * @description What the PSP POSTs to the payout notification URL agreed with it when a payout reaches an
+     *     outcome (confirmed, failed, returned), signed like its Pix notifications
+     *     (`Pix-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`). The same
+     *     payout may be notified more than once; `GET /payouts/{id}` is the truth.
+     */
+    PayoutNotification: {
+      payouts: components['schemas']['Payout'][];
+    };
     Problem: {
       type: string;
       title: string;
