@@ -59,8 +59,18 @@ export interface RunningSimulator {
   close(): Promise<void>;
 }
 
-const sameText = (a: string, b: string) =>
-  a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+const formDecoded = (text: string) => {
+  try {
+    return decodeURIComponent(text.replaceAll('+', ' '));
+  } catch {
+    return text;
+  }
+};
+
+const sameText = (a: string, b: string) => {
+  const [given, expected] = [Buffer.from(a), Buffer.from(b)];
+  return given.length === expected.length && timingSafeEqual(given, expected);
+};
 
 /**
  * The PSP simulator's HTTPS server. Every API request needs a client certificate from the
@@ -87,12 +97,14 @@ export async function runPspSimulator(options: PspSimulatorOptions): Promise<Run
   function token(request: IncomingMessage, raw: string): Answer {
     const form = new URLSearchParams(raw);
     const basic = /^Basic (.+)$/i.exec(request.headers.authorization ?? '');
-    const [id, secret] = basic
-      ? Buffer.from(basic[1] ?? '', 'base64')
-          .toString()
-          .split(':', 2)
-          .map(decodeURIComponent)
-      : [form.get('client_id') ?? '', form.get('client_secret') ?? ''];
+    // RFC 6749 §2.3.1: HTTP Basic of the form-encoded id and secret (split at the first colon:
+    // a secret may hold more), or both in the form.
+    const pair = basic ? Buffer.from(basic[1] ?? '', 'base64').toString() : undefined;
+    const colon = pair?.indexOf(':') ?? -1;
+    const [id, secret] =
+      pair !== undefined && colon >= 0
+        ? [pair.slice(0, colon), pair.slice(colon + 1)].map(formDecoded)
+        : [form.get('client_id') ?? '', form.get('client_secret') ?? ''];
     if (form.get('grant_type') !== 'client_credentials')
       return { status: 400, body: { error: 'unsupported_grant_type' } };
     if (!sameText(id ?? '', options.client.id) || !sameText(secret ?? '', options.client.secret))
