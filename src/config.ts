@@ -383,6 +383,10 @@ function crossRules(env: NodeJS.ProcessEnv): string[] {
     problems.push(
       "PSP_MTLS_SUBJECT: required with PSP_WEBHOOK_AUTH=mtls: the subject (DN) of the PSP's client certificate, as the proxy passes it; without it nothing would be checked",
     );
+  if (env.OPS_PORT !== undefined && Number(env.OPS_PORT) === Number(env.PORT ?? 3000))
+    problems.push(
+      'OPS_PORT: the same port as PORT; the ops listener needs one of its own (unset, the ops API shares PORT)',
+    );
   for (const [old, renamed] of Object.entries(RENAMED)) {
     if (env[old] !== undefined)
       problems.push(`${old}: renamed to ${renamed}, a list of id:secret (see README)`);

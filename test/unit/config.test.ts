@@ -115,6 +115,18 @@ describe('configuration', () => {
     expect(problems).toHaveLength(17);
   });
 
+  it('takes OPS_PORT only apart from the partner port (issue 42)', () => {
+    expect(loadConfig({ ...production, OPS_PORT: '3100' })).toMatchObject({
+      port: 3000,
+      opsPort: 3100,
+    });
+    const same =
+      'OPS_PORT: the same port as PORT; the ops listener needs one of its own (unset, the ops API shares PORT)';
+    expect(problemsOf({ ...production, OPS_PORT: '3000' })).toEqual([same]);
+    expect(problemsOf({ ...development, PORT: '4000', OPS_PORT: '4000' })).toEqual([same]);
+    expect(loadConfig(production).opsPort).toBeUndefined();
+  });
+
   it("names the lender outside development: required, never the sandbox's fictitious one (issue 42)", () => {
     expect(loadConfig(production).lender).toEqual({
       name: 'Crédito Exemplo SCD S.A.',
