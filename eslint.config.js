@@ -8,7 +8,9 @@ import tseslint from 'typescript-eslint';
 const nodeBuiltins = builtinModules.flatMap((name) => [name, `node:${name}`]);
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', '.data/', 'drizzle/', 'coverage/'] },
+  {
+    ignores: ['node_modules/', 'dist/', 'sdk/typescript/dist/', '.data/', 'drizzle/', 'coverage/'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -281,6 +281,9 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       SMTP_URL: mailpit.smtpUrl,
       MAIL_FROM: 'Embedded Credit <nao-responda@localhost>',
       LENDER_PIX_KEY: process.env.LENDER_PIX_KEY ?? '11222333000181',
+      // Production refuses the sandbox's fictitious lender: a lender of this topology's own.
+      LENDER_NAME: process.env.LENDER_NAME ?? 'Embedded Credit Cluster SCD S.A.',
+      LENDER_CNPJ: process.env.LENDER_CNPJ ?? '11444777000161',
       ...(codec ? { TEMPORAL_UI_ORIGIN: codec.uiOrigin } : {}),
       ...options.env,
     };
