@@ -72,6 +72,8 @@ export function productionEnv(
     TEMPORAL_PAYLOAD_KEYS: BENCH_TEMPORAL_PAYLOAD_KEYS,
     APPROVAL_DECISION_KEYS: 'bench:bench-approval-decision-key-0123456789abcdef',
     LENDER_PIX_KEY: '11222333000181',
+    LENDER_NAME: 'Embedded Credit Bench SCD S.A.',
+    LENDER_CNPJ: '11444777000161',
     PSP_WEBHOOK_SECRET: 'bench-psp-webhook-secret-0123456789abcdef',
     SMTP_URL: 'smtp://127.0.0.1:1',
     PUBLIC_BASE_URL: `http://127.0.0.1:${overrides.PORT ?? '3000'}`,

@@ -22,6 +22,11 @@ export const DEVELOPMENT_PSP_WEBHOOK_SECRET = 'dev-psp-webhook-secret-not-for-pr
  * take real money; the sandbox pays its charges with `POST /v3/sandbox/charges/{id}/pay`.
  */
 export const SANDBOX_PIX_KEY = '7d9f0c3e-5b1a-4c8e-9f2d-000000000000';
+/** The creditor development and tests name in contracts: fictitious, refused anywhere else. */
+export const SANDBOX_LENDER = {
+  LENDER_NAME: 'Embedded Credit SCD S.A.',
+  LENDER_CNPJ: '11222333000181',
+} as const;
 /**
  * Development and tests only: fixed so tokens, links and stored replays survive a restart of
  * `npm run dev`. Published here, so anywhere else they are refused (see `failClosedRules`).
@@ -146,13 +151,14 @@ const schema = z.object({
   OFFER_RENEWAL_DELAY: duration('1d'),
   OFFER_VALIDITY: duration('30d'),
   LOAN_SIGNATURE_DEADLINE: duration('7d'),
-  // The creditor named in every contract (CCB). The defaults are the sandbox's fictitious lender.
-  LENDER_NAME: z.string().min(1).max(200).default('Embedded Credit SCD S.A.'),
+  // The creditor named in every contract (CCB). The defaults, the sandbox's fictitious lender, are
+  // for development and tests only (lenderRules).
+  LENDER_NAME: z.string().min(1).max(200).default(SANDBOX_LENDER.LENDER_NAME),
   LENDER_CNPJ: z
     .string()
     .regex(/^\d{14}$/, 'expected 14 digits')
     .refine((value) => normalizeCnpj(value) === value, 'check digits do not match')
-    .default('11222333000181'),
+    .default(SANDBOX_LENDER.LENDER_CNPJ),
   // Where borrowers' Pix go (contract §14): the lender's key and city in every production BR Code
   // (the name is LENDER_NAME). The sandbox's charges name SANDBOX_PIX_KEY instead.
   LENDER_PIX_KEY: z.string().min(1).max(77).optional(),
@@ -407,6 +413,10 @@ function crossRules(env: NodeJS.ProcessEnv): string[] {
     problems.push(
       "PSP_MTLS_SUBJECT: required with PSP_WEBHOOK_AUTH=mtls: the subject (DN) of the PSP's client certificate, as the proxy passes it; without it nothing would be checked",
     );
+  if (env.OPS_PORT !== undefined && Number(env.OPS_PORT) === Number(env.PORT ?? 3000))
+    problems.push(
+      'OPS_PORT: the same port as PORT; the ops listener needs one of its own (unset, the ops API shares PORT)',
+    );
   // The PSP's settings come together: half of them would fail at the first call instead of now.
   const pspSet = PSP_SETTINGS.filter((name) => env[name]);
   if (pspSet.length > 0)
@@ -436,6 +446,7 @@ function failClosedRules(env: NodeJS.ProcessEnv): string[] {
     if (!env[name]) problems.push(`${name}: required outside development`);
   }
   if (!env.LENDER_PIX_KEY) problems.push('LENDER_PIX_KEY: required outside development');
+  problems.push(...lenderRules(env));
   if (!PSP_SETTINGS.some((name) => env[name]))
     problems.push(
       `${PSP_SETTINGS.join(', ')}: required outside development (the lender's PSP moves production money, contract §16; the PSP simulator is for development only)`,
@@ -511,6 +522,25 @@ function failClosedRules(env: NodeJS.ProcessEnv): string[] {
   for (const name of ['WEBHOOK_ALLOW_PRIVATE_TARGETS', 'WEBHOOK_ALLOW_LOOPBACK_HTTP'] as const)
     if (['true', '1'].includes(env[name] ?? ''))
       problems.push(`${name}: is for local development only and cannot be set outside it`);
+  return problems;
+}
+
+/**
+ * Every contract names its creditor: outside development the lender is said, never assumed, so a
+ * deployment cannot sign contracts in the name of the sandbox's fictitious lender.
+ */
+function lenderRules(env: NodeJS.ProcessEnv): string[] {
+  const problems: string[] = [];
+  for (const name of ['LENDER_NAME', 'LENDER_CNPJ'] as const) {
+    if (!env[name]?.trim())
+      problems.push(
+        `${name}: required outside development (the creditor every contract names; unset, contracts would name the sandbox's fictitious lender)`,
+      );
+    else if (env[name] === SANDBOX_LENDER[name])
+      problems.push(
+        `${name}: is the sandbox's fictitious lender; set the lender's own for contracts outside development`,
+      );
+  }
   return problems;
 }
 

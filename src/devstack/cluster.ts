@@ -277,6 +277,8 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     stillWanted();
     // Production requires a PSP: the simulator, over mutual TLS with a PKI made at each start.
     const lenderPixKey = process.env.LENDER_PIX_KEY ?? '11222333000181';
+    const lenderName = process.env.LENDER_NAME ?? 'Embedded Credit Cluster SCD S.A.';
+    const lenderCnpj = process.env.LENDER_CNPJ ?? '11444777000161';
     const pki = makePki(join(dataDir, 'psp-pki'));
     const psp = await startPspSimulator({
       port: 0,
@@ -285,8 +287,8 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       client: { id: 'embedded-credit', secret: options.secrets.PSP_CLIENT_SECRET },
       receiver: {
         pixKey: lenderPixKey,
-        name: 'Embedded Credit SCD S.A.',
-        cnpj: '11222333000181',
+        name: lenderName,
+        cnpj: lenderCnpj,
         city: 'SAO PAULO',
         uf: 'SP',
         cep: '01310100',
@@ -313,6 +315,9 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       SMTP_URL: mailpit.smtpUrl,
       MAIL_FROM: 'Embedded Credit <nao-responda@localhost>',
       LENDER_PIX_KEY: lenderPixKey,
+      // Production refuses the sandbox's fictitious lender: a lender of this topology's own.
+      LENDER_NAME: lenderName,
+      LENDER_CNPJ: lenderCnpj,
       PSP_API_URL: psp.url,
       PSP_CLIENT_ID: 'embedded-credit',
       PSP_TLS_CERT: pki.client.certFile,

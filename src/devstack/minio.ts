@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CreateBucketCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { silenceAwsSdkNodeSupportWarning } from '../storage/aws-sdk-node-support.js';
 import { freePort } from './free-port.js';
 import { superviseServer, waitUntilReady } from './server-process.js';
 import { defaultProgress, goInstalled, resolveBinary, type Progress } from './temporal-binaries.js';
@@ -232,6 +233,7 @@ export async function createBucketUser(
 
 /** The bucket, created if missing (a restart finds it there). */
 export async function createBucket(endpoint: string, bucket: string): Promise<void> {
+  silenceAwsSdkNodeSupportWarning();
   const client = new S3Client({
     region: REGION,
     endpoint,

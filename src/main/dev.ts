@@ -21,6 +21,7 @@ import { migrateForApplication } from '../devstack/database-roles.js';
 import { startEmbeddedPostgres, type RunningPostgres } from '../devstack/embedded-postgres.js';
 import { startMailpit, type MailpitServer } from '../devstack/mailpit.js';
 import { startMinio, type MinioServer } from '../devstack/minio.js';
+import { isSupervisor, relayToSupervisor } from '../devstack/own-process-group.js';
 import { createLocalFileStore } from '../storage/file-store.js';
 import { createS3FileStore } from '../storage/s3-file-store.js';
 import { resolveTemporalCli } from '../devstack/temporal-binaries.js';
@@ -319,12 +320,19 @@ async function shutdown(exitCode: number): Promise<void> {
   process.exit(exitCode);
 }
 
-process.on('SIGINT', () => void shutdown(0));
-process.on('SIGTERM', () => void shutdown(0));
-
-main().catch(async (error: unknown) => {
-  console.error(
-    `\n[dev] could not start: ${error instanceof Error ? error.message : String(error)}\n`,
-  );
-  await shutdown(1);
-});
+// Ctrl-C reaches the supervisor alone, which stops the API and the worker before the servers they
+// use (PostgreSQL, the Temporal CLI, MinIO, Mailpit), so nothing logs errors about a server gone.
+if (isSupervisor()) {
+  process.on('SIGINT', () => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
+  process.on('SIGHUP', () => void shutdown(0));
+  process.once('disconnect', () => void shutdown(0));
+  main().catch(async (error: unknown) => {
+    console.error(
+      `\n[dev] could not start: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    await shutdown(1);
+  });
+} else {
+  relayToSupervisor(join(projectRoot, 'src/main/dev.ts'), projectRoot);
+}

@@ -1,5 +1,6 @@
 import type * as S3Sdk from '@aws-sdk/client-s3';
 import { Readable } from 'node:stream';
+import { silenceAwsSdkNodeSupportWarning } from './aws-sdk-node-support.js';
 import { FileStoreUnavailableError, type FileStore, type StoredKey } from './file-store.js';
 
 export interface S3Settings {
@@ -35,19 +36,22 @@ export function createS3FileStore(settings: S3Settings): FileStore & {
   // The SDK is loaded on first use: a process that never touches a file does not carry it.
   let loaded: Promise<LoadedS3> | undefined;
   const s3 = (): Promise<LoadedS3> =>
-    (loaded ??= import('@aws-sdk/client-s3').then((sdk) => ({
-      sdk,
-      client: new sdk.S3Client({
-        region: settings.region,
-        ...(settings.endpoint ? { endpoint: settings.endpoint, forcePathStyle: true } : {}),
-        ...(settings.credentials ? { credentials: settings.credentials } : {}),
-        maxAttempts: 2,
-        requestHandler: {
-          connectionTimeout: CONNECTION_TIMEOUT_MS,
-          requestTimeout: REQUEST_TIMEOUT_MS,
-        },
-      }),
-    })));
+    (loaded ??= import('@aws-sdk/client-s3').then((sdk) => {
+      silenceAwsSdkNodeSupportWarning();
+      return {
+        sdk,
+        client: new sdk.S3Client({
+          region: settings.region,
+          ...(settings.endpoint ? { endpoint: settings.endpoint, forcePathStyle: true } : {}),
+          ...(settings.credentials ? { credentials: settings.credentials } : {}),
+          maxAttempts: 2,
+          requestHandler: {
+            connectionTimeout: CONNECTION_TIMEOUT_MS,
+            requestTimeout: REQUEST_TIMEOUT_MS,
+          },
+        }),
+      };
+    }));
 
   /** A failure of the store itself (unreachable, timed out, 5xx) is a 503 upstream. */
   const guard = async <T>(

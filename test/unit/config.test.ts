@@ -4,6 +4,7 @@ import {
   ConfigError,
   DEVELOPMENT_OPS_TOKEN,
   loadConfig,
+  SANDBOX_LENDER,
   SANDBOX_PIX_KEY,
 } from '../../src/config.js';
 import { createTokenService, TokenError } from '../../src/auth/tokens.js';
@@ -27,6 +28,8 @@ const production = {
   SMTP_URL: 'smtps://mailer:secret@smtp.credit.example:465',
   MAIL_FROM: 'Crédito <nao-responda@credit.example>',
   LENDER_PIX_KEY: '11222333000181',
+  LENDER_NAME: 'Crédito Exemplo SCD S.A.',
+  LENDER_CNPJ: '11444777000161',
   PSP_WEBHOOK_SECRET: 'psp-webhook-0123456789abcdef0123456789',
   TEMPORAL_ADDRESS: 'temporal.credit.example:7233',
   TEMPORAL_API_KEY: 'temporal-api-key-0123456789abcdef',
@@ -108,13 +111,58 @@ describe('configuration', () => {
       'LENDER_PIX_KEY',
     ])
       expect(text).toMatch(new RegExp(`^${name}: required outside development$`, 'm'));
+    expect(text).toMatch(/^LENDER_NAME: required outside development \(the creditor/m);
+    expect(text).toMatch(/^LENDER_CNPJ: required outside development \(the creditor/m);
     expect(text).toMatch(
       /^PSP_WEBHOOK_SECRET: required outside development \(or PSP_WEBHOOK_AUTH=mtls/m,
     );
     expect(text).toMatch(/^S3_BUCKET: required with FILE_STORE=s3/m);
     expect(text).toMatch(/^PUBLIC_BASE_URL: required outside development/m);
     expect(text).toMatch(/^PSP_API_URL, .*PSP_TLS_CA: required outside development/m);
-    expect(problems).toHaveLength(16);
+    expect(problems).toHaveLength(18);
+  });
+
+  it('takes OPS_PORT only apart from the partner port (issue 42)', () => {
+    expect(loadConfig({ ...production, OPS_PORT: '3100' })).toMatchObject({
+      port: 3000,
+      opsPort: 3100,
+    });
+    const same =
+      'OPS_PORT: the same port as PORT; the ops listener needs one of its own (unset, the ops API shares PORT)';
+    expect(problemsOf({ ...production, OPS_PORT: '3000' })).toEqual([same]);
+    expect(problemsOf({ ...development, PORT: '4000', OPS_PORT: '4000' })).toEqual([same]);
+    expect(loadConfig(production).opsPort).toBeUndefined();
+  });
+
+  it("names the lender outside development: required, never the sandbox's fictitious one (issue 42)", () => {
+    expect(loadConfig(production).lender).toEqual({
+      name: 'Crédito Exemplo SCD S.A.',
+      cnpj: '11444777000161',
+    });
+    const { LENDER_NAME: _name, LENDER_CNPJ: _cnpj, ...unset } = production;
+    expect(problemsOf(unset)).toEqual([
+      "LENDER_NAME: required outside development (the creditor every contract names; unset, contracts would name the sandbox's fictitious lender)",
+      "LENDER_CNPJ: required outside development (the creditor every contract names; unset, contracts would name the sandbox's fictitious lender)",
+    ]);
+    expect(problemsOf({ ...production, LENDER_NAME: ' ' })).toEqual([
+      expect.stringMatching(/^LENDER_NAME: required outside development/),
+    ]);
+    expect(
+      problemsOf({ ...production, ...SANDBOX_LENDER, LENDER_NAME: 'Crédito Exemplo SCD S.A.' }),
+    ).toEqual([
+      "LENDER_CNPJ: is the sandbox's fictitious lender; set the lender's own for contracts outside development",
+    ]);
+    expect(problemsOf({ ...production, LENDER_NAME: SANDBOX_LENDER.LENDER_NAME })).toEqual([
+      "LENDER_NAME: is the sandbox's fictitious lender; set the lender's own for contracts outside development",
+    ]);
+    expect(problemsOf({ ...production, LENDER_CNPJ: '11444777000162' })).toEqual([
+      'LENDER_CNPJ: check digits do not match',
+    ]);
+    // Development and tests keep naming the fictitious lender without being told.
+    expect(loadConfig(development).lender).toEqual({
+      name: SANDBOX_LENDER.LENDER_NAME,
+      cnpj: SANDBOX_LENDER.LENDER_CNPJ,
+    });
   });
 
   it('proves approval decisions with keys of their own: a development default, refused elsewhere as the other keys are (issue 37)', () => {

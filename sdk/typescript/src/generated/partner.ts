@@ -215,7 +215,9 @@ export interface paths {
     put?: never;
     /**
      * Create a biometric capture session
-     * @description Answers 200 with a URL of a page of this service where the customer completes the capture, valid 15 minutes. A new session replaces the previous one.
+     * @description Answers 200 with a URL of a page of this service where the customer completes the capture, valid 15 minutes. A new session replaces the previous one. On the page the customer asks for a 6-digit code, which the service e-mails to the customer's address on record, and types it: the capture is then recorded and the customer's `biometrics` KYC item is complete.
+     *
+     *     **Sandbox:** no camera and no vendor are involved. Open `session_url` (a browser, or any HTTP client that keeps the page's cookie and sends its form's `csrf` field), press *Enviar código* (`POST {session_url}/code`, which answers the page with the code's `code_id`), then submit `code_id` and the code (`POST {session_url}`): the code e-mailed to the customer, or `000000`, the sandbox's published code. The SDK's `client.sandbox.captureBiometrics(customer_id)` does exactly that; docs/walkthrough-sandbox-customer.md, step 4, does it with curl.
      */
     post: operations['createBiometricsSession'];
     delete?: never;

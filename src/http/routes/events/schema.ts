@@ -213,7 +213,7 @@ export const webhookDeliveryText = `Each event an endpoint subscribes to is POST
 
 - \`webhook-id\`: the event id (\`evt_…\`), the same on every attempt: deduplicate on it.
 - \`webhook-timestamp\`: Unix seconds of this attempt.
-- \`webhook-signature\`: \`v1,<base64>\` entries separated by spaces, each the HMAC-SHA256 of \`{webhook-id}.{webhook-timestamp}.{body}\` under one of the endpoint's secrets (\`whsec_<base64>\`: the key is the base64-decoded part). During a rotation (\`POST /v3/webhooks/endpoints/{id}/rotate-secret\`) the previous secret signs too, so accept the request when any entry matches any secret you hold.
+- \`webhook-signature\`: \`v1,<base64>\` entries separated by spaces, each the HMAC-SHA256 of \`{webhook-id}.{webhook-timestamp}.{body}\` under one of the endpoint's secrets (\`whsec_<base64>\`: the key is the base64-decoded part). During a rotation (\`POST /v3/webhooks/endpoints/{id}/secret/rotate\`) the previous secret signs too, so accept the request when any entry matches any secret you hold.
 
 To verify: take the raw body as received (before any JSON parsing), rebuild \`{id}.{timestamp}.{body}\`, compute the HMAC with each secret, compare in constant time with each \`v1,\` entry, and refuse a timestamp more than 5 minutes from your clock (a replay). The \`standardwebhooks\` libraries (JavaScript, Python, Go, Java, …) do exactly this: \`new Webhook(secret).verify(body, headers)\`.
 
