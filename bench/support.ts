@@ -9,6 +9,8 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { parseKeyRing } from '../src/domain/key-ring.js';
 import { payloadDataConverter } from '../src/temporal/payload-codec.js';
 import { migrateForApplication } from '../src/devstack/database-roles.js';
+import { makePki } from '../src/devstack/pki.js';
+import { startPspSimulator, type PspSimulator } from '../src/devstack/psp-simulator/index.js';
 import { startEmbeddedPostgres } from '../src/devstack/embedded-postgres.js';
 import { resolveTemporalCli } from '../src/devstack/temporal-binaries.js';
 import { startTemporalDevServer } from '../src/devstack/temporal-dev-server.js';
@@ -75,6 +77,8 @@ export function productionEnv(
     LENDER_NAME: 'Embedded Credit Bench SCD S.A.',
     LENDER_CNPJ: '11444777000161',
     PSP_WEBHOOK_SECRET: 'bench-psp-webhook-secret-0123456789abcdef',
+    // Production requires its PSP: the stack's simulator.
+    ...stack.pspEnv,
     SMTP_URL: 'smtp://127.0.0.1:1',
     PUBLIC_BASE_URL: `http://127.0.0.1:${overrides.PORT ?? '3000'}`,
     MAIL_FROM: 'Bench <bench@localhost>',
@@ -92,6 +96,10 @@ export interface BenchStack {
   ownerDatabaseUrl: string;
   temporal: TestWorkflowEnvironment;
   temporalAddress: string;
+  /** The PSP production requires (contract §16): a simulator of the stack's own. */
+  psp: PspSimulator;
+  /** PSP_API_URL and its companions, for the simulator. */
+  pspEnv: NodeJS.ProcessEnv;
   /** A scratch folder for `FILE_STORE=local` (never the project's own `.data`). */
   uploadsDir: string;
   /** Starts `node [flags] entry` in the project root with `env`; stopped with the stack. */
@@ -135,6 +143,23 @@ export async function startBenchStack(options: {
   // The staff test helpers act as (test/helpers/operators.ts reads them from TEST_STAFF): the
   // production API mails nothing here, so no operator could enroll through it.
   process.env.TEST_STAFF = JSON.stringify(await seedStaff(databaseUrl));
+  const pki = makePki(join(scratch, 'psp-pki'));
+  const pspClient = { id: 'bench', secret: 'bench-psp-client-secret-0123456789abcdef' };
+  const psp = await startPspSimulator({
+    port: 0,
+    stateFile: join(scratch, 'psp', 'state.json'),
+    tlsFiles: { cert: pki.server.certFile, key: pki.server.keyFile, ca: pki.ca.certFile },
+    client: pspClient,
+    receiver: {
+      pixKey: '11222333000181',
+      name: 'Embedded Credit Bench SCD S.A.',
+      cnpj: '11444777000161',
+      city: 'SAO PAULO',
+      uf: 'SP',
+      cep: '01310100',
+      logradouro: 'Avenida Paulista, 1000',
+    },
+  });
   const children: ChildProcess[] = [];
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   return {
@@ -145,6 +170,15 @@ export async function startBenchStack(options: {
     },
     temporalAddress: `127.0.0.1:${options.temporalPort}`,
     uploadsDir: join(scratch, 'uploads'),
+    psp,
+    pspEnv: {
+      PSP_API_URL: psp.url,
+      PSP_CLIENT_ID: pspClient.id,
+      PSP_CLIENT_SECRET: pspClient.secret,
+      PSP_TLS_CERT: pki.client.certFile,
+      PSP_TLS_KEY: pki.client.keyFile,
+      PSP_TLS_CA: pki.ca.certFile,
+    },
     async restartPostgres(downMs) {
       await postgres.stop();
       await pause(downMs);
@@ -167,6 +201,7 @@ export async function startBenchStack(options: {
     async stop() {
       for (const child of children) child.kill('SIGTERM');
       await Promise.all(children.map(exited));
+      await psp.stop();
       await temporal.teardown();
       await postgres.stop();
       await rm(scratch, { recursive: true, force: true });

@@ -167,6 +167,14 @@ const schema = z.object({
   // PSP_WEBHOOK_AUTH=mtls, authenticated by mutual TLS at the proxy in front.
   PSP_WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   PSP_WEBHOOK_AUTH: z.enum(['signature', 'mtls']).default('signature'),
+  // The lender's PSP (contract §16): Banco Central's API Pix and the payout port at PSP_API_URL,
+  // OAuth2 client credentials over mutual TLS (PEM files). Required outside development.
+  PSP_API_URL: z.url({ protocol: /^https$/, error: 'expected an https URL' }).optional(),
+  PSP_CLIENT_ID: z.string().min(1).optional(),
+  PSP_CLIENT_SECRET: z.string().min(1).optional(),
+  PSP_TLS_CERT: z.string().min(1).optional(),
+  PSP_TLS_KEY: z.string().min(1).optional(),
+  PSP_TLS_CA: z.string().min(1).optional(),
   // PSP_WEBHOOK_AUTH=mtls: the proxy that verifies the PSP's client certificate (its addresses), the
   // certificate's subject, and the headers the proxy writes (src/domain/pix/psp-mtls.ts).
   PSP_MTLS_TRUSTED_PROXIES: z
@@ -297,6 +305,12 @@ export interface Config {
   readonly lender: { readonly name: string; readonly cnpj: string };
   /** What production BR Codes name (the lender's key and city); the sandbox's key is fixed. */
   readonly pix: { readonly key: string; readonly city: string };
+  /**
+   * The lender's PSP (src/psp/client.ts): where, who we are, and the PEM files of our client
+   * certificate, its key and the CA the PSP's certificate chains to. Null in development and tests
+   * when PSP_API_URL is unset (production requires it).
+   */
+  readonly psp: PspSettings | null;
   /** How `POST /psp/v1/pix` is authenticated: the signature's secret, or mTLS in front (null). */
   readonly pspWebhookSecret: string | null;
   /** The same, as the PSP guard takes it: the secret, or the mTLS proxy's settings. */
@@ -372,6 +386,22 @@ export interface Config {
   readonly workflowBundle: string | undefined;
 }
 
+export interface PspSettings {
+  readonly apiUrl: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly tls: { readonly certFile: string; readonly keyFile: string; readonly caFile: string };
+}
+
+const PSP_SETTINGS = [
+  'PSP_API_URL',
+  'PSP_CLIENT_ID',
+  'PSP_CLIENT_SECRET',
+  'PSP_TLS_CERT',
+  'PSP_TLS_KEY',
+  'PSP_TLS_CA',
+] as const;
+
 /** Rules across variables, checked on the raw environment so they are reported with the rest. */
 function crossRules(env: NodeJS.ProcessEnv): string[] {
   const problems: string[] = [];
@@ -387,6 +417,12 @@ function crossRules(env: NodeJS.ProcessEnv): string[] {
     problems.push(
       'OPS_PORT: the same port as PORT; the ops listener needs one of its own (unset, the ops API shares PORT)',
     );
+  // The PSP's settings come together: half of them would fail at the first call instead of now.
+  const pspSet = PSP_SETTINGS.filter((name) => env[name]);
+  if (pspSet.length > 0)
+    for (const name of PSP_SETTINGS)
+      if (!env[name])
+        problems.push(`${name}: required with ${pspSet[0]} (the PSP's settings go together)`);
   for (const [old, renamed] of Object.entries(RENAMED)) {
     if (env[old] !== undefined)
       problems.push(`${old}: renamed to ${renamed}, a list of id:secret (see README)`);
@@ -411,6 +447,12 @@ function failClosedRules(env: NodeJS.ProcessEnv): string[] {
   }
   if (!env.LENDER_PIX_KEY) problems.push('LENDER_PIX_KEY: required outside development');
   problems.push(...lenderRules(env));
+  if (!PSP_SETTINGS.some((name) => env[name]))
+    problems.push(
+      `${PSP_SETTINGS.join(', ')}: required outside development (the lender's PSP moves production money, contract §16; the PSP simulator is for development only)`,
+    );
+  if (env.PSP_CLIENT_SECRET && PUBLISHED_SECRETS.has(env.PSP_CLIENT_SECRET))
+    problems.push('PSP_CLIENT_SECRET: is a development default published in the source');
   if (env.PSP_WEBHOOK_AUTH === 'mtls') {
     if (env.PSP_WEBHOOK_SECRET)
       problems.push('PSP_WEBHOOK_SECRET: set, but PSP_WEBHOOK_AUTH=mtls ignores it; choose one');
@@ -590,6 +632,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       e.PSP_WEBHOOK_AUTH === 'mtls'
         ? null
         : (e.PSP_WEBHOOK_SECRET ?? DEVELOPMENT_PSP_WEBHOOK_SECRET),
+    psp:
+      e.PSP_API_URL &&
+      e.PSP_CLIENT_ID &&
+      e.PSP_CLIENT_SECRET &&
+      e.PSP_TLS_CERT &&
+      e.PSP_TLS_KEY &&
+      e.PSP_TLS_CA
+        ? Object.freeze({
+            apiUrl: e.PSP_API_URL.replace(/\/+$/, ''),
+            clientId: e.PSP_CLIENT_ID,
+            clientSecret: e.PSP_CLIENT_SECRET,
+            tls: Object.freeze({
+              certFile: e.PSP_TLS_CERT,
+              keyFile: e.PSP_TLS_KEY,
+              caFile: e.PSP_TLS_CA,
+            }),
+          })
+        : null,
     pspAuthentication: Object.freeze(
       e.PSP_WEBHOOK_AUTH === 'mtls'
         ? {

@@ -17,6 +17,8 @@ import { projectRoot } from '../project-root.js';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres.js';
 import { startMailpit, type MailpitServer } from './mailpit.js';
 import { startMinio, type MinioServer } from './minio.js';
+import { makePki } from './pki.js';
+import { startPspSimulator, type PspSimulator } from './psp-simulator/index.js';
 import { resolveTemporalCli } from './temporal-binaries.js';
 import { startTemporalDevServer } from './temporal-dev-server.js';
 import { startTemporalServer } from './temporal-server.js';
@@ -47,6 +49,8 @@ export interface ClusterSecrets {
   TEMPORAL_PAYLOAD_KEYS: string;
   APPROVAL_DECISION_KEYS: string;
   PSP_WEBHOOK_SECRET: string;
+  /** The cluster's client secret at its PSP simulator. */
+  PSP_CLIENT_SECRET: string;
 }
 
 /** Random secrets, 32 bytes each. */
@@ -60,6 +64,7 @@ export function freshSecrets(): ClusterSecrets {
     TEMPORAL_PAYLOAD_KEYS: `k1:${secret()}`,
     APPROVAL_DECISION_KEYS: `k1:${secret()}`,
     PSP_WEBHOOK_SECRET: secret(),
+    PSP_CLIENT_SECRET: secret(),
   };
 }
 
@@ -145,6 +150,8 @@ export interface RunningCluster {
   };
   minio: MinioServer;
   mailpit: MailpitServer;
+  /** The PSP production needs (contract §16), simulated: its state in `<dataDir>/psp-simulator`. */
+  psp: PspSimulator;
   /** The environment every API and worker gets (secrets included). */
   env: NodeJS.ProcessEnv;
   apis: ClusterProcess[];
@@ -268,6 +275,33 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     stops.push({ name: 'Mailpit', stop: () => mailpit.stop() });
 
     stillWanted();
+    // Production requires a PSP: the simulator, over mutual TLS with a PKI made at each start.
+    const lenderPixKey = process.env.LENDER_PIX_KEY ?? '11222333000181';
+    const lenderName = process.env.LENDER_NAME ?? 'Embedded Credit Cluster SCD S.A.';
+    const lenderCnpj = process.env.LENDER_CNPJ ?? '11444777000161';
+    const pki = makePki(join(dataDir, 'psp-pki'));
+    const psp = await startPspSimulator({
+      port: 0,
+      stateFile: join(dataDir, 'psp-simulator', 'state.json'),
+      tlsFiles: { cert: pki.server.certFile, key: pki.server.keyFile, ca: pki.ca.certFile },
+      client: { id: 'embedded-credit', secret: options.secrets.PSP_CLIENT_SECRET },
+      receiver: {
+        pixKey: lenderPixKey,
+        name: lenderName,
+        cnpj: lenderCnpj,
+        city: 'SAO PAULO',
+        uf: 'SP',
+        cep: '01310100',
+        logradouro: 'Avenida Paulista, 1000',
+      },
+      notify: {
+        url: `http://127.0.0.1:${ports.apis[0]}/psp/v1/pix`,
+        secret: options.secrets.PSP_WEBHOOK_SECRET,
+      },
+    });
+    stops.push({ name: 'PSP simulator', stop: () => psp.stop() });
+
+    stillWanted();
     // The names docker-compose.yml gives the same settings.
     const env: NodeJS.ProcessEnv = {
       ...process.env,
@@ -280,10 +314,15 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       PUBLIC_BASE_URL: `http://127.0.0.1:${ports.apis[0]}`,
       SMTP_URL: mailpit.smtpUrl,
       MAIL_FROM: 'Embedded Credit <nao-responda@localhost>',
-      LENDER_PIX_KEY: process.env.LENDER_PIX_KEY ?? '11222333000181',
+      LENDER_PIX_KEY: lenderPixKey,
       // Production refuses the sandbox's fictitious lender: a lender of this topology's own.
-      LENDER_NAME: process.env.LENDER_NAME ?? 'Embedded Credit Cluster SCD S.A.',
-      LENDER_CNPJ: process.env.LENDER_CNPJ ?? '11444777000161',
+      LENDER_NAME: lenderName,
+      LENDER_CNPJ: lenderCnpj,
+      PSP_API_URL: psp.url,
+      PSP_CLIENT_ID: 'embedded-credit',
+      PSP_TLS_CERT: pki.client.certFile,
+      PSP_TLS_KEY: pki.client.keyFile,
+      PSP_TLS_CA: pki.ca.certFile,
       ...(codec ? { TEMPORAL_UI_ORIGIN: codec.uiOrigin } : {}),
       ...options.env,
     };
@@ -324,6 +363,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       temporal,
       minio,
       mailpit,
+      psp,
       env,
       apis: processes.filter((process) => process.kind === 'api'),
       workers: processes.filter((process) => process.kind === 'worker'),

@@ -94,6 +94,8 @@ function filledEnv(): Map<string, string> {
     LENDER_NAME: () => 'Crédito Exemplo SCD S.A.',
     LENDER_CNPJ: () => '11444777000161',
     LENDER_PIX_KEY: () => randomUUID(),
+    PSP_API_URL: () => 'https://pix.psp.example/api/v2',
+    PSP_CLIENT_ID: () => 'embedded-credit',
     MINIO_KMS_SECRET_KEY: () => `embedded-credit-key:${randomBytes(32).toString('base64')}`,
   };
   return new Map(
@@ -192,6 +194,9 @@ describe('docker-compose.yml, read beside the README and .env.example', () => {
       'LENDER_NAME',
       'LENDER_PIX_KEY',
       'OPS_TOKEN',
+      'PSP_API_URL',
+      'PSP_CLIENT_ID',
+      'PSP_CLIENT_SECRET',
       'PSP_WEBHOOK_SECRET',
       'SIGNING_LINK_KEYS',
       'TEMPORAL_PAYLOAD_KEYS',

@@ -33,6 +33,12 @@ const production = {
   PSP_WEBHOOK_SECRET: 'psp-webhook-0123456789abcdef0123456789',
   TEMPORAL_ADDRESS: 'temporal.credit.example:7233',
   TEMPORAL_API_KEY: 'temporal-api-key-0123456789abcdef',
+  PSP_API_URL: 'https://pix.psp.example/api/v2',
+  PSP_CLIENT_ID: 'embedded-credit',
+  PSP_CLIENT_SECRET: 'psp-client-secret-0123456789abcdef',
+  PSP_TLS_CERT: '/run/secrets/psp/client.pem',
+  PSP_TLS_KEY: '/run/secrets/psp/client.key',
+  PSP_TLS_CA: '/run/secrets/psp/ca.pem',
 };
 
 function problemsOf(env: Record<string, string>): string[] {
@@ -112,7 +118,8 @@ describe('configuration', () => {
     );
     expect(text).toMatch(/^S3_BUCKET: required with FILE_STORE=s3/m);
     expect(text).toMatch(/^PUBLIC_BASE_URL: required outside development/m);
-    expect(problems).toHaveLength(17);
+    expect(text).toMatch(/^PSP_API_URL, .*PSP_TLS_CA: required outside development/m);
+    expect(problems).toHaveLength(18);
   });
 
   it('takes OPS_PORT only apart from the partner port (issue 42)', () => {
@@ -329,6 +336,41 @@ describe('configuration', () => {
     const dev = loadConfig(development);
     expect(dev.pspWebhookSecret).toBe('dev-psp-webhook-secret-not-for-production');
     expect(dev.pix.key).toBe(SANDBOX_PIX_KEY);
+  });
+
+  it('requires the lender’s PSP outside development, its settings together, over https (contract §16)', () => {
+    expect(loadConfig(production).psp).toEqual({
+      apiUrl: 'https://pix.psp.example/api/v2',
+      clientId: 'embedded-credit',
+      clientSecret: 'psp-client-secret-0123456789abcdef',
+      tls: {
+        certFile: '/run/secrets/psp/client.pem',
+        keyFile: '/run/secrets/psp/client.key',
+        caFile: '/run/secrets/psp/ca.pem',
+      },
+    });
+    const {
+      PSP_API_URL: _url,
+      PSP_CLIENT_ID: _id,
+      PSP_CLIENT_SECRET: _secret,
+      PSP_TLS_CERT: _cert,
+      PSP_TLS_KEY: _key,
+      PSP_TLS_CA: _ca,
+      ...withoutPsp
+    } = production;
+    expect(problemsOf(withoutPsp)).toEqual([
+      expect.stringMatching(/^PSP_API_URL, PSP_CLIENT_ID, .*: required outside development/),
+    ]);
+    // Development runs without a PSP, but half of its settings are refused everywhere.
+    expect(loadConfig(development).psp).toBeNull();
+    expect(problemsOf({ ...development, PSP_API_URL: 'https://127.0.0.1:8443' })).toEqual(
+      ['PSP_CLIENT_ID', 'PSP_CLIENT_SECRET', 'PSP_TLS_CERT', 'PSP_TLS_KEY', 'PSP_TLS_CA'].map(
+        (name) => `${name}: required with PSP_API_URL (the PSP's settings go together)`,
+      ),
+    );
+    expect(problemsOf({ ...production, PSP_API_URL: 'http://pix.psp.example' })).toEqual([
+      'PSP_API_URL: expected an https URL',
+    ]);
   });
 
   it('stops at start on late charges above the legal caps (contract §13), and takes them at the caps', () => {

@@ -1,0 +1,208 @@
+import type { ValidateFunction } from 'ajv';
+import { signPspBody } from '../../domain/pix/psp-signature.js';
+import { centavosOf, valorOf } from '../../psp/valor.js';
+import { payable, spiId, type PixApiContext } from './pix-api.js';
+import type { Answer } from './problems.js';
+import type { Payout, Pix, PayoutPolicy } from './state.js';
+
+/**
+ * Routes under `/_simulator/` that tests and developers use to play the other side of the PSP:
+ * a payer paying a charge, the SPI failing or returning a payout, a devolucao refused, a
+ * notification lost or sent twice, the clock moving on. Not part of any PSP's API; plain JSON.
+ */
+export interface ControlContext extends PixApiContext {
+  /** Where Pix notifications go (the service's `POST /psp/v1/pix`), and the secret they are signed with. */
+  notify?: { url: string; secret: string };
+  /** Where payout outcomes go (`PayoutNotification` of the payout port), signed the same way. */
+  notifyPayouts?: { url: string; secret: string };
+  /** The documents' checks of what is notified (`WebhookPixBody`, `PayoutNotification`). */
+  notificationSchemas: { pix: ValidateFunction; payouts: ValidateFunction };
+}
+
+const error = (status: number, detail: string): Answer => ({
+  status,
+  body: { title: 'Simulator control refused', status, detail },
+});
+
+/** POSTs a notification, signed as §14 says, once the document's schema has checked it. */
+async function post(
+  target: { url: string; secret: string } | undefined,
+  schema: ValidateFunction,
+  notification: object,
+): Promise<number | null> {
+  if (!target) return null;
+  if (!schema(notification))
+    throw new Error(
+      `the simulator's notification breaks the document: ${JSON.stringify(schema.errors)}`,
+    );
+  const body = JSON.stringify(notification);
+  const response = await fetch(target.url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'pix-signature': signPspBody(target.secret, body, Math.floor(Date.now() / 1000)),
+    },
+    body,
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+const deliver = (context: ControlContext, pix: Pix) =>
+  post(context.notify, context.notificationSchemas.pix, { pix: [pix] });
+
+export const deliverPayout = (context: ControlContext, payout: Payout) =>
+  post(context.notifyPayouts, context.notificationSchemas.payouts, { payouts: [payout] });
+
+type Route = (
+  context: ControlContext,
+  match: string[],
+  body: Record<string, unknown>,
+) => Promise<Answer>;
+
+const routes: { method: string; path: RegExp; run: Route }[] = [
+  {
+    // A payer pays the charge: {valor?, notify?: false to drop the notification}.
+    method: 'POST',
+    path: /^\/_simulator\/charges\/([A-Za-z0-9]{26,35})\/pay$/,
+    run: async (context, [txid = ''], body) => {
+      const { store } = context;
+      const charge = store.state.cobs[txid];
+      if (!charge) return error(404, `no charge ${txid}`);
+      const now = store.now();
+      const check = payable(charge, now);
+      if (!check.ok) return error(409, `${txid} cannot be paid: ${check.reason}`);
+      const valor =
+        typeof body.valor === 'string'
+          ? valorOf(centavosOf(body.valor))
+          : charge.record.valor.original;
+      if (valor === undefined) return error(409, `${txid} has no amount; say valor`);
+      const pix: Pix = { endToEndId: spiId('E', now), txid, valor, horario: now.toISOString() };
+      store.state.pix[pix.endToEndId] = pix;
+      charge.record.status = 'CONCLUIDA';
+      charge.record.pix = [...(charge.record.pix ?? []), pix];
+      store.save();
+      const notified = body.notify === false ? 'dropped' : await deliver(context, pix);
+      return { status: 201, body: { pix, notified } };
+    },
+  },
+  {
+    // The PSP notifies a Pix again (a duplicate delivery).
+    method: 'POST',
+    path: /^\/_simulator\/pix\/([A-Za-z0-9]{32})\/notify$/,
+    run: async (context, [e2eid = '']) => {
+      const pix = context.store.state.pix[e2eid];
+      if (!pix) return error(404, `no Pix ${e2eid}`);
+      return { status: 200, body: { pix, notified: await deliver(context, pix) } };
+    },
+  },
+  {
+    // The SPI settles or refuses a devolucao: {status: 'DEVOLVIDO' | 'NAO_REALIZADO', motivo?,
+    // notify?: false}. A final status is notified with its Pix, as the API Pix's callback says.
+    method: 'POST',
+    path: /^\/_simulator\/pix\/([A-Za-z0-9]{32})\/devolucao\/([A-Za-z0-9]{1,35})\/outcome$/,
+    run: async (context, [e2eid = '', id = ''], body) => {
+      const { store } = context;
+      const pix = store.state.pix[e2eid];
+      const devolucao = pix?.devolucoes?.find((d) => d.id === id);
+      if (!pix || !devolucao) return error(404, `no devolucao ${e2eid}/${id}`);
+      if (devolucao.status !== 'EM_PROCESSAMENTO')
+        return error(409, `devolucao ${id} is already ${devolucao.status}`);
+      if (body.status === 'DEVOLVIDO') {
+        devolucao.status = 'DEVOLVIDO';
+        devolucao.horario = { ...devolucao.horario, liquidacao: store.now().toISOString() };
+      } else if (body.status === 'NAO_REALIZADO') {
+        devolucao.status = 'NAO_REALIZADO';
+        devolucao.motivo =
+          typeof body.motivo === 'string' ? body.motivo : 'Conta do pagador encerrada';
+      } else return error(400, 'status: DEVOLVIDO or NAO_REALIZADO');
+      store.save();
+      const notified = body.notify === false ? 'dropped' : await deliver(context, pix);
+      return { status: 200, body: { devolucao, notified } };
+    },
+  },
+  {
+    // What the next payouts do: {outcome: 'confirmed' | 'pending' (delayed) | 'failed', failureReason?}.
+    method: 'PUT',
+    path: /^\/_simulator\/payouts\/policy$/,
+    run: (context, _match, body) => {
+      const outcome = body.outcome;
+      if (outcome !== 'confirmed' && outcome !== 'pending' && outcome !== 'failed')
+        return Promise.resolve(error(400, 'outcome: confirmed, pending or failed'));
+      const policy: PayoutPolicy = {
+        outcome,
+        ...(typeof body.failureReason === 'string' ? { failureReason: body.failureReason } : {}),
+      };
+      context.store.state.payoutPolicy = policy;
+      context.store.save();
+      return Promise.resolve({ status: 200, body: policy });
+    },
+  },
+  {
+    // A pending payout settles (confirm) or fails; a confirmed one comes back (return). Each is
+    // notified unless {notify: false} drops it.
+    method: 'POST',
+    path: /^\/_simulator\/payouts\/(po_[a-zA-Z0-9]+)\/(confirm|fail|return)$/,
+    run: async (context, [id = '', action = ''], body) => {
+      const { store } = context;
+      const payout = store.state.payouts[id];
+      if (!payout) return error(404, `no payout ${id}`);
+      const from = action === 'return' ? 'confirmed' : 'pending';
+      if (payout.status !== from)
+        return error(409, `payout ${id} is ${payout.status}, not ${from}`);
+      const now = store.now();
+      const reason = typeof body.reason === 'string' ? body.reason : undefined;
+      if (action === 'confirm') {
+        payout.status = 'confirmed';
+        payout.endToEndId = spiId('E', now);
+      } else if (action === 'fail') {
+        payout.status = 'failed';
+        payout.failureReason = reason ?? 'AC03';
+      } else {
+        payout.status = 'returned';
+        payout.returnReason = reason ?? 'AC06';
+      }
+      payout.updatedAt = now.toISOString();
+      store.save();
+      const notified = body.notify === false ? 'dropped' : await deliverPayout(context, payout);
+      return { status: 200, body: { payout, notified } };
+    },
+  },
+  {
+    // The PSP notifies a payout's outcome again (a duplicate delivery).
+    method: 'POST',
+    path: /^\/_simulator\/payouts\/(po_[a-zA-Z0-9]+)\/notify$/,
+    run: async (context, [id = '']) => {
+      const payout = context.store.state.payouts[id];
+      if (!payout) return error(404, `no payout ${id}`);
+      if (payout.status === 'pending') return error(409, `payout ${id} has no outcome yet`);
+      return { status: 200, body: { payout, notified: await deliverPayout(context, payout) } };
+    },
+  },
+  {
+    // Moves the simulator's clock: {advanceSeconds}.
+    method: 'POST',
+    path: /^\/_simulator\/clock$/,
+    run: (context, _match, body) => {
+      const seconds = body.advanceSeconds;
+      if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0)
+        return Promise.resolve(error(400, 'advanceSeconds: a number of seconds, >= 0'));
+      context.store.state.clockOffsetMs += seconds * 1000;
+      context.store.save();
+      return Promise.resolve({ status: 200, body: { now: context.store.now().toISOString() } });
+    },
+  },
+];
+
+export function control(
+  context: ControlContext,
+  method: string,
+  path: string,
+  body: Record<string, unknown>,
+): Promise<Answer> {
+  for (const route of routes) {
+    const match = route.method === method ? route.path.exec(path) : null;
+    if (match) return route.run(context, match.slice(1), body);
+  }
+  return Promise.resolve(error(404, `no control ${method} ${path}`));
+}

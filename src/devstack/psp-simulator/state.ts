@@ -1,0 +1,74 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { components as Bcb } from '../../psp/bcb/api.js';
+import type { components as Port } from '../../psp/payouts/api.js';
+
+type Schemas = Bcb['schemas'];
+export type Cob = Schemas['CobCompleta'];
+export type CobV = Schemas['CobVCompleta'];
+export type Pix = Schemas['Pix'];
+export type Devolucao = Schemas['Devolucao'];
+export type Payout = Port['schemas']['Payout'];
+export type PayoutRequest = Port['schemas']['PayoutRequest'];
+
+/** What the next payouts do (a control sets it): confirm at once, stay pending, or fail. */
+export interface PayoutPolicy {
+  outcome: 'confirmed' | 'pending' | 'failed';
+  failureReason?: string;
+}
+
+export interface SimulatorState {
+  /** Added to the wall clock (a control moves it), so tests expire charges without waiting. */
+  clockOffsetMs: number;
+  nextLocationId: number;
+  cobs: Record<string, { kind: 'cob'; record: Cob } | { kind: 'cobv'; record: CobV }>;
+  /** Every Pix received, by end-to-end id, with the devolucoes asked for it. */
+  pix: Record<string, Pix>;
+  payouts: Record<string, Payout>;
+  /** Idempotency key → payout id, and the request it came with (to refuse a different one). */
+  payoutKeys: Record<string, { id: string; request: string }>;
+  payoutPolicy: PayoutPolicy;
+}
+
+const empty = (): SimulatorState => ({
+  clockOffsetMs: 0,
+  nextLocationId: 1,
+  cobs: {},
+  pix: {},
+  payouts: {},
+  payoutKeys: {},
+  payoutPolicy: { outcome: 'confirmed' },
+});
+
+/**
+ * The simulator's state in one JSON file, rewritten whole (a temporary file renamed over it) after
+ * every change, so a restart — or a kill at any point — finds the last complete state. The
+ * simulator handles one request at a time to the end of its write, which is all it needs.
+ */
+export class StateFile {
+  readonly state: SimulatorState;
+
+  constructor(private readonly file: string) {
+    mkdirSync(dirname(file), { recursive: true });
+    this.state = StateFile.read(file);
+  }
+
+  private static read(file: string): SimulatorState {
+    try {
+      return { ...empty(), ...(JSON.parse(readFileSync(file, 'utf8')) as Partial<SimulatorState>) };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return empty();
+      throw error;
+    }
+  }
+
+  save(): void {
+    const temporary = `${this.file}.${process.pid}.tmp`;
+    writeFileSync(temporary, JSON.stringify(this.state));
+    renameSync(temporary, this.file);
+  }
+
+  now(): Date {
+    return new Date(Date.now() + this.state.clockOffsetMs);
+  }
+}
