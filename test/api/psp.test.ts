@@ -378,7 +378,7 @@ describe('the run’s PSP simulator, this stack’s PSP (contract §16)', () => 
     chave,
   });
 
-  it('takes a charge made with the stack’s PSP settings and notifies this stack’s API of its Pix, signed; another account neither sees it nor notifies here', async () => {
+  it('takes a charge made with the stack’s PSP settings and notifies this stack’s API of its Pix, signed; another account neither sees it nor notifies here, nor shares its payouts', async () => {
     const simulator = stack.psp!;
     const psp = pspClientFor(stack.config.psp!);
     // Another account at the same simulator (another test file's stack, say), notified nowhere.
@@ -424,6 +424,27 @@ describe('the run’s PSP simulator, this stack’s PSP (contract §16)', () => 
       expect((await psp.listPix(...window)).map((pix) => pix.txid)).toContain(ours);
       expect((await psp.listPix(...window)).map((pix) => pix.txid)).not.toContain(theirs);
       expect((await other.listPix(...window)).map((pix) => pix.txid)).toEqual([theirs]);
+
+      // Payouts too: each account's policy is its own, and a payout is its account's alone.
+      expect(
+        await simulator.control('PUT', '/payouts/policy', { outcome: 'pending', client: otherId }),
+      ).toMatchObject({ status: 200 });
+      const payout = { amount: 1_000, beneficiary: { pixKey: '12345678909' } };
+      const sent = await psp.sendPayout(`claim_${txid()}`, payout);
+      const held = await other.sendPayout(`claim_${txid()}`, payout);
+      expect([sent.status, held.status]).toEqual(['confirmed', 'pending']);
+      await expect(other.getPayout(sent.id)).rejects.toMatchObject({ status: 404 });
+      expect(await psp.getPayout(sent.id)).toMatchObject({ id: sent.id, status: 'confirmed' });
+      // Its outcome is posted to this stack's API (whose route for payout outcomes comes with the
+      // disbursement part), the other's to nobody.
+      const again = (await simulator.control('POST', `/payouts/${sent.id}/notify`)) as {
+        body: { notified: unknown };
+      };
+      expect(again.body.notified).toEqual(expect.any(Number));
+      const theirsSettled = (await simulator.control('POST', `/payouts/${held.id}/confirm`)) as {
+        body: { notified: unknown };
+      };
+      expect(theirsSettled.body.notified).toBeNull();
     } finally {
       psp.close();
       other.close();
