@@ -17,6 +17,11 @@ import { parseTemporalSecurity, type TemporalTls } from './temporal/connection-s
 export const DEVELOPMENT_OPS_TOKEN = 'dev-ops-token-not-for-production';
 /** The PSP_WEBHOOK_SECRET of development and tests (the sandbox, the walkthrough, the benches). */
 export const DEVELOPMENT_PSP_WEBHOOK_SECRET = 'dev-psp-webhook-secret-not-for-production';
+/** `npm run dev`'s OAuth2 client at its PSP simulator (PSP_CLIENT_ID, PSP_CLIENT_SECRET). */
+export const DEVELOPMENT_PSP_CLIENT = {
+  id: 'embedded-credit',
+  secret: 'dev-psp-client-secret-not-for-production',
+} as const;
 /**
  * The Pix key of sandbox charges: a random key (EVP) no bank holds, so a sandbox BR Code can never
  * take real money; the sandbox pays its charges with `POST /v3/sandbox/charges/{id}/pay`.
@@ -44,6 +49,7 @@ const keyPurposes = Object.keys(DEVELOPMENT_KEYS) as KeyPurpose[];
 const PUBLISHED_SECRETS = new Set<string>([
   DEVELOPMENT_OPS_TOKEN,
   DEVELOPMENT_PSP_WEBHOOK_SECRET,
+  DEVELOPMENT_PSP_CLIENT.secret,
   ...Object.values(DEVELOPMENT_KEYS).map((ring) => ring.slice(ring.indexOf(':') + 1)),
 ]);
 /** Names of earlier versions, refused with the new name rather than silently ignored. */

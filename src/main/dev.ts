@@ -2,18 +2,25 @@
  * `npm run dev`: the whole service on one machine, as one supervised process tree — embedded
  * PostgreSQL, migrations (as the owner; the API and the worker connect as a role with row access
  * only), the Temporal dev server with its UI, MinIO, Mailpit (the mailbox of every
- * e-mail sent), the worker and the API. Ctrl-C stops all of it. DATABASE_URL, TEMPORAL_ADDRESS or
- * SMTP_URL point at servers of your own instead.
+ * e-mail sent), the PSP simulator (the lender's PSP, contract §16), the worker and the API. Ctrl-C
+ * stops all of it. DATABASE_URL, TEMPORAL_ADDRESS, SMTP_URL or PSP_API_URL point at servers of your
+ * own instead.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { eq } from 'drizzle-orm';
 import { createPartner, type CreatedPartner } from '../commands/create-partner.js';
-import { DEVELOPMENT_OPS_TOKEN } from '../config.js';
+import {
+  DEVELOPMENT_OPS_TOKEN,
+  DEVELOPMENT_PSP_CLIENT,
+  DEVELOPMENT_PSP_WEBHOOK_SECRET,
+  SANDBOX_LENDER,
+  SANDBOX_PIX_KEY,
+} from '../config.js';
 import { createDatabase } from '../db/client.js';
 import { migrateDatabase } from '../db/migrate.js';
 import { partners } from '../db/schema/index.js';
@@ -22,6 +29,8 @@ import { startEmbeddedPostgres, type RunningPostgres } from '../devstack/embedde
 import { startMailpit, type MailpitServer } from '../devstack/mailpit.js';
 import { startMinio, type MinioServer } from '../devstack/minio.js';
 import { isSupervisor, relayToSupervisor } from '../devstack/own-process-group.js';
+import { keptPki } from '../devstack/pki.js';
+import { startPspSimulator, type PspSimulator } from '../devstack/psp-simulator/index.js';
 import { createLocalFileStore } from '../storage/file-store.js';
 import { createS3FileStore } from '../storage/s3-file-store.js';
 import { resolveTemporalCli } from '../devstack/temporal-binaries.js';
@@ -46,6 +55,7 @@ let postgresServer: RunningPostgres | undefined;
 let temporalServer: TestWorkflowEnvironment | undefined;
 let minioServer: MinioServer | undefined;
 let mailpitServer: MailpitServer | undefined;
+let pspSimulator: PspSimulator | undefined;
 const children: { name: string; process: ChildProcess }[] = [];
 let stopping = false;
 
@@ -133,9 +143,59 @@ async function main(): Promise<void> {
     mailbox = `  Mailbox (Mailpit) http://localhost:${mailpitUiPort}   (SMTP 127.0.0.1:${smtpPort}; every e-mail the service sends lands here)`;
   }
 
+  // The lender's PSP (contract §16): the simulator, unless PSP_API_URL names a PSP of your own.
+  let pspEnv: Record<string, string> = {};
+  let pspLine: string | undefined;
+  if (env.PSP_API_URL) {
+    say('using PSP_API_URL');
+  } else {
+    const simulatorPort = Number(env.PSP_SIMULATOR_PORT ?? 9443);
+    say(`starting the PSP simulator on 127.0.0.1:${simulatorPort} (state in .data/psp-simulator)…`);
+    const simulatorStarted = Date.now();
+    // Mutual TLS with a PKI made once and kept (a year), so the paths the API gets stay put.
+    const pki = keptPki(join(dataDir, 'psp-pki'));
+    // Its notifications reach this API on loopback (never PUBLIC_BASE_URL, which may be a tunnel),
+    // signed with the API's secret; under PSP_WEBHOOK_AUTH=mtls there is no secret to sign with.
+    const psp = `http://127.0.0.1:${port}/psp/v1`;
+    const webhookSecret = env.PSP_WEBHOOK_SECRET ?? DEVELOPMENT_PSP_WEBHOOK_SECRET;
+    pspSimulator = await startPspSimulator({
+      port: simulatorPort,
+      stateFile: join(dataDir, 'psp-simulator', 'state.json'),
+      tlsFiles: { cert: pki.server.certFile, key: pki.server.keyFile, ca: pki.ca.certFile },
+      client: DEVELOPMENT_PSP_CLIENT,
+      // The account holder is the lender the API names (its Pix key: the sandbox's unless set).
+      receiver: {
+        pixKey: env.LENDER_PIX_KEY ?? SANDBOX_PIX_KEY,
+        name: env.LENDER_NAME ?? SANDBOX_LENDER.LENDER_NAME,
+        cnpj: env.LENDER_CNPJ ?? SANDBOX_LENDER.LENDER_CNPJ,
+        city: env.LENDER_PIX_CITY ?? 'SAO PAULO',
+        uf: 'SP',
+        cep: '01310100',
+        logradouro: 'Avenida Paulista, 1000',
+      },
+      ...(env.PSP_WEBHOOK_AUTH === 'mtls'
+        ? {}
+        : {
+            notify: { url: `${psp}/pix`, secret: webhookSecret },
+            notifyPayouts: { url: `${psp}/payouts`, secret: webhookSecret },
+          }),
+    });
+    say(`PSP simulator listening (${Date.now() - simulatorStarted} ms)`);
+    pspEnv = {
+      PSP_API_URL: pspSimulator.url,
+      PSP_CLIENT_ID: DEVELOPMENT_PSP_CLIENT.id,
+      PSP_CLIENT_SECRET: DEVELOPMENT_PSP_CLIENT.secret,
+      PSP_TLS_CERT: pki.client.certFile,
+      PSP_TLS_KEY: pki.client.keyFile,
+      PSP_TLS_CA: pki.ca.certFile,
+    };
+    pspLine = `  PSP simulator    ${pspSimulator.url}   (state in .data/psp-simulator; a payer pays a charge: curl --cacert ${relative(projectRoot, pki.ca.certFile)} -X POST ${pspSimulator.url}/_simulator/charges/<txid>/pay)`;
+  }
+
   const childEnv: NodeJS.ProcessEnv = {
     ...env,
     ...objectStore,
+    ...pspEnv,
     SMTP_URL: smtpUrl,
     NODE_ENV: env.NODE_ENV ?? 'development',
     DATABASE_URL: databaseUrl,
@@ -177,6 +237,7 @@ async function main(): Promise<void> {
           ]
         : []),
       ...(mailbox ? [mailbox] : []),
+      ...(pspLine ? [pspLine] : []),
       `  Ops token        ${opsToken}${env.OPS_TOKEN ? '' : '   (development default)'}`,
       '    the break-glass administrator: it starts the first two administrators (POST /ops/v1/operators,',
       '    roles ["admin"]; each gets a code in the mailbox to redeem at POST /ops/v1/operator-enrollments),',
@@ -310,6 +371,7 @@ async function shutdown(exitCode: number): Promise<void> {
         }),
     ),
   );
+  await pspSimulator?.stop().catch((error: unknown) => say(`PSP simulator: ${String(error)}`));
   await mailpitServer?.stop().catch((error: unknown) => say(`Mailpit: ${String(error)}`));
   await minioServer?.stop().catch((error: unknown) => say(`MinIO: ${String(error)}`));
   await temporalServer
@@ -321,7 +383,8 @@ async function shutdown(exitCode: number): Promise<void> {
 }
 
 // Ctrl-C reaches the supervisor alone, which stops the API and the worker before the servers they
-// use (PostgreSQL, the Temporal CLI, MinIO, Mailpit), so nothing logs errors about a server gone.
+// use (PostgreSQL, the Temporal CLI, MinIO, Mailpit, the PSP simulator), so nothing logs errors
+// about a server gone.
 if (isSupervisor()) {
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));

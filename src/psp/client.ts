@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
+import type { PspSettings } from '../config.js';
 import type { components } from './bcb/api.js';
 import { errorForStatus, PspError, type Problema } from './errors.js';
 import type { components as PayoutComponents } from './payouts/api.js';
@@ -270,3 +272,16 @@ function problemOf(text: string): Problema | undefined {
     return undefined;
   }
 }
+
+/** The client of the configured PSP (`Config.psp`): its PEM files read once, here. */
+export const pspClientFor = (settings: PspSettings): PspClient =>
+  new PspClient({
+    apiUrl: settings.apiUrl,
+    clientId: settings.clientId,
+    clientSecret: settings.clientSecret,
+    tls: {
+      cert: readFileSync(settings.tls.certFile, 'utf8'),
+      key: readFileSync(settings.tls.keyFile, 'utf8'),
+      ca: readFileSync(settings.tls.caFile, 'utf8'),
+    },
+  });

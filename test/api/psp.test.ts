@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { z } from 'zod';
 import { DEVELOPMENT_PSP_WEBHOOK_SECRET } from '../../src/config.js';
 import { reconcileLedger } from '../../src/db/queries/ledger.js';
@@ -9,6 +11,7 @@ import { receivedPix } from '../../src/db/schema/index.js';
 import { signPspBody } from '../../src/domain/pix/psp-signature.js';
 import type { chargeSchema } from '../../src/http/routes/charges/schema.js';
 import type { loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
+import { PspClient, pspClientFor } from '../../src/psp/client.js';
 import { activeLoan, type LoanBody } from '../helpers/credit.js';
 import { eventually } from '../helpers/eventually.js';
 import { recordHistory } from '../helpers/histories.js';
@@ -364,5 +367,95 @@ describe('the PSP’s notification of Pix received (contract §14)', () => {
     } finally {
       await api.stop();
     }
+  });
+});
+
+describe('the run’s PSP simulator, this stack’s PSP (contract §16)', () => {
+  const txid = () => `stack${randomBytes(12).toString('hex')}`;
+  const cob = (chave: string, original: string) => ({
+    calendario: { expiracao: 3600 },
+    valor: { original },
+    chave,
+  });
+
+  it('takes a charge made with the stack’s PSP settings and notifies this stack’s API of its Pix, signed; another account neither sees it nor notifies here, nor shares its payouts', async () => {
+    const simulator = stack.psp!;
+    const psp = pspClientFor(stack.config.psp!);
+    // Another account at the same simulator (another test file's stack, say), notified nowhere.
+    const otherSecret = randomBytes(24).toString('hex');
+    const otherId = `other-${randomBytes(6).toString('hex')}`;
+    expect(
+      await simulator.control('PUT', `/clients/${otherId}`, { secret: otherSecret }),
+    ).toMatchObject({ status: 201 });
+    const pki = inject('pspSimulator');
+    const other = new PspClient({
+      apiUrl: stack.config.psp!.apiUrl,
+      clientId: otherId,
+      clientSecret: otherSecret,
+      tls: {
+        cert: readFileSync(pki.clientCertFile, 'utf8'),
+        key: readFileSync(pki.clientKeyFile, 'utf8'),
+        ca: readFileSync(pki.caFile, 'utf8'),
+      },
+    });
+    try {
+      const ours = txid();
+      await psp.createCob(ours, cob(stack.config.pix.key, '12.34'));
+      const paid = (await simulator.control('POST', `/charges/${ours}/pay`)) as {
+        status: number;
+        body: { notified: unknown; pix: { endToEndId: string } };
+      };
+      // Notified to this stack's POST /psp/v1/pix, which checked the signature and stored it.
+      expect(paid).toMatchObject({ status: 201, body: { notified: 200, pix: { txid: ours } } });
+      expect(await storedPix(paid.body.pix.endToEndId)).toEqual([
+        expect.objectContaining({ txid: ours, amount: 1_234 }),
+      ]);
+
+      // The other account cannot read our charge, nor list our Pix; its own Pix goes nowhere here.
+      await expect(other.getCob(ours)).rejects.toMatchObject({ status: 404 });
+      const theirs = txid();
+      await other.createCob(theirs, cob(stack.config.pix.key, '5.00'));
+      const unseen = (await simulator.control('POST', `/charges/${theirs}/pay`)) as {
+        body: { notified: unknown; pix: { endToEndId: string } };
+      };
+      expect(unseen.body.notified).toBeNull();
+      expect(await storedPix(unseen.body.pix.endToEndId)).toEqual([]);
+      const window = [new Date(Date.now() - 60_000), new Date(Date.now() + 60_000)] as const;
+      expect((await psp.listPix(...window)).map((pix) => pix.txid)).toContain(ours);
+      expect((await psp.listPix(...window)).map((pix) => pix.txid)).not.toContain(theirs);
+      expect((await other.listPix(...window)).map((pix) => pix.txid)).toEqual([theirs]);
+
+      // Payouts too: each account's policy is its own, and a payout is its account's alone.
+      expect(
+        await simulator.control('PUT', '/payouts/policy', { outcome: 'pending', client: otherId }),
+      ).toMatchObject({ status: 200 });
+      const payout = { amount: 1_000, beneficiary: { pixKey: '12345678909' } };
+      const sent = await psp.sendPayout(`claim_${txid()}`, payout);
+      const held = await other.sendPayout(`claim_${txid()}`, payout);
+      expect([sent.status, held.status]).toEqual(['confirmed', 'pending']);
+      await expect(other.getPayout(sent.id)).rejects.toMatchObject({ status: 404 });
+      expect(await psp.getPayout(sent.id)).toMatchObject({ id: sent.id, status: 'confirmed' });
+      // Its outcome is posted to this stack's API (whose route for payout outcomes comes with the
+      // disbursement part), the other's to nobody.
+      const again = (await simulator.control('POST', `/payouts/${sent.id}/notify`)) as {
+        body: { notified: unknown };
+      };
+      expect(again.body.notified).toEqual(expect.any(Number));
+      const theirsSettled = (await simulator.control('POST', `/payouts/${held.id}/confirm`)) as {
+        body: { notified: unknown };
+      };
+      expect(theirsSettled.body.notified).toBeNull();
+    } finally {
+      psp.close();
+      other.close();
+    }
+
+    // The simulator posts to this machine only: another address is refused before any connection.
+    const offMachine = await simulator.control('PUT', `/clients/${otherId}`, {
+      secret: otherSecret,
+      notify: { url: 'http://10.0.0.1/psp/v1/pix', secret: DEVELOPMENT_PSP_WEBHOOK_SECRET },
+    });
+    expect(offMachine.status).toBe(400);
+    expect(JSON.stringify(offMachine.body)).toMatch(/notify\.url: http\(s\) on loopback only/);
   });
 });

@@ -5,7 +5,7 @@ import { inject } from 'vitest';
 import { freePort } from '../../src/devstack/free-port.js';
 import { projectRoot } from '../../src/project-root.js';
 import { formatKeyRing } from '../../src/domain/key-ring.js';
-import { OPS_TOKEN, type TestStack } from './stack.js';
+import { OPS_TOKEN, pspEnvOf, type TestStack } from './stack.js';
 
 export interface ApiProcess {
   /** Where it listens; pass `{ baseUrl }` wherever a helper takes a stack. */
@@ -41,6 +41,8 @@ export async function spawnApiProcess(
     OPS_TOKEN,
     SMTP_URL: inject('smtpUrl'),
     ...inject('objectStoreEnv'),
+    // The stack's account at the run's PSP simulator.
+    ...pspEnvOf(stack.config),
     LOG_LEVEL: 'info',
     ...options.env,
   };

@@ -1,15 +1,19 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EphemeralServerExecutable } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
+import { SANDBOX_LENDER, SANDBOX_PIX_KEY } from '../../src/config.js';
 import { createDatabase } from '../../src/db/client.js';
 import { ledgerCheckReport } from '../../src/db/queries/ledger.js';
 import { migrateForApplication } from '../../src/devstack/database-roles.js';
 import { startEmbeddedPostgres } from '../../src/devstack/embedded-postgres.js';
 import { resolveMailpit, startMailpit } from '../../src/devstack/mailpit.js';
 import { resolveMinioClient, startMinio } from '../../src/devstack/minio.js';
+import { makePki } from '../../src/devstack/pki.js';
+import { startPspSimulator, type PspSimulator } from '../../src/devstack/psp-simulator/index.js';
 import { resolveTemporalCli, resolveTestServer } from '../../src/devstack/temporal-binaries.js';
 import { startTemporalDevServer } from '../../src/devstack/temporal-dev-server.js';
 import { workflowsSource } from '../../src/worker/create-worker.js';
@@ -32,6 +36,12 @@ declare module 'vitest' {
     mailpitApiUrl: string;
     /** The run's seeded administrators and money desk (test/helpers/seed-staff.ts). */
     staff: SeededStaff;
+    /**
+     * The run's PSP simulator: its PSP_API_URL and the PEM files of its CA and of the client
+     * certificate it trusts. Each stack registers an account of its own there, with its own
+     * credentials and notification URLs (test/helpers/stack.ts).
+     */
+    pspSimulator: { url: string; caFile: string; clientCertFile: string; clientKeyFile: string };
   }
 }
 
@@ -39,8 +49,9 @@ declare module 'vitest' {
  * Starts the servers every test file shares, once per run: a fresh embedded PostgreSQL with the
  * migrations applied by its superuser and the application role granted rows only (the API and
  * the worker connect as it, so the suite proves they need no DDL), a Temporal dev server (the real server, headless, in memory), MinIO with
- * the bucket created, Mailpit (the SMTP server whose mailbox the tests read) and one workflow
- * bundle. Time-skipping servers are per file: skipping time is global to a server.
+ * the bucket created, Mailpit (the SMTP server whose mailbox the tests read), the PSP simulator
+ * (one for every file: each stack is an account of its own there) and one workflow bundle.
+ * Time-skipping servers are per file: skipping time is global to a server.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const log = (line: string) => process.stderr.write(`[test setup] ${line}\n`);
@@ -80,8 +91,35 @@ export default async function setup(project: TestProject): Promise<() => Promise
   });
 
   let databaseUrl: string;
+  let psp: PspSimulator | undefined;
+  let starting: Promise<PspSimulator> | undefined;
   try {
+    // The simulator starts while the database migrates.
+    const pki = makePki(join(scratch, 'psp-pki'));
+    const pspStarted = Date.now();
+    starting = startPspSimulator({
+      port: 0,
+      stateFile: join(scratch, 'psp-simulator', 'state.json'),
+      tlsFiles: { cert: pki.server.certFile, key: pki.server.keyFile, ca: pki.ca.certFile },
+      // Nobody's: every stack authenticates as an account it registers.
+      client: { id: 'test-run', secret: randomBytes(24).toString('hex') },
+      receiver: {
+        pixKey: SANDBOX_PIX_KEY,
+        name: SANDBOX_LENDER.LENDER_NAME,
+        cnpj: SANDBOX_LENDER.LENDER_CNPJ,
+        city: 'SAO PAULO',
+        uf: 'SP',
+        cep: '01310100',
+        logradouro: 'Avenida Paulista, 1000',
+      },
+    }).then((started) => {
+      psp = started;
+      log(`PSP simulator listening in ${Date.now() - pspStarted} ms`);
+      return started;
+    });
+    starting.catch(() => {}); // awaited below; a failure meanwhile is not unhandled
     databaseUrl = await migrateForApplication(postgres.url);
+    const simulator = await starting;
     const staff = await seedStaff(databaseUrl);
     const { code } = await bundleWorkflowCode({
       workflowsPath: workflowsSource,
@@ -99,7 +137,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('smtpUrl', mailpit.smtpUrl);
     project.provide('mailpitApiUrl', mailpit.apiUrl);
     project.provide('staff', staff);
+    project.provide('pspSimulator', {
+      url: simulator.url,
+      caFile: pki.ca.certFile,
+      clientCertFile: pki.client.certFile,
+      clientKeyFile: pki.client.keyFile,
+    });
   } catch (error) {
+    await (await starting?.catch(() => undefined))?.stop();
     await mailpit.stop();
     await minio.stop();
     await temporal.teardown();
@@ -112,6 +157,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const database = createDatabase(databaseUrl, { max: 1 });
     const ledger = await ledgerCheckReport(database.db).finally(() => database.close());
     log(`ledger:check after the run: ${ledger.lines.join('; ')}`);
+    await psp?.stop();
     await mailpit.stop();
     await minio.stop();
     await temporal.teardown();

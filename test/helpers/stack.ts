@@ -1,5 +1,5 @@
 import { signingUrls } from '../../src/domain/loans/signing-token.js';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { connectTemporalClient, lazyTemporalClient } from '../../src/temporal/client.js';
 import { customerKeysIn } from '../../src/temporal/customer-keys.js';
@@ -9,16 +9,22 @@ import { createApp } from '../../src/app.js';
 import { createSealedBox } from '../../src/domain/sealed-box.js';
 import { createFileStore } from '../../src/storage/create-file-store.js';
 import type { FileStore } from '../../src/storage/file-store.js';
-import { loadConfig, type Config, pixPayee } from '../../src/config.js';
+import {
+  DEVELOPMENT_PSP_WEBHOOK_SECRET,
+  loadConfig,
+  type Config,
+  pixPayee,
+} from '../../src/config.js';
 import { createDatabase, type Database } from '../../src/db/client.js';
 import { createHttpMetrics } from '../../src/http/metrics.js';
 import { createLogger } from '../../src/logger.js';
 import type { DestinationStream } from 'pino';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import type { RecordedExchange } from '../../src/http/examples/examples.js';
 import { startWorker } from '../../src/worker/start-worker.js';
 import { createMailer } from '../../src/mail/mailer.js';
 import { freePort } from '../../src/devstack/free-port.js';
+import { simulatorControl, type PspSimulator } from '../../src/devstack/psp-simulator/index.js';
 
 export const OPS_TOKEN = 'test-ops-token-0123456789';
 
@@ -36,6 +42,11 @@ export interface TestStack {
   config: Config;
   database: Database;
   temporal: Client;
+  /**
+   * This stack's account at the run's PSP simulator (its PSP_* settings are in `config.psp`), and
+   * the simulator's controls; null when `env` names a PSP of its own.
+   */
+  psp: { clientId: string; control: PspSimulator['control'] } | null;
   stop(): Promise<void>;
 }
 
@@ -79,6 +90,7 @@ export class TestClock {
 export async function startStack(options: StackOptions = {}): Promise<TestStack> {
   const taskQueue = options.taskQueue ?? `test-${randomUUID()}`;
   const port = await freePort();
+  const psp = options.env?.PSP_API_URL ? null : await pspAccount(port, options.env ?? {});
   const config = loadConfig({
     NODE_ENV: 'test',
     DATABASE_URL: inject('databaseUrl'),
@@ -92,6 +104,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     SANDBOX_REVIEW_DELAY: '1s',
     SMTP_URL: inject('smtpUrl'),
+    ...psp?.env,
     ...options.env,
   });
   const logger = createLogger(config.logLevel, 'test', options.logDestination);
@@ -217,6 +230,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     config,
     database,
     temporal,
+    psp: psp && { clientId: psp.clientId, control: psp.control },
     async stop() {
       for (const listener of [server, opsServer])
         if (listener)
@@ -229,6 +243,57 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
       mailer.close();
       await temporal.connection.close();
       await database.close();
+    },
+  };
+}
+
+/** The stack's PSP_* settings as environment variables, for the API and worker processes it spawns. */
+export const pspEnvOf = (config: Config): Record<string, string> =>
+  config.psp
+    ? {
+        PSP_API_URL: config.psp.apiUrl,
+        PSP_CLIENT_ID: config.psp.clientId,
+        PSP_CLIENT_SECRET: config.psp.clientSecret,
+        PSP_TLS_CERT: config.psp.tls.certFile,
+        PSP_TLS_KEY: config.psp.tls.keyFile,
+        PSP_TLS_CA: config.psp.tls.caFile,
+      }
+    : {};
+
+/**
+ * An account of the stack's own at the run's PSP simulator (global-setup.ts starts one for every
+ * file): its own client credentials, and its Pix and payout notifications sent to this stack's
+ * API, signed with the secret the API will check. Returned as the API's and worker's PSP_* settings.
+ */
+async function pspAccount(port: number, env: Record<string, string>) {
+  const simulator = inject('pspSimulator');
+  const control = simulatorControl(simulator.url, readFileSync(simulator.caFile, 'utf8'));
+  const clientId = `stack-${randomUUID()}`;
+  const clientSecret = randomBytes(24).toString('hex');
+  const psp = `http://127.0.0.1:${port}/psp/v1`;
+  const webhookSecret = env.PSP_WEBHOOK_SECRET ?? DEVELOPMENT_PSP_WEBHOOK_SECRET;
+  const registered = await control('PUT', `/clients/${clientId}`, {
+    secret: clientSecret,
+    // Under mutual TLS in front (PSP_WEBHOOK_AUTH=mtls) the API takes no signature: nothing sent.
+    ...(env.PSP_WEBHOOK_AUTH === 'mtls'
+      ? {}
+      : {
+          notify: { url: `${psp}/pix`, secret: webhookSecret },
+          notifyPayouts: { url: `${psp}/payouts`, secret: webhookSecret },
+        }),
+  });
+  if (registered.status !== 201)
+    throw new Error(`the PSP simulator refused the stack's account: ${JSON.stringify(registered)}`);
+  return {
+    clientId,
+    control,
+    env: {
+      PSP_API_URL: simulator.url,
+      PSP_CLIENT_ID: clientId,
+      PSP_CLIENT_SECRET: clientSecret,
+      PSP_TLS_CERT: simulator.clientCertFile,
+      PSP_TLS_KEY: simulator.clientKeyFile,
+      PSP_TLS_CA: simulator.caFile,
     },
   };
 }

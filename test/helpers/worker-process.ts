@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../../src/project-root.js';
 import { formatKeyRing } from '../../src/domain/key-ring.js';
-import type { TestStack } from './stack.js';
+import { pspEnvOf, type TestStack } from './stack.js';
 
 /**
  * A worker of the stack in a process of its own, as production runs it, so a test can SIGKILL it
@@ -33,6 +33,8 @@ export async function spawnWorkerProcess(
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     LOG_LEVEL: 'info',
     ...inject('objectStoreEnv'),
+    // The stack's account at the run's PSP simulator.
+    ...pspEnvOf(stack.config),
     // Several may run at once: no metrics endpoint to contend for.
     WORKER_METRICS_PORT: '0',
     // The run's bundle of this tree's workflows, made once (a previous release bundles its own).

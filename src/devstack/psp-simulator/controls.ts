@@ -3,7 +3,7 @@ import { signPspBody } from '../../domain/pix/psp-signature.js';
 import { centavosOf, valorOf } from '../../psp/valor.js';
 import { payable, spiId, type PixApiContext } from './pix-api.js';
 import type { Answer } from './problems.js';
-import type { Payout, Pix, PayoutPolicy } from './state.js';
+import type { ClientAccount, NotificationTarget, Payout, Pix, PayoutPolicy } from './state.js';
 
 /**
  * Routes under `/_simulator/` that tests and developers use to play the other side of the PSP:
@@ -11,10 +11,12 @@ import type { Payout, Pix, PayoutPolicy } from './state.js';
  * notification lost or sent twice, the clock moving on. Not part of any PSP's API; plain JSON.
  */
 export interface ControlContext extends PixApiContext {
-  /** Where Pix notifications go (the service's `POST /psp/v1/pix`), and the secret they are signed with. */
-  notify?: { url: string; secret: string };
-  /** Where payout outcomes go (`PayoutNotification` of the payout port), signed the same way. */
-  notifyPayouts?: { url: string; secret: string };
+  /**
+   * Where a client's notifications go: its Pix (the service's `POST /psp/v1/pix`) and its payout
+   * outcomes (`PayoutNotification` of the payout port), each with the secret it is signed with.
+   * A charge's or a payout's notification goes to the client that made it.
+   */
+  targets(client: string): { notify?: NotificationTarget; notifyPayouts?: NotificationTarget };
   /** The documents' checks of what is notified (`WebhookPixBody`, `PayoutNotification`). */
   notificationSchemas: { pix: ValidateFunction; payouts: ValidateFunction };
 }
@@ -26,7 +28,7 @@ const error = (status: number, detail: string): Answer => ({
 
 /** POSTs a notification, signed as §14 says, once the document's schema has checked it. */
 async function post(
-  target: { url: string; secret: string } | undefined,
+  target: NotificationTarget | undefined,
   schema: ValidateFunction,
   notification: object,
 ): Promise<number | null> {
@@ -49,10 +51,45 @@ async function post(
 }
 
 const deliver = (context: ControlContext, pix: Pix) =>
-  post(context.notify, context.notificationSchemas.pix, { pix: [pix] });
+  post(
+    context.targets(context.store.chargeClient(pix.txid)).notify,
+    context.notificationSchemas.pix,
+    { pix: [pix] },
+  );
 
 export const deliverPayout = (context: ControlContext, payout: Payout) =>
-  post(context.notifyPayouts, context.notificationSchemas.payouts, { payouts: [payout] });
+  post(
+    context.targets(context.store.payoutClient(payout.id)).notifyPayouts,
+    context.notificationSchemas.payouts,
+    { payouts: [payout] },
+  );
+
+const LOOPBACK_HOSTS = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+/**
+ * A notification target given to a control: an http(s) URL on this machine, its secret 16
+ * characters or more. The simulator is a development tool: it posts to loopback only, whatever
+ * a caller asks, and says so before any connection is opened.
+ */
+function notificationTarget(value: unknown, name: string): NotificationTarget | string {
+  if (typeof value !== 'object' || value === null) return `${name}: {url, secret}`;
+  const { url, secret } = value as Record<string, unknown>;
+  if (typeof url !== 'string' || !URL.canParse(url)) return `${name}.url: a URL`;
+  const parsed = new URL(url);
+  if (!['http:', 'https:'].includes(parsed.protocol) || !LOOPBACK_HOSTS.test(parsed.hostname))
+    return `${name}.url: http(s) on loopback only (localhost, 127.0.0.0/8, [::1])`;
+  if (typeof secret !== 'string' || secret.length < 16)
+    return `${name}.secret: 16 characters or more`;
+  return { url, secret };
+}
+
+/** The account a control names by `client` (the starting client when absent), or why not. */
+const clientNamed = (context: ControlContext, client: unknown): string | Answer => {
+  if (client === undefined || client === context.store.startingClient)
+    return context.store.startingClient;
+  if (typeof client === 'string' && context.store.state.clients[client]) return client;
+  return error(404, `no client ${JSON.stringify(client)}`);
+};
 
 type Route = (
   context: ControlContext,
@@ -122,18 +159,55 @@ const routes: { method: string; path: RegExp; run: Route }[] = [
     },
   },
   {
-    // What the next payouts do: {outcome: 'confirmed' | 'pending' (delayed) | 'failed', failureReason?}.
+    // Registers a client (an account of its own: a test file's stack, say) or changes one:
+    // {secret, notify?: {url, secret}, notifyPayouts?: {url, secret}}. Its charges' Pix and its
+    // payouts' outcomes are notified to its own URLs; it sees only its own charges, Pix and payouts.
+    method: 'PUT',
+    path: /^\/_simulator\/clients\/([A-Za-z0-9._-]{1,64})$/,
+    run: (context, [id = ''], body) => {
+      if (id === context.store.startingClient)
+        return Promise.resolve(error(409, `${id} is the simulator's starting client`));
+      if (typeof body.secret !== 'string' || body.secret.length < 16)
+        return Promise.resolve(error(400, 'secret: 16 characters or more'));
+      const account: ClientAccount = { secret: body.secret };
+      for (const name of ['notify', 'notifyPayouts'] as const) {
+        if (body[name] === undefined) continue;
+        const target = notificationTarget(body[name], name);
+        if (typeof target === 'string') return Promise.resolve(error(400, target));
+        account[name] = target;
+      }
+      const earlier = context.store.state.clients[id];
+      if (earlier?.payoutPolicy) account.payoutPolicy = earlier.payoutPolicy;
+      context.store.state.clients[id] = account;
+      context.store.save();
+      return Promise.resolve({
+        status: earlier ? 200 : 201,
+        body: {
+          id,
+          ...(account.notify ? { notify: account.notify.url } : {}),
+          ...(account.notifyPayouts ? { notifyPayouts: account.notifyPayouts.url } : {}),
+        },
+      });
+    },
+  },
+  {
+    // What the next payouts of a client (`client`, else the starting one) do:
+    // {outcome: 'confirmed' | 'pending' (delayed) | 'failed', failureReason?, client?}.
     method: 'PUT',
     path: /^\/_simulator\/payouts\/policy$/,
     run: (context, _match, body) => {
       const outcome = body.outcome;
       if (outcome !== 'confirmed' && outcome !== 'pending' && outcome !== 'failed')
         return Promise.resolve(error(400, 'outcome: confirmed, pending or failed'));
+      const client = clientNamed(context, body.client);
+      if (typeof client !== 'string') return Promise.resolve(client);
       const policy: PayoutPolicy = {
         outcome,
         ...(typeof body.failureReason === 'string' ? { failureReason: body.failureReason } : {}),
       };
-      context.store.state.payoutPolicy = policy;
+      const account = context.store.state.clients[client];
+      if (account) account.payoutPolicy = policy;
+      else context.store.state.payoutPolicy = policy;
       context.store.save();
       return Promise.resolve({ status: 200, body: policy });
     },
@@ -180,7 +254,8 @@ const routes: { method: string; path: RegExp; run: Route }[] = [
     },
   },
   {
-    // Moves the simulator's clock: {advanceSeconds}.
+    // Moves the simulator's clock, every client's: {advanceSeconds}. (A simulator many test files
+    // share is never moved: expiry there is tested with a short `expiracao`.)
     method: 'POST',
     path: /^\/_simulator\/clock$/,
     run: (context, _match, body) => {

@@ -61,9 +61,18 @@ export async function startPspSimulator(options: SimulatorProcessOptions): Promi
     url,
     process: child,
     stop,
-    control: (method, path, body) => controlCall(url, ca, method, path, body),
+    control: simulatorControl(url, ca),
   };
 }
+
+/**
+ * The control routes of a simulator another process started (the test run's, say), at `base`,
+ * its certificate checked against `ca` (PEM).
+ */
+export const simulatorControl =
+  (base: string, ca: string): PspSimulator['control'] =>
+  (method, path, body) =>
+    controlCall(base, ca, method, path, body);
 
 function controlCall(
   base: string,

@@ -16,7 +16,10 @@ export function postPayout(context: ControlContext, request: Request): Answer {
   const body = request.body as PayoutRequest;
   const earlier = store.state.payoutKeys[key];
   if (earlier) {
-    if (!isDeepStrictEqual(JSON.parse(earlier.request), body))
+    if (
+      (earlier.client ?? store.startingClient) !== context.client ||
+      !isDeepStrictEqual(JSON.parse(earlier.request), body)
+    )
       return problem(
         409,
         'ChaveDeIdempotenciaReutilizada',
@@ -29,7 +32,7 @@ export function postPayout(context: ControlContext, request: Request): Answer {
   }
   const now = store.now();
   const id = `po_${randomBytes(12).toString('hex')}`;
-  const { outcome, failureReason } = store.state.payoutPolicy;
+  const { outcome, failureReason } = store.payoutPolicy(context.client);
   const payout: Payout = {
     id,
     idempotencyKey: key,
@@ -43,7 +46,8 @@ export function postPayout(context: ControlContext, request: Request): Answer {
     updatedAt: now.toISOString(),
   };
   store.state.payouts[id] = payout;
-  store.state.payoutKeys[key] = { id, request: JSON.stringify(body) };
+  store.state.payoutKeys[key] = { id, request: JSON.stringify(body), client: context.client };
+  store.state.payoutClients[id] = context.client;
   store.save();
   // An outcome known at once is notified as a later one would be, after the answer.
   return {
@@ -54,8 +58,9 @@ export function postPayout(context: ControlContext, request: Request): Answer {
 }
 
 export function getPayout(context: ControlContext, request: Request): Answer {
-  const payout = context.store.state.payouts[request.params.id ?? ''];
-  return payout
+  const id = request.params.id ?? '';
+  const payout = context.store.state.payouts[id];
+  return payout && context.store.payoutClient(id) === context.client
     ? { status: 200, body: payout }
     : notFound('NaoEncontrado', request.params.id ?? '');
 }

@@ -34,6 +34,11 @@ export interface PixApiContext {
   receiver: Receiver;
   /** The simulator's own origin, for the payload locations it makes up. */
   origin: string;
+  /**
+   * The client the call authenticated as: it sees and changes only its own charges, Pix and
+   * payouts, as an account at a PSP does (controls act as the starting client).
+   */
+  client: string;
 }
 
 const REMOVED = 'REMOVIDA_PELO_USUARIO_RECEBEDOR';
@@ -89,6 +94,8 @@ export function putCob(context: PixApiContext, request: Request): Answer {
   const txid = request.params.txid ?? '';
   const body = request.body as CobBody;
   const existing = store.state.cobs[txid];
+  if (existing && store.chargeClient(txid) !== context.client)
+    return invalid('CobOperacaoInvalida', 'O txid já é usado por outro usuário recebedor.');
   if (existing && (existing.kind !== 'cob' || existing.record.status !== 'ATIVA'))
     return invalid('CobOperacaoInvalida', 'A cobrança já existe e não está ATIVA.');
   if (body.chave !== receiver.pixKey)
@@ -117,6 +124,7 @@ export function putCob(context: PixApiContext, request: Request): Answer {
     valor: { ...body.valor, original: body.valor.original ?? '0.00' },
   };
   store.state.cobs[txid] = { kind: 'cob', record };
+  store.state.chargeClients[txid] = context.client;
   store.save();
   return { status: existing ? 200 : 201, body: withoutPix(record) };
 }
@@ -126,6 +134,8 @@ export function putCobV(context: PixApiContext, request: Request): Answer {
   const txid = request.params.txid ?? '';
   const body = request.body as CobVBody;
   const existing = store.state.cobs[txid];
+  if (existing && store.chargeClient(txid) !== context.client)
+    return invalid('CobVOperacaoInvalida', 'O txid já é usado por outro usuário recebedor.');
   if (existing && (existing.kind !== 'cobv' || existing.record.status !== 'ATIVA'))
     return invalid('CobVOperacaoInvalida', 'A cobrança já existe e não está ATIVA.');
   if (body.chave !== receiver.pixKey)
@@ -167,6 +177,7 @@ export function putCobV(context: PixApiContext, request: Request): Answer {
     status: 'ATIVA',
   } as CobV;
   store.state.cobs[txid] = { kind: 'cobv', record };
+  store.state.chargeClients[txid] = context.client;
   store.save();
   return { status: existing ? 200 : 201, body: withoutPix(record) };
 }
@@ -183,7 +194,7 @@ export function patchCharge(kind: 'cob' | 'cobv') {
   return (context: PixApiContext, request: Request): Answer => {
     const { store } = context;
     const txid = request.params.txid ?? '';
-    const charge = store.state.cobs[txid];
+    const charge = ownCharge(context, txid);
     if (!charge || charge.kind !== kind)
       return notFound(kind === 'cob' ? 'CobNaoEncontrado' : 'CobVNaoEncontrada', txid);
     if (charge.record.status !== 'ATIVA')
@@ -210,10 +221,20 @@ export function patchCharge(kind: 'cob' | 'cobv') {
   };
 }
 
+/** The charge `txid` if it is the calling client's (another's is as unknown to it as none). */
+const ownCharge = (context: PixApiContext, txid: string) =>
+  context.store.chargeClient(txid) === context.client ? context.store.state.cobs[txid] : undefined;
+
+/** The Pix `e2eid` if it was paid to one of the calling client's charges. */
+const ownPix = (context: PixApiContext, e2eid: string) => {
+  const pix = context.store.state.pix[e2eid];
+  return pix && context.store.chargeClient(pix.txid) === context.client ? pix : undefined;
+};
+
 export function getCharge(kind: 'cob' | 'cobv') {
   return (context: PixApiContext, request: Request): Answer => {
     const txid = request.params.txid ?? '';
-    const charge = context.store.state.cobs[txid];
+    const charge = ownCharge(context, txid);
     if (!charge || charge.kind !== kind)
       return notFound(kind === 'cob' ? 'CobNaoEncontrado' : 'CobVNaoEncontrada', txid);
     return { status: 200, body: charge.record };
@@ -233,7 +254,12 @@ export function listPix(context: PixApiContext, request: Request): Answer {
   const all = Object.values(context.store.state.pix)
     .filter((pix) => {
       const at = Date.parse(pix.horario);
-      return at >= from && at <= to && (txid === undefined || pix.txid === txid);
+      return (
+        at >= from &&
+        at <= to &&
+        (txid === undefined || pix.txid === txid) &&
+        context.store.chargeClient(pix.txid) === context.client
+      );
     })
     .sort((a, b) => a.horario.localeCompare(b.horario) || a.endToEndId.localeCompare(b.endToEndId));
   return {
@@ -257,7 +283,7 @@ export function listPix(context: PixApiContext, request: Request): Answer {
 export function putDevolucao(context: PixApiContext, request: Request): Answer {
   const { store } = context;
   const { e2eid = '', id = '' } = request.params;
-  const pix = store.state.pix[e2eid];
+  const pix = ownPix(context, e2eid);
   if (!pix) return notFound('PixNaoEncontrado', e2eid);
   const body = request.body as Schemas['DevolucaoSolicitada'];
   const devolucoes = pix.devolucoes ?? [];
@@ -289,7 +315,7 @@ export function putDevolucao(context: PixApiContext, request: Request): Answer {
 
 export function getDevolucao(context: PixApiContext, request: Request): Answer {
   const { e2eid = '', id = '' } = request.params;
-  const devolucao = context.store.state.pix[e2eid]?.devolucoes?.find((d) => d.id === id);
+  const devolucao = ownPix(context, e2eid)?.devolucoes?.find((d) => d.id === id);
   if (!devolucao) return notFound('PixDevolucaoNaoEncontrada', `${e2eid}/${id}`);
   return { status: 200, body: devolucao };
 }

@@ -43,12 +43,16 @@ export interface PspSimulatorOptions {
   stateFile: string;
   /** PEM: the server's certificate and key, and the CA its clients' certificates must chain to. */
   tls: { cert: string; key: string; ca: string };
-  /** The OAuth2 client the service authenticates as. */
+  /**
+   * The starting OAuth2 client (the service's, in development): it owns what it makes, and what
+   * names no client. More clients, each with its own notification URLs, are registered by a
+   * control (`PUT /_simulator/clients/{id}`).
+   */
   client: { id: string; secret: string };
   receiver: Receiver;
-  /** Where Pix notifications go (the service's `POST /psp/v1/pix`), signed with this secret. */
+  /** Where the starting client's Pix are notified (the service's `POST /psp/v1/pix`), signed with this secret. */
   notify?: { url: string; secret: string };
-  /** Where payout outcomes go (`PayoutNotification`), signed the same way. */
+  /** Where its payout outcomes go (`PayoutNotification`), signed the same way. */
   notifyPayouts?: { url: string; secret: string };
   tokenTtlSeconds?: number;
 }
@@ -81,18 +85,27 @@ const sameText = (a: string, b: string) => {
 export async function runPspSimulator(options: PspSimulatorOptions): Promise<RunningSimulator> {
   const contracts = await loadContracts();
   const notificationSchemas = notificationValidators(contracts);
-  const store = new StateFile(options.stateFile);
-  const tokens = new Map<string, number>();
+  const store = new StateFile(options.stateFile, options.client.id);
+  /** Bearer token → its client and when it expires. */
+  const tokens = new Map<string, { client: string; expires: number }>();
   const ttl = options.tokenTtlSeconds ?? 3600;
   let origin = '';
-  const context = (): ControlContext => ({
+  const starting = {
+    ...(options.notify ? { notify: options.notify } : {}),
+    ...(options.notifyPayouts ? { notifyPayouts: options.notifyPayouts } : {}),
+  };
+  const context = (client: string): ControlContext => ({
     store,
     receiver: options.receiver,
     origin,
+    client,
     notificationSchemas,
-    ...(options.notify ? { notify: options.notify } : {}),
-    ...(options.notifyPayouts ? { notifyPayouts: options.notifyPayouts } : {}),
+    targets: (owner) =>
+      owner === options.client.id ? starting : (store.state.clients[owner] ?? {}),
   });
+  /** The secret of client `id`: the starting client's, or a registered one's. */
+  const secretOf = (id: string) =>
+    id === options.client.id ? options.client.secret : store.state.clients[id]?.secret;
 
   function token(request: IncomingMessage, raw: string): Answer {
     const form = new URLSearchParams(raw);
@@ -107,10 +120,11 @@ export async function runPspSimulator(options: PspSimulatorOptions): Promise<Run
         : [form.get('client_id') ?? '', form.get('client_secret') ?? ''];
     if (form.get('grant_type') !== 'client_credentials')
       return { status: 400, body: { error: 'unsupported_grant_type' } };
-    if (!sameText(id ?? '', options.client.id) || !sameText(secret ?? '', options.client.secret))
+    const expected = secretOf(id ?? '');
+    if (expected === undefined || !sameText(secret ?? '', expected))
       return { status: 401, body: { error: 'invalid_client' } };
     const accessToken = randomBytes(24).toString('base64url');
-    tokens.set(accessToken, Date.now() + ttl * 1000);
+    tokens.set(accessToken, { client: id ?? '', expires: Date.now() + ttl * 1000 });
     return {
       status: 200,
       body: { access_token: accessToken, token_type: 'Bearer', expires_in: ttl },
@@ -130,8 +144,8 @@ export async function runPspSimulator(options: PspSimulatorOptions): Promise<Run
     if (!found?.operation)
       return problem(404, 'NaoEncontrado', 'Not Found', `${method.toUpperCase()} ${path}`);
     const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
-    const expires = bearer === undefined ? undefined : tokens.get(bearer);
-    if (expires === undefined || expires <= Date.now())
+    const holder = bearer === undefined ? undefined : tokens.get(bearer);
+    if (holder === undefined || holder.expires <= Date.now())
       return {
         ...problem(401, 'NaoAutorizado', 'Unauthorized', 'A valid bearer token is required.'),
         headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
@@ -165,7 +179,7 @@ export async function runPspSimulator(options: PspSimulatorOptions): Promise<Run
     const { params } = contract.api.router.parseRequest({ method, path, headers }, operation) as {
       params: Record<string, string>;
     };
-    const answer = implemented.handler(context(), { params, query, body, headers });
+    const answer = implemented.handler(context(holder.client), { params, query, body, headers });
     const verdict = contract.api.validateResponse(answer.body, operation, answer.status);
     if (!verdict.valid) {
       process.stderr.write(
@@ -196,7 +210,12 @@ export async function runPspSimulator(options: PspSimulatorOptions): Promise<Run
       } catch {
         body = {};
       }
-      answer = await control(context(), request.method ?? 'GET', url.pathname, body);
+      answer = await control(
+        context(options.client.id),
+        request.method ?? 'GET',
+        url.pathname,
+        body,
+      );
     } else if (!authorized) {
       // Mutual TLS: without a certificate from the CA nothing of the API or the token answers.
       answer =

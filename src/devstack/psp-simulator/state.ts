@@ -17,6 +17,23 @@ export interface PayoutPolicy {
   failureReason?: string;
 }
 
+/** Where a client's notifications go, and the secret they are signed with (§14). */
+export interface NotificationTarget {
+  url: string;
+  secret: string;
+}
+
+/**
+ * A client registered by a control (`PUT /_simulator/clients/{id}`): an account of its own at the
+ * PSP, as each lender has, with its secret, its notification URLs and its payouts' policy.
+ */
+export interface ClientAccount {
+  secret: string;
+  notify?: NotificationTarget;
+  notifyPayouts?: NotificationTarget;
+  payoutPolicy?: PayoutPolicy;
+}
+
 export interface SimulatorState {
   /** Added to the wall clock (a control moves it), so tests expire charges without waiting. */
   clockOffsetMs: number;
@@ -25,9 +42,14 @@ export interface SimulatorState {
   /** Every Pix received, by end-to-end id, with the devolucoes asked for it. */
   pix: Record<string, Pix>;
   payouts: Record<string, Payout>;
-  /** Idempotency key → payout id, and the request it came with (to refuse a different one). */
-  payoutKeys: Record<string, { id: string; request: string }>;
+  /** Idempotency key → payout id, the request it came with (to refuse a different one), its client. */
+  payoutKeys: Record<string, { id: string; request: string; client?: string }>;
+  /** The starting client's policy (a registered client keeps its own in its account). */
   payoutPolicy: PayoutPolicy;
+  clients: Record<string, ClientAccount>;
+  /** Whose each charge (by txid) and payout (by id) is; absent: the starting client's. */
+  chargeClients: Record<string, string>;
+  payoutClients: Record<string, string>;
 }
 
 const empty = (): SimulatorState => ({
@@ -38,6 +60,9 @@ const empty = (): SimulatorState => ({
   payouts: {},
   payoutKeys: {},
   payoutPolicy: { outcome: 'confirmed' },
+  clients: {},
+  chargeClients: {},
+  payoutClients: {},
 });
 
 /**
@@ -48,7 +73,11 @@ const empty = (): SimulatorState => ({
 export class StateFile {
   readonly state: SimulatorState;
 
-  constructor(private readonly file: string) {
+  /** `startingClient`: the client of the simulator's options, who owns what names no client. */
+  constructor(
+    private readonly file: string,
+    readonly startingClient: string,
+  ) {
     mkdirSync(dirname(file), { recursive: true });
     this.state = StateFile.read(file);
   }
@@ -70,5 +99,20 @@ export class StateFile {
 
   now(): Date {
     return new Date(Date.now() + this.state.clockOffsetMs);
+  }
+
+  /** The client whose charge `txid` is (a Pix belongs to its charge's client). */
+  chargeClient(txid: string | undefined): string {
+    return this.state.chargeClients[txid ?? ''] ?? this.startingClient;
+  }
+
+  payoutClient(id: string): string {
+    return this.state.payoutClients[id] ?? this.startingClient;
+  }
+
+  payoutPolicy(client: string): PayoutPolicy {
+    return client === this.startingClient
+      ? this.state.payoutPolicy
+      : (this.state.clients[client]?.payoutPolicy ?? { outcome: 'confirmed' });
   }
 }
