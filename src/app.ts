@@ -12,13 +12,21 @@ import { ApiRouter, type DocumentedOperation } from './http/api-router.js';
 import type { AppState } from './http/context.js';
 import {
   breakGlassCounter,
+  registerDisabledEndpointsGauge,
   registerLedgerGauge,
+  registerOutboxGauge,
   registerUnmatchedPixGauge,
   type HttpMetrics,
 } from './http/metrics.js';
 import { ledgerImbalance } from './db/queries/ledger.js';
 import { takeTokens } from './db/queries/rate-limits.js';
 import { unmatchedPixCount } from './db/queries/charges.js';
+import { disabledEndpointCounts } from './db/queries/webhook-endpoints.js';
+import {
+  certificatesInUse,
+  registerCertificateExpiry,
+} from './observability/certificate-expiry.js';
+import { oldestPendingStartSeconds } from './temporal/outbox.js';
 import { idempotency } from './http/middleware/idempotency.js';
 import { opsAuth } from './http/middleware/ops-auth.js';
 import { pspAuth } from './http/middleware/psp-auth.js';
@@ -265,6 +273,9 @@ export function createApp(deps: AppDeps): App {
   registerLedgerGauge(metrics, () => ledgerImbalance(db));
   unmatchedPixRoutes(opsApi, loanDeps);
   registerUnmatchedPixGauge(metrics, () => unmatchedPixCount(db));
+  registerOutboxGauge(metrics, () => oldestPendingStartSeconds(db));
+  registerDisabledEndpointsGauge(metrics, () => disabledEndpointCounts(db));
+  registerCertificateExpiry(metrics.registry, certificatesInUse(config));
   smokeCheckRoutes(opsApi, { db, temporal, logger, taskQueue: config.temporal.taskQueue });
 
   const pspApi = new ApiRouter('/psp/v1', guards, idempotencyGuard.middleware);

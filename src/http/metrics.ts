@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { environments } from '../domain/environments.js';
 
 export interface HttpMetrics {
   readonly registry: Registry;
@@ -85,5 +86,52 @@ export function breakGlassCounter(metrics: HttpMetrics): Counter {
     name: 'ops_break_glass_uses_total',
     help: 'Requests authenticated with the break-glass OPS_TOKEN (each audited; any increase is an alert).',
     registers: [metrics.registry],
+  });
+}
+
+/**
+ * `workflow_outbox_oldest_pending_seconds`: how long the oldest record whose workflow has not
+ * started has waited, read when `/metrics` is scraped. Starts happen right after the commit and the
+ * worker's sweeper retries the rest (backing off to 5 minutes): minutes here mean Temporal is
+ * unreachable or a start keeps failing (the row's `last_error` says why).
+ */
+export function registerOutboxGauge(metrics: HttpMetrics, read: () => Promise<number>): void {
+  if (metrics.registry.getSingleMetric('workflow_outbox_oldest_pending_seconds')) return;
+  new Gauge({
+    name: 'workflow_outbox_oldest_pending_seconds',
+    help: 'Seconds the oldest record waiting for its workflow to start has waited (0: none waits).',
+    registers: [metrics.registry],
+    async collect() {
+      this.set(await read());
+    },
+  });
+}
+
+/** Why an endpoint is disabled: by its partner, or by the service (410, or five failed events). */
+export const disabledReasons = ['manual', 'gone', 'failing'] as const;
+
+/**
+ * `webhook_endpoints_disabled{environment,reason}`: disabled endpoints of every partner, read when
+ * `/metrics` is scraped. Every pair is exported, 0 included, so a first disabling shows as a rise
+ * (the alert takes `delta`).
+ */
+export function registerDisabledEndpointsGauge(
+  metrics: HttpMetrics,
+  read: () => Promise<{ environment: string; reason: string; count: number }[]>,
+): void {
+  if (metrics.registry.getSingleMetric('webhook_endpoints_disabled')) return;
+  new Gauge({
+    name: 'webhook_endpoints_disabled',
+    help: 'Disabled webhook endpoints, by environment and reason (manual: by the partner; gone, failing: by the service).',
+    labelNames: ['environment', 'reason'] as const,
+    registers: [metrics.registry],
+    async collect() {
+      const counts = await read();
+      for (const environment of environments)
+        for (const reason of disabledReasons) {
+          const found = counts.find((c) => c.environment === environment && c.reason === reason);
+          this.set({ environment, reason }, found?.count ?? 0);
+        }
+    },
   });
 }

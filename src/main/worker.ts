@@ -9,6 +9,10 @@ import { prebuiltWorkflowBundle, Runtime } from '../worker/create-worker.js';
 import { signingUrls } from '../domain/loans/signing-token.js';
 import { createFileStore } from '../storage/create-file-store.js';
 import { createWorkerMetrics, serveWorkerMetrics } from '../worker/metrics.js';
+import {
+  certificatesInUse,
+  registerCertificateExpiry,
+} from '../observability/certificate-expiry.js';
 import { startWorker } from '../worker/start-worker.js';
 import { runMain } from './run-main.js';
 
@@ -21,6 +25,7 @@ await runMain('worker', async (logger) => {
   const database = createDatabase(config.databaseUrl, { max: config.databasePoolSize });
   await checkDatabaseAtStart(database.sql, config.nodeEnv, logger);
   const metrics = createWorkerMetrics({ processMetrics: true });
+  registerCertificateExpiry(metrics.registry, certificatesInUse(config));
   // Staff changes mail their operator a code (issue 37): the same SMTP server as the API's.
   const mailer = createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, logger });
   const metricsServer =

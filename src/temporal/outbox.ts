@@ -174,3 +174,18 @@ export async function updateWithStart<Ret, Args extends unknown[]>(
     ...(updateId ? { updateId } : {}),
   });
 }
+
+/**
+ * Seconds the oldest outbox row still unstarted has waited since its commit (0 when none): the
+ * `workflow_outbox_oldest_pending_seconds` gauge ops alert on. Reads the pending rows only (the
+ * partial index of the sweeper).
+ */
+export async function oldestPendingStartSeconds(db: DbOrTx): Promise<number> {
+  const [row] = await db
+    .select({
+      seconds: sql<string>`coalesce(extract(epoch from now() - min(${workflowOutbox.createdAt})), 0)`,
+    })
+    .from(workflowOutbox)
+    .where(isNull(workflowOutbox.startedAt));
+  return Math.max(0, Number(row?.seconds ?? 0));
+}

@@ -1,4 +1,7 @@
 import { fieldErrorCatalogue } from '../../src/errors.js';
+import { disabledEndpointCounts } from '../../src/db/queries/webhook-endpoints.js';
+import { webhookEndpoints, workflowOutbox } from '../../src/db/schema/index.js';
+import { oldestPendingStartSeconds } from '../../src/temporal/outbox.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 import { createPartner, tokenFor } from '../helpers/partners.js';
@@ -178,6 +181,56 @@ describe('health, readiness and metrics', () => {
     expect(text).toMatch(
       /http_request_duration_seconds_bucket\{le="0\.005",method="GET",route="\/healthz",status="200"\}/,
     );
+  });
+});
+
+describe('the gauges the alert rules read', () => {
+  it('are on /metrics, every environment and reason of the disabled endpoints included', async () => {
+    const text = await (await call('/metrics', { headers: ops })).text();
+    expect(text).toMatch(/^workflow_outbox_oldest_pending_seconds \d+(\.\d+)?$/m);
+    for (const environment of ['sandbox', 'production'])
+      for (const reason of ['manual', 'gone', 'failing'])
+        expect(text).toMatch(
+          new RegExp(
+            `^webhook_endpoints_disabled\\{environment="${environment}",reason="${reason}"\\} \\d+$`,
+            'm',
+          ),
+        );
+  });
+
+  it('count what waits: an unstarted outbox row and a disabled endpoint (rolled back)', async () => {
+    const rolledBack = new Error('rolled back');
+    const seen = stack.database.db.transaction(async (tx) => {
+      await tx.insert(workflowOutbox).values({
+        workflowId: `smoke-check/smk_${'9'.repeat(32)}`,
+        workflowType: 'smokeCheckWorkflow',
+        taskQueue: 'nowhere',
+        args: [],
+        searchAttributes: {},
+        createdAt: new Date(Date.now() - 15 * 60_000),
+        nextAttemptAt: new Date(Date.now() + 60 * 60_000),
+      });
+      // now() is the transaction's start, a moment before the row's time was taken.
+      const waited = await oldestPendingStartSeconds(tx);
+      expect(waited).toBeGreaterThan(14 * 60);
+      expect(waited).toBeLessThan(16 * 60);
+      const before = await disabledEndpointCounts(tx);
+      const failing = (counts: typeof before) =>
+        counts.find((c) => c.environment === 'production' && c.reason === 'failing')?.count ?? 0;
+      await tx.insert(webhookEndpoints).values({
+        id: `we_${'9'.repeat(32)}`,
+        partnerId: 'ptn_gauges',
+        environment: 'production',
+        url: 'https://receiver.example/hooks',
+        events: [],
+        status: 'disabled',
+        disabledReason: 'failing',
+        secretSealed: 'sealed',
+      });
+      expect(failing(await disabledEndpointCounts(tx))).toBe(failing(before) + 1);
+      throw rolledBack;
+    });
+    await expect(seen).rejects.toBe(rolledBack);
   });
 });
 

@@ -3,10 +3,15 @@ import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { NativeConnection } from '@temporalio/worker';
+import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, developmentRing, loadConfig } from '../../src/config.js';
 import { lazyTemporalClient, temporalReachable } from '../../src/temporal/client.js';
 import { connectionSecurity } from '../../src/temporal/client.js';
+import {
+  certificatesInUse,
+  registerCertificateExpiry,
+} from '../../src/observability/certificate-expiry.js';
 import { makeTestPki, type TestPki } from '../helpers/test-pki.js';
 
 const development = {
@@ -206,5 +211,46 @@ describe('Temporal connections over mutual TLS with an API key (a loopback serve
     } finally {
       tls.server.close();
     }
+  });
+});
+
+describe('the certificates in use, for the expiry alerts', () => {
+  it('reports when each configured certificate expires, and none when none is configured', async () => {
+    const config = loadConfig({
+      ...development,
+      TEMPORAL_TLS_CERT: pki.client.certFile,
+      TEMPORAL_TLS_KEY: pki.client.keyFile,
+      TEMPORAL_TLS_CA: pki.ca.certFile,
+      PSP_API_URL: 'https://127.0.0.1:9/',
+      PSP_CLIENT_ID: 'lender',
+      PSP_CLIENT_SECRET: 'a-secret-of-the-psp-simulator',
+      PSP_TLS_CERT: pki.server.certFile,
+      PSP_TLS_KEY: pki.server.keyFile,
+      PSP_TLS_CA: pki.ca.certFile,
+    });
+    const registry = new Registry();
+    registerCertificateExpiry(registry, certificatesInUse(config));
+    const text = await registry.metrics();
+    const reported: Record<string, number> = Object.fromEntries(
+      [
+        ...text.matchAll(
+          /^tls_certificate_expiry_timestamp_seconds\{certificate="(\w+)"\} (\d+)$/gm,
+        ),
+      ].map(([, name, value]): [string, number] => [name!, Number(value)]),
+    );
+    expect(Object.keys(reported).sort()).toEqual([
+      'psp_ca',
+      'psp_client',
+      'temporal_ca',
+      'temporal_client',
+    ]);
+    // The test PKI issues everything for one day (openssl -days 1).
+    const inADay = Date.now() / 1000 + 86_400;
+    for (const seconds of Object.values(reported))
+      expect(Math.abs(seconds - inADay)).toBeLessThan(3600);
+
+    const none = new Registry();
+    registerCertificateExpiry(none, certificatesInUse(loadConfig(development)));
+    expect(await none.metrics()).not.toMatch(/^tls_certificate_expiry_timestamp_seconds\{/m);
   });
 });

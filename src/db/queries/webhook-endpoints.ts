@@ -133,3 +133,22 @@ export async function rotateSecret(
     .returning({ id: webhookEndpoints.id });
   return rows.length > 0;
 }
+
+/**
+ * Disabled endpoints of every partner, by environment and reason (`manual`: the partner's own;
+ * `gone`, `failing`: the service's): the `webhook_endpoints_disabled` gauge. Ops-wide on purpose,
+ * like the ledger's and unmatched Pix's gauges: it names no partner.
+ */
+export async function disabledEndpointCounts(
+  db: DbOrTx,
+): Promise<{ environment: string; reason: string; count: number }[]> {
+  return db
+    .select({
+      environment: webhookEndpoints.environment,
+      reason: sql<string>`coalesce(${webhookEndpoints.disabledReason}, 'manual')`,
+      count: sql<number>`count(*)::int`,
+    })
+    .from(webhookEndpoints)
+    .where(eq(webhookEndpoints.status, 'disabled'))
+    .groupBy(webhookEndpoints.environment, webhookEndpoints.disabledReason);
+}
