@@ -141,26 +141,20 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   const mailer = createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, logger });
   const approvals = { decisionKeys: config.keys.approvalDecision, mailer };
   const stops: (() => Promise<void>)[] = [];
-  if (options.worker ?? true) {
-    const workerDatabase = createDatabase(config.databaseUrl, { max: 5 });
-    const worker = await startWorker(
+  /** A worker of this stack, as src/main/worker.ts starts one, on the database given. */
+  const startWorkerOn = (db: typeof database.db) =>
+    startWorker(
       {
         ...config.temporal,
         taskQueue,
         maintenanceIntervalMs: config.outboxSweepIntervalMs,
         workflowBundlePath: inject('workflowBundlePath'),
       },
-      {
-        db: workerDatabase.db,
-        logger,
-        webhooks,
-        offers,
-        loans,
-        files,
-        deniedDocumentRetentionMs,
-        approvals,
-      },
+      { db, logger, webhooks, offers, loans, files, deniedDocumentRetentionMs, approvals },
     );
+  if (options.worker ?? true) {
+    const workerDatabase = createDatabase(config.databaseUrl, { max: 5 });
+    const worker = await startWorkerOn(workerDatabase.db);
     stops.push(async () => {
       await worker.stop();
       await workerDatabase.close();
@@ -192,25 +186,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
 
   return {
     baseUrl: `http://127.0.0.1:${port}`,
-    startWorker: () =>
-      startWorker(
-        {
-          ...config.temporal,
-          taskQueue,
-          maintenanceIntervalMs: config.outboxSweepIntervalMs,
-          workflowBundlePath: inject('workflowBundlePath'),
-        },
-        {
-          db: database.db,
-          logger,
-          webhooks,
-          offers,
-          loans,
-          files,
-          deniedDocumentRetentionMs,
-          approvals,
-        },
-      ),
+    startWorker: () => startWorkerOn(database.db),
     activities: () =>
       createActivities({
         db: database.db,
