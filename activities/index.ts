@@ -16,6 +16,7 @@ import type { OfferTiming } from '../src/temporal/credit-workflows.js';
 import type { FileStore } from '../src/storage/file-store.js';
 import type { KeyRing } from '../src/domain/key-ring.js';
 import type { Mailer } from '../src/mail/mailer.js';
+import type { PspClient } from '../src/psp/client.js';
 
 /** What activities may touch. Built once per worker process and handed in, never imported. */
 export interface ActivityDeps {
@@ -34,6 +35,12 @@ export interface ActivityDeps {
   files: FileStore;
   /** DENIED_DOCUMENT_RETENTION: how long a denied customer's documents are kept. */
   deniedDocumentRetentionMs: number;
+  /**
+   * The lender's PSP (contract §16): production money moves through it. Null where `PSP_API_URL`
+   * is unset (development without the simulator, unit tests): production loans then keep ops'
+   * manual path.
+   */
+  psp: PspClient | null;
   approvals: {
     /** APPROVAL_DECISION_KEYS: verify the API's proof of each decision (never in Temporal). */
     decisionKeys: KeyRing;

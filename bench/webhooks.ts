@@ -103,6 +103,8 @@ try {
       // Deliveries never touch files; a scratch folder stands as the store.
       files: createLocalFileStore(join(scratch, 'files')),
       deniedDocumentRetentionMs: developmentConfig.retention.deniedDocumentsMs,
+      // Deliveries move no money.
+      psp: null,
       loans: {
         signingUrl: (loanId) => `http://127.0.0.1/hosted/signing/${loanId}`,
         iof: developmentConfig.iof,

@@ -14,6 +14,7 @@ import {
   registerCertificateExpiry,
 } from '../observability/certificate-expiry.js';
 import { startWorker } from '../worker/start-worker.js';
+import { pspClientFor } from '../psp/client.js';
 import { runMain } from './run-main.js';
 
 await runMain('worker', async (logger) => {
@@ -52,6 +53,7 @@ await runMain('worker', async (logger) => {
       files: createFileStore(config.fileStore),
       deniedDocumentRetentionMs: config.retention.deniedDocumentsMs,
       approvals: { decisionKeys: config.keys.approvalDecision, mailer },
+      psp: config.psp && pspClientFor(config.psp),
       metrics,
       offers: { validityMs: config.offerValidityMs, renewalDelayMs: config.offerRenewalDelayMs },
       loans: {

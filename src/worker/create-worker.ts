@@ -35,6 +35,7 @@ export interface WorkerDeps {
   files: ActivityDeps['files'];
   deniedDocumentRetentionMs: number;
   approvals: ActivityDeps['approvals'];
+  psp: ActivityDeps['psp'];
   logger: Logger;
   /**
    * Path of a bundle made by `bundleWorkflowCode` (production: the prebuilt one; tests: one per
@@ -88,6 +89,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     files: deps.files,
     deniedDocumentRetentionMs: deps.deniedDocumentRetentionMs,
     approvals: deps.approvals,
+    psp: deps.psp,
   });
   const create = (taskQueue: string) =>
     Worker.create({

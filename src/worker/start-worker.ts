@@ -37,6 +37,7 @@ export async function startWorker(
     | 'files'
     | 'deniedDocumentRetentionMs'
     | 'approvals'
+    | 'psp'
   > & {
     metrics?: WorkerMetrics;
   },
@@ -69,6 +70,7 @@ export async function startWorker(
     files: deps.files,
     deniedDocumentRetentionMs: deps.deniedDocumentRetentionMs,
     approvals: deps.approvals,
+    psp: deps.psp,
     ...(settings.workflowBundlePath ? { workflowBundlePath: settings.workflowBundlePath } : {}),
     ...(settings.maxCachedWorkflows !== undefined
       ? { maxCachedWorkflows: settings.maxCachedWorkflows }

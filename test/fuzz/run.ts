@@ -17,6 +17,7 @@
  * (default 1) seeds the run; FUZZ_LOG_LEVEL (default warn) sets the service log's (`info` logs every
  * request with its duration). Reports and the service's log go to `.data/fuzz/`.
  */
+import { pspClientFor } from '../../src/psp/client.js';
 import { signingUrls } from '../../src/domain/loans/signing-token.js';
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -125,6 +126,7 @@ try {
         decisionKeys: config.keys.approvalDecision,
         mailer: createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, logger }),
       },
+      psp: config.psp && pspClientFor(config.psp),
       loans: {
         signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink),
         iof: config.iof,

@@ -24,6 +24,7 @@ import type { RecordedExchange } from '../../src/http/examples/examples.js';
 import { startWorker } from '../../src/worker/start-worker.js';
 import { createMailer } from '../../src/mail/mailer.js';
 import { freePort } from '../../src/devstack/free-port.js';
+import { pspClientFor } from '../../src/psp/client.js';
 import { simulatorControl, type PspSimulator } from '../../src/devstack/psp-simulator/index.js';
 
 export const OPS_TOKEN = 'test-ops-token-0123456789';
@@ -140,6 +141,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   // The worker's mail (an operator's enrollment code): the run's Mailpit, like the API's.
   const mailer = createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, logger });
   const approvals = { decisionKeys: config.keys.approvalDecision, mailer };
+  const pspClient = config.psp && pspClientFor(config.psp);
   const stops: (() => Promise<void>)[] = [];
   /** A worker of this stack, as src/main/worker.ts starts one, on the database given. */
   const startWorkerOn = (db: typeof database.db) =>
@@ -150,7 +152,17 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         maintenanceIntervalMs: config.outboxSweepIntervalMs,
         workflowBundlePath: inject('workflowBundlePath'),
       },
-      { db, logger, webhooks, offers, loans, files, deniedDocumentRetentionMs, approvals },
+      {
+        db,
+        logger,
+        webhooks,
+        offers,
+        loans,
+        files,
+        deniedDocumentRetentionMs,
+        approvals,
+        psp: pspClient,
+      },
     );
   if (options.worker ?? true) {
     const workerDatabase = createDatabase(config.databaseUrl, { max: 5 });
@@ -200,6 +212,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         files,
         deniedDocumentRetentionMs,
         approvals,
+        psp: pspClient,
       }),
     webhooks,
     files,
