@@ -5,7 +5,9 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createSealedBox } from '../domain/sealed-box.js';
 import { createMailer } from '../mail/mailer.js';
+import { makeTelemetryFilterString } from '@temporalio/worker';
 import { prebuiltWorkflowBundle, Runtime } from '../worker/create-worker.js';
+import { temporalLogger } from '../worker/temporal-logger.js';
 import { signingUrls } from '../domain/loans/signing-token.js';
 import { createFileStore } from '../storage/create-file-store.js';
 import { createWorkerMetrics, serveWorkerMetrics } from '../worker/metrics.js';
@@ -21,7 +23,15 @@ await runMain('worker', async (logger) => {
   const config = loadConfig();
   logger.level = config.logLevel;
   // runMain owns the signals, so the shutdown order (housekeeping, worker, connections) stays ours.
-  Runtime.install({ shutdownSignals: [] });
+  // The SDK's own logs (the worker's, Core's, workflows' and activities' `log`) are lines of this
+  // process's pino logger: one JSON format for the log shipper (issue 42).
+  Runtime.install({
+    shutdownSignals: [],
+    logger: temporalLogger(logger),
+    telemetryOptions: {
+      logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
+    },
+  });
   // Migrations are the migrate command's (as the owner); this role reads and writes rows only.
   const database = createDatabase(config.databaseUrl, { max: config.databasePoolSize });
   await checkDatabaseAtStart(database.sql, config.nodeEnv, logger);

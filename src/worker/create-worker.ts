@@ -4,7 +4,6 @@ import type { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import {
   bundleWorkflowCode,
-  DefaultLogger,
   NativeConnection,
   Runtime,
   Worker,
@@ -15,6 +14,7 @@ import type { Db } from '../db/client.js';
 import type { Logger } from '../logger.js';
 import { projectRoot } from '../project-root.js';
 import { deliveryTaskQueue } from '../temporal/task-queues.js';
+import { temporalLogger } from './temporal-logger.js';
 
 /** Prebuilt by `npm run build` for production workers; development and tests bundle the sources. */
 export const prebuiltWorkflowBundle = join(projectRoot, 'dist', 'workflow-bundle.js');
@@ -75,7 +75,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     ? { codePath: deps.workflowBundlePath }
     : await bundleWorkflowCode({
         workflowsPath: workflowsSource,
-        logger: new DefaultLogger('WARN'),
+        logger: temporalLogger(deps.logger),
       });
   const activities = createActivities({
     db: deps.db,

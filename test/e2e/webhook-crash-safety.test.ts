@@ -39,7 +39,8 @@ describe('crash safety of webhook delivery', () => {
         : { status: 200 },
     );
 
-    const doomed = await spawnWorkerProcess(stack, { ca: receiver.ca });
+    const output: string[] = [];
+    const doomed = await spawnWorkerProcess(stack, { ca: receiver.ca, output });
     const customer = await registerCustomer(api);
     await eventually(
       async () => receiver.requests.find((r) => r.path === '/crash'),
@@ -47,6 +48,13 @@ describe('crash safety of webhook delivery', () => {
       60_000,
     );
     doomed.kill('SIGKILL');
+    // One log format (issue 42): every line the worker wrote is a JSON object, the Temporal SDK's
+    // own lines among them.
+    const lines = output.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.find((line) => line.component === 'temporal-sdk')).toMatchObject({
+      sdkComponent: 'worker',
+      msg: 'Worker state changed',
+    });
 
     // A new worker takes over; the lost attempt times out on the server and is retried on schedule.
     const worker = await stack.startWorker();

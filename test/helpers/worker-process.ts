@@ -14,11 +14,12 @@ import { pspEnvOf, type TestStack } from './stack.js';
  * longer than a request waits for a workflow). `ca` is a PEM the worker trusts for webhook
  * deliveries (a test receiver's). `root` runs the worker of another tree (a previous release's,
  * extracted by the upgrade test) from its own `src/main/worker.ts` and workflow sources; `env` adds
- * to or overrides the environment it is given.
+ * to or overrides the environment it is given. `output` receives every line it writes, on stdout
+ * and on stderr.
  */
 export async function spawnWorkerProcess(
   stack: TestStack,
-  options: { ca?: string; root?: string; env?: Record<string, string> } = {},
+  options: { ca?: string; root?: string; env?: Record<string, string>; output?: string[] } = {},
 ): Promise<ChildProcess> {
   const root = options.root ?? projectRoot;
   const env: NodeJS.ProcessEnv = {
@@ -49,8 +50,10 @@ export async function spawnWorkerProcess(
   const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/main/worker.ts')], {
     cwd: root,
     env,
-    stdio: ['ignore', 'pipe', 'ignore'],
+    stdio: ['ignore', 'pipe', options.output ? 'pipe' : 'ignore'],
   });
+  if (child.stderr)
+    createInterface({ input: child.stderr }).on('line', (line) => options.output?.push(line));
   // The last lines it logged, to say why it did not start.
   const lastLines: string[] = [];
   await new Promise<void>((resolve, reject) => {
@@ -60,6 +63,7 @@ export async function spawnWorkerProcess(
     );
     // Its log lines are read to the end, so the pipe never fills.
     createInterface({ input: child.stdout }).on('line', (line) => {
+      options.output?.push(line);
       lastLines.push(line);
       if (lastLines.length > 5) lastLines.shift();
       if (line.includes('"msg":"worker running"')) {
