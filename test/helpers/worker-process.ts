@@ -50,10 +50,9 @@ export async function spawnWorkerProcess(
   const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/main/worker.ts')], {
     cwd: root,
     env,
-    stdio: ['ignore', 'pipe', options.output ? 'pipe' : 'ignore'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  if (child.stderr)
-    createInterface({ input: child.stderr }).on('line', (line) => options.output?.push(line));
+  createInterface({ input: child.stderr }).on('line', (line) => options.output?.push(line));
   // The last lines it logged, to say why it did not start.
   const lastLines: string[] = [];
   await new Promise<void>((resolve, reject) => {
