@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
+import { msNumberToTs } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { projectRoot } from '../../src/project-root.js';
 import { namespaceRetention, parseRetention } from '../../src/temporal/retention.js';
@@ -15,7 +16,7 @@ beforeAll(async () => {
   connection = await Connection.connect({ address: inject('temporalAddress') });
   await connection.workflowService.registerNamespace({
     namespace,
-    workflowExecutionRetentionPeriod: { seconds: 1 * 86_400 },
+    workflowExecutionRetentionPeriod: msNumberToTs(DAY),
   });
 });
 afterAll(async () => {

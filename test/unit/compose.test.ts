@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { UPLOAD_LIMIT_BYTES } from '../../src/http/middleware/multipart-body.js';
 import { projectRoot } from '../../src/project-root.js';
 import { makeTestPki, type TestPki } from '../helpers/test-pki.js';
 
@@ -276,5 +277,58 @@ describe('docker-compose.yml, read beside the README and .env.example', () => {
         patterns.some((pattern) => pattern.test(file)),
         file,
       ).toBe(true);
+  });
+});
+
+describe('the TLS proxy example (docs/operations/tls/nginx.conf), read beside compose', () => {
+  const nginx = read('docs/operations/tls/nginx.conf');
+  /** Each `server { … }` block of the file (nginx's braces nest; locations are one level in). */
+  const servers = [...nginx.matchAll(/\n {2}server \{\n([\s\S]*?)\n {2}\}/g)].map((m) => m[1]!);
+  const partnerServer = servers.find((block) => /listen 443 ssl;/.test(block))!;
+  const pspServer = servers.find((block) => /ssl_verify_client on;/.test(block))!;
+
+  it("proxies to the partner API's published ports, and to nothing else", () => {
+    const published = compose.services
+      .api!.ports!.map(String)
+      .find((port) => port.endsWith(':3000'));
+    const [, from, to] = /^127\.0\.0\.1:(\d+)-(\d+):3000$/.exec(published!)!;
+    const expected = Array.from(
+      { length: Number(to) - Number(from) + 1 },
+      (_, i) => `127.0.0.1:${Number(from) + i}`,
+    );
+    const upstream = /upstream partner_api \{([\s\S]*?)\}/.exec(nginx)![1]!;
+    expect([...upstream.matchAll(/server (\S+);/g)].map((m) => m[1])).toEqual(expected);
+    expect([...nginx.matchAll(/proxy_pass (\S+);/g)].map((m) => m[1])).toEqual(
+      Array(2).fill('http://partner_api'),
+    );
+  });
+
+  it('keeps ops, metrics and the PSP door off the partner server, and takes a full upload', () => {
+    for (const path of [
+      'location /ops/ { return 404; }',
+      'location = /metrics { return 404; }',
+      'location /psp/ { return 404; }',
+    ])
+      expect(partnerServer).toContain(path);
+    const limit = /client_max_body_size (\d+)m;/.exec(partnerServer)![1]!;
+    expect(Number(limit) * 1024 * 1024).toBeGreaterThan(UPLOAD_LIMIT_BYTES);
+    expect(partnerServer).toContain('proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;');
+  });
+
+  it("writes the PSP's verified certificate in the headers the service reads by default", () => {
+    const config = loadConfig({
+      NODE_ENV: 'development',
+      DATABASE_URL: 'postgres://localhost/embedded_credit',
+      FILE_STORE: 'local',
+      PSP_WEBHOOK_AUTH: 'mtls',
+      PSP_MTLS_SUBJECT: 'CN=psp.example.com,O=Example PSP',
+    });
+    const { mtls } = config.pspAuthentication as {
+      mtls: { verifyHeader: string; subjectHeader: string };
+    };
+    expect(pspServer).toContain(`proxy_set_header ${mtls.verifyHeader} $ssl_client_verify;`);
+    expect(pspServer).toContain(`proxy_set_header ${mtls.subjectHeader} $ssl_client_s_dn;`);
+    expect(pspServer).toMatch(/location \/psp\/v1\/ \{[\s\S]*proxy_pass/);
+    expect(pspServer).toContain('location / { return 404; }');
   });
 });
