@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import type { Client } from '@temporalio/client';
 import Koa from 'koa';
 import { createCredentialCache } from './auth/credential-cache.js';
@@ -12,6 +13,7 @@ import { ApiRouter, type DocumentedOperation } from './http/api-router.js';
 import type { AppState } from './http/context.js';
 import {
   breakGlassCounter,
+  registerDatabaseUp,
   registerDisabledEndpointsGauge,
   registerLedgerGauge,
   registerOutboxGauge,
@@ -270,6 +272,7 @@ export function createApp(deps: AppDeps): App {
   });
   loanCommandRoutes(opsApi, loanDeps, 'ops');
   ledgerRoutes(opsApi, { db, clock });
+  registerDatabaseUp(metrics, () => db.execute(sql`select 1`));
   registerLedgerGauge(metrics, () => ledgerImbalance(db));
   unmatchedPixRoutes(opsApi, loanDeps);
   registerUnmatchedPixGauge(metrics, () => unmatchedPixCount(db));

@@ -34,6 +34,47 @@ export function createHttpMetrics(options: { processMetrics: boolean }): HttpMet
   };
 }
 
+/** A read of PostgreSQL at scrape time gives up after this (Prometheus' own timeout is 10 s). */
+export const SCRAPE_READ_TIMEOUT_MS = 2_000;
+
+/**
+ * A gauge's read of PostgreSQL at scrape time: its value, or undefined when the database does not
+ * answer within `SCRAPE_READ_TIMEOUT_MS`. The scrape still answers — the process's own figures and
+ * `database_up 0` — rather than failing the whole target, and no rule fires on a value nobody
+ * read: a labelled gauge has no sample (its series go stale), an unlabelled one is NaN (which
+ * no comparison of a rule holds for).
+ */
+async function scrapeRead<T>(read: () => Promise<T>): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), SCRAPE_READ_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([read(), timedOut]);
+  } catch {
+    return undefined;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * `database_up`: 1 when PostgreSQL answered a `select 1` at this scrape, 0 when it did not
+ * (refused, or no answer within 2 s): the `DatabaseUnreachable` alert, while the rest of
+ * `/metrics` still answers.
+ */
+export function registerDatabaseUp(metrics: HttpMetrics, ping: () => Promise<unknown>): void {
+  if (metrics.registry.getSingleMetric('database_up')) return;
+  new Gauge({
+    name: 'database_up',
+    help: 'Whether PostgreSQL answered this scrape (1) or not (0).',
+    registers: [metrics.registry],
+    async collect() {
+      this.set((await scrapeRead(async () => (await ping(), true))) ? 1 : 0);
+    },
+  });
+}
+
 /**
  * `ledger_imbalance_centavos{environment}`: debits − credits over the whole ledger, read when
  * `/metrics` is scraped. Always 0; anything else is an alert (the database refuses an unbalanced
@@ -50,7 +91,9 @@ export function registerLedgerGauge(
     labelNames: ['environment'] as const,
     registers: [metrics.registry],
     async collect() {
-      for (const [environment, imbalance] of Object.entries(await read()))
+      const imbalances = await scrapeRead(read);
+      this.reset();
+      for (const [environment, imbalance] of Object.entries(imbalances ?? {}))
         this.set({ environment }, imbalance);
     },
   });
@@ -68,7 +111,7 @@ export function registerUnmatchedPixGauge(metrics: HttpMetrics, read: () => Prom
     help: 'Pix received that match no charge, waiting for ops.',
     registers: [metrics.registry],
     async collect() {
-      this.set(await read());
+      this.set((await scrapeRead(read)) ?? Number.NaN);
     },
   });
 }
@@ -102,7 +145,7 @@ export function registerOutboxGauge(metrics: HttpMetrics, read: () => Promise<nu
     help: 'Seconds the oldest record waiting for its workflow to start has waited (0: none waits).',
     registers: [metrics.registry],
     async collect() {
-      this.set(await read());
+      this.set((await scrapeRead(read)) ?? Number.NaN);
     },
   });
 }
@@ -126,7 +169,9 @@ export function registerDisabledEndpointsGauge(
     labelNames: ['environment', 'reason'] as const,
     registers: [metrics.registry],
     async collect() {
-      const counts = await read();
+      const counts = await scrapeRead(read);
+      this.reset();
+      if (counts === undefined) return;
       for (const environment of environments)
         for (const reason of disabledReasons) {
           const found = counts.find((c) => c.environment === environment && c.reason === reason);
