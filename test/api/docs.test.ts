@@ -253,6 +253,7 @@ describe('the partner OpenAPI document', () => {
       '/ops/v1/customers/{customer_id}/erasure',
       '/ops/v1/customers/{customer_id}/review',
       '/ops/v1/ledger/trial-balance',
+      '/ops/v1/loans/{loan_id}/devolucoes',
       '/ops/v1/loans/{loan_id}/disbursement',
       '/ops/v1/loans/{loan_id}/disbursement/claim',
       '/ops/v1/loans/{loan_id}/ledger',
