@@ -4,12 +4,13 @@ import { historyFull } from '../history.js';
 import { databaseWrite } from '../presets.js';
 import type { RefundInput } from './messages.js';
 
-const { requestRefund, settleDevolucoes } = proxyActivities<Activities>(databaseWrite);
+const { requestRefund } = proxyActivities<Activities>(databaseWrite);
 /**
- * The PSP call: a minute is the client's 15 s timeout with room; retried (by the same devolução id,
- * so the PSP makes one) for as long as the PSP is away.
+ * The PSP's calls (asking for each devolução, then how each stands): a minute is the client's 15 s
+ * timeout with room; retried — by the same devolução ids, so the PSP makes one of each — for as
+ * long as the PSP is away.
  */
-const { sendDevolucao } = proxyActivities<Activities>({
+const { sendDevolucao, settleDevolucoes } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '2 seconds', maximumInterval: '5 minutes' },
 });
