@@ -252,6 +252,7 @@ describe('the partner OpenAPI document', () => {
       '/ops/v1/customers/{customer_id}/deny',
       '/ops/v1/customers/{customer_id}/erasure',
       '/ops/v1/customers/{customer_id}/review',
+      '/ops/v1/devolucoes',
       '/ops/v1/ledger/trial-balance',
       '/ops/v1/loans/{loan_id}/devolucoes',
       '/ops/v1/loans/{loan_id}/disbursement',

@@ -181,6 +181,28 @@ describe('money due back leaves by devolução (contract §16)', () => {
     ]);
     expect((await loanOf(loan.id)).refund_due_amount).toBe(2_000);
     expect(await refundsOf(loan.id)).toEqual([]);
+    // Listed with every loan's failed devoluções, newest first, page by page.
+    const failed = await opsGet<{ data: Devolucao[] }>('/devolucoes?status=failed&limit=100');
+    expect(failed.data).toContainEqual(
+      expect.objectContaining({
+        id: automatic.id,
+        loan_id: loan.id,
+        motivo: 'Conta do pagador encerrada',
+      }),
+    );
+    const first = await opsGet<{ data: Devolucao[]; has_more: boolean }>('/devolucoes?limit=1');
+    expect(first.data).toHaveLength(1);
+    const next = await opsGet<{ data: Devolucao[] }>(
+      `/devolucoes?limit=100&starting_after=${first.data[0]!.id}`,
+    );
+    expect(next.data.map((devolucao) => devolucao.id)).not.toContain(first.data[0]!.id);
+    expect(
+      (
+        await fetch(`${stack.baseUrl}/ops/v1/devolucoes?starting_after=D${'0'.repeat(34)}`, {
+          headers: { authorization: `Bearer ${OPS_TOKEN}` },
+        })
+      ).status,
+    ).toBe(400);
     await refundEnded(automatic.refund_id, 'failed', 'automatic-not-done');
 
     // Checked when asked: nothing is held for approval.

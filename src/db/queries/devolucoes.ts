@@ -101,3 +101,27 @@ export async function changeDevolucao(
     .set({ ...change, updatedAt: sql`now()` })
     .where(and(eq(devolucoes.id, id), ne(devolucoes.status, 'returned')));
 }
+
+/**
+ * Every loan's devoluções in `status`, newest first, `limit` after the cursor (a devolução's id):
+ * the failed ones are money still due back that ops must see. Undefined: an unknown cursor.
+ */
+export async function devolucoesWithStatus(
+  db: DbOrTx,
+  status: DevolucaoStatus,
+  limit: number,
+  after?: string,
+): Promise<Devolucao[] | undefined> {
+  let beyond;
+  if (after !== undefined) {
+    const cursor = await findDevolucao(db, after);
+    if (!cursor || cursor.status !== status) return undefined;
+    beyond = sql`(${devolucoes.requestedAt}, ${devolucoes.id}) < (select d.requested_at, d.id from ${devolucoes} d where d.id = ${after})`;
+  }
+  return db
+    .select()
+    .from(devolucoes)
+    .where(and(eq(devolucoes.status, status), beyond))
+    .orderBy(desc(devolucoes.requestedAt), desc(devolucoes.id))
+    .limit(limit);
+}

@@ -2,12 +2,20 @@ import { requestApproval, type ApprovalRequestDeps } from '../../../commands/app
 import { checkDevolucaoRequest } from '../../../commands/devolucoes.js';
 import { loanNotFound } from '../../../commands/loan-deps.js';
 import type { Db } from '../../../db/client.js';
-import { devolucoesOfLoan } from '../../../db/queries/devolucoes.js';
+import { devolucoesOfLoan, devolucoesWithStatus } from '../../../db/queries/devolucoes.js';
+import { pageOf } from '../../../db/pagination.js';
+import { problems } from '../../../errors.js';
+import { presentPage } from '../../list.js';
 import { findLoanForOps } from '../../../db/queries/loans.js';
 import type { ApiRouter } from '../../api-router.js';
 import { answerHeld, approvalSchema } from '../approvals/schema.js';
 import { loanParams } from '../loans/schema.js';
-import { devolucaoList, devolucaoRequestBody, presentDevolucao } from './schema.js';
+import {
+  devolucaoList,
+  devolucaoListQuery,
+  devolucaoRequestBody,
+  presentDevolucao,
+} from './schema.js';
 
 /** The most devoluções one loan lists (newest first): far more than a loan's refunds make. */
 const LISTED = 100;
@@ -89,6 +97,32 @@ export function refundRoutes(
         data: rows.slice(0, LISTED).map(presentDevolucao),
         has_more: rows.length > LISTED,
       };
+    },
+  );
+
+  api.add(
+    {
+      method: 'get',
+      path: '/devolucoes',
+      operationId: 'listDevolucoes',
+      summary: 'Devoluções by status',
+      description:
+        'Every loan’s devoluções in one status, newest first: by default the `failed` ones (`NAO_REALIZADO` or refused when asked, with the PSP’s `motivo`), whose money is still due back until ops ask again or record it sent by hand.',
+      tag: 'Loan operations',
+      security: 'ops',
+      query: devolucaoListQuery,
+      responses: { 200: { description: 'A page of devoluções.', schema: devolucaoList } },
+      errors: [400],
+    },
+    async (ctx, { query }) => {
+      const rows = await devolucoesWithStatus(
+        deps.db,
+        query.status,
+        query.limit + 1,
+        query.starting_after,
+      );
+      if (!rows) throw problems.invalidCursor(query.starting_after ?? '');
+      ctx.body = presentPage(pageOf(rows, query.limit), presentDevolucao);
     },
   );
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageLimit } from '../../list.js';
 import type { Devolucao } from '../../../db/queries/devolucoes.js';
 import { devolucaoOrigins, devolucaoStatuses } from '../../../domain/loans/devolucoes.js';
 
@@ -74,4 +75,17 @@ export const presentDevolucao = (row: Devolucao): z.infer<typeof devolucaoSchema
   approved_by: row.approvedBy ?? null,
   requested_at: row.requestedAt.toISOString(),
   settled_at: row.settledAt?.toISOString() ?? null,
+});
+
+export const devolucaoListQuery = z.strictObject({
+  status: z.enum(devolucaoStatuses).default('failed').meta({
+    description:
+      'Which devoluções: `failed` (default: money still due back that ops must see to), `requested`, `processing` or `returned`.',
+  }),
+  limit: pageLimit,
+  starting_after: z
+    .string()
+    .regex(/^[a-zA-Z0-9]{1,35}$/)
+    .optional()
+    .meta({ description: 'The `id` of the last devolução of the previous page.' }),
 });
