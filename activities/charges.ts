@@ -36,8 +36,10 @@ import {
 import { brCode, newTxid } from '../src/domain/pix/br-code.js';
 import type { Tenant } from '../src/domain/tenant.js';
 import { presentCharge } from '../src/presenters/charges.js';
+import type { WorkflowStart } from '../src/temporal/outbox.js';
 import type { NewEvent } from '../src/webhooks/fan-out.js';
 import type { ActivityDeps } from './index.js';
+import { automaticRefund } from './refunds.js';
 import { writeWithEvents } from './write-with-events.js';
 
 /** A refusal of a charge request, answered to the caller by its type. */
@@ -65,7 +67,7 @@ export function createChargeActivities(deps: ActivityDeps) {
     loan: LoanView,
     balances: Partial<Record<LedgerAccount, number>>,
     now: Date,
-  ): Promise<{ result: CreatedCharge; events: NewEvent[] }> {
+  ): Promise<{ result: CreatedCharge; events: NewEvent[]; starts?: WorkflowStart[] }> {
     const refund = -withdrawalDue(loan.figures, balances);
     const written = await insertLoanTransaction(tx, tenant, loan.id, {
       id: newId('txn'),
@@ -99,7 +101,9 @@ export function createChargeActivities(deps: ActivityDeps) {
         data: { ...shown, refund: { amount: refund, reference: null } },
         createdAt: after.updatedAt,
       });
-    return { result: { withdrawn: true }, events };
+    // Money due back on a production loan leaves by devolução after REFUND_AFTER (contract §16).
+    const starts = refund > 0 ? automaticRefund(deps, tenant, loan.id, written.id) : [];
+    return { result: { withdrawn: true }, events, starts };
   }
 
   return {

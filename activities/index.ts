@@ -8,6 +8,7 @@ import { createCustomerDataActivities } from './customer-data.js';
 import { createChargeActivities } from './charges.js';
 import { createLoanActivities, type LoanActivityDeps } from './loans.js';
 import { createPixActivities } from './pix.js';
+import { createRefundActivities } from './refunds.js';
 import { createSandboxClockActivities } from './sandbox-clock.js';
 import { createSmokeCheckActivities } from './smoke-check.js';
 import { createWebhookActivities } from './webhooks.js';
@@ -68,6 +69,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createLoanActivities(deps),
     ...createChargeActivities(deps),
     ...createPixActivities(deps),
+    ...createRefundActivities(deps),
     ...createWebhookActivities(deps),
     ...createSandboxClockActivities(deps),
     ...createApprovalActivities(deps),

@@ -49,6 +49,11 @@ export interface LoanActivityDeps {
   iof: IofRates;
   /** What production BR Codes name (contract §14): the lender's Pix key, name and city. */
   pix: { key: string; merchantName: string; city: string };
+  /**
+   * REFUND_AFTER (contract §16): how long money due back on a production loan waits before it
+   * leaves by devolução on its own; absent: a day.
+   */
+  refundAfterMs?: number;
 }
 
 export function createLoanActivities(deps: ActivityDeps) {

@@ -30,10 +30,12 @@ import type { Tenant } from '../src/domain/tenant.js';
 import { presentCharge } from '../src/presenters/charges.js';
 import { presentLoan } from '../src/presenters/loans.js';
 import { workflowIds } from '../src/temporal/workflow-ids.js';
+import type { WorkflowStart } from '../src/temporal/outbox.js';
 import type { NewEvent } from '../src/webhooks/fan-out.js';
 import { recordPixUpdate, type PixOutcome } from '../workflows/loan/messages.js';
 import type { ActivityDeps } from './index.js';
 import { progressOf } from './loans.js';
+import { automaticRefund } from './refunds.js';
 import { writeWithEvents } from './write-with-events.js';
 
 /** The events a Pix's recording may write, their ids made by the workflow (a retry reuses them). */
@@ -90,7 +92,7 @@ export function createPixActivities(deps: ActivityDeps) {
   async function recordPixOnLoan(
     tx: DbOrTx,
     input: { endToEndId: string; now: Date; transactionId: string; eventIds: PixEventIds },
-  ): Promise<{ result: PixOutcome; events: NewEvent[] }> {
+  ): Promise<{ result: PixOutcome; events: NewEvent[]; starts?: WorkflowStart[] }> {
     const pix = await findReceivedPix(tx, input.endToEndId);
     if (!pix?.loanId || !pix.partnerId || !pix.environment)
       throw ApplicationFailure.nonRetryable(
@@ -257,7 +259,9 @@ export function createPixActivities(deps: ActivityDeps) {
           refund: { amount: refund, reference: pix.endToEndId },
         }),
       );
-    return { result: outcome(after, false), events };
+    // Money due back on a production loan leaves by devolução after REFUND_AFTER (contract §16).
+    const starts = refund > 0 ? automaticRefund(deps, tenant, before.id, written.id) : [];
+    return { result: outcome(after, false), events, starts };
   }
 
   return {

@@ -58,6 +58,7 @@ import { operatorRoutes } from './http/routes/operators/router.js';
 import { approvalRoutes } from './http/routes/approvals/router.js';
 import { pspRoutes } from './http/routes/psp/router.js';
 import { unmatchedPixRoutes } from './http/routes/psp/unmatched.js';
+import { refundRoutes } from './http/routes/refunds/router.js';
 import { smokeCheckRoutes } from './http/routes/smoke-checks/router.js';
 import type { Logger } from './logger.js';
 import { creditOfferRoutes } from './http/routes/credit-offers/router.js';
@@ -275,6 +276,7 @@ export function createApp(deps: AppDeps): App {
   registerDatabaseUp(metrics, () => db.execute(sql`select 1`));
   registerLedgerGauge(metrics, () => ledgerImbalance(db));
   unmatchedPixRoutes(opsApi, loanDeps);
+  refundRoutes(opsApi, { ...loanDeps, pspConfigured: config.psp !== null });
   registerUnmatchedPixGauge(metrics, () => unmatchedPixCount(db));
   registerOutboxGauge(metrics, () => oldestPendingStartSeconds(db));
   registerDisabledEndpointsGauge(metrics, () => disabledEndpointCounts(db));
@@ -282,7 +284,13 @@ export function createApp(deps: AppDeps): App {
   smokeCheckRoutes(opsApi, { db, temporal, logger, taskQueue: config.temporal.taskQueue });
 
   const pspApi = new ApiRouter('/psp/v1', guards, idempotencyGuard.middleware);
-  pspRoutes(pspApi, { db, temporal, logger, taskQueue: config.temporal.taskQueue });
+  pspRoutes(pspApi, {
+    db,
+    temporal,
+    logger,
+    taskQueue: config.temporal.taskQueue,
+    signingUrl: loanDeps.signingUrl,
+  });
 
   const documents = lazyDocuments(config.publicBaseUrl, partnerApi, opsApi, pspApi);
   // Each router tries every request it gets (@koa/router reads the host, matches every route and

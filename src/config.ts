@@ -181,6 +181,9 @@ const schema = z.object({
   PSP_TLS_CERT: z.string().min(1).optional(),
   PSP_TLS_KEY: z.string().min(1).optional(),
   PSP_TLS_CA: z.string().min(1).optional(),
+  // Money due back on a production loan leaves by devolução at the PSP this long after it became
+  // due, unless ops returned it first (contract §16).
+  REFUND_AFTER: duration('1d'),
   // PSP_WEBHOOK_AUTH=mtls: the proxy that verifies the PSP's client certificate (its addresses), the
   // certificate's subject, and the headers the proxy writes (src/domain/pix/psp-mtls.ts).
   PSP_MTLS_TRUSTED_PROXIES: z
@@ -361,6 +364,8 @@ export interface Config {
   readonly requestTimeoutMs: number;
   /** APPROVAL_TTL: a pending approval expires this long after it was asked for. */
   readonly approvalTtlMs: number;
+  /** REFUND_AFTER: when money due back on a production loan leaves by devolução on its own. */
+  readonly refundAfterMs: number;
   /**
    * RETENTION_AFTER_LOAN_END: an erased customer's contracts and ledger are kept this long after
    * the last loan ends; DENIED_DOCUMENT_RETENTION: a denied applicant's documents, after the denial.
@@ -716,6 +721,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     credentialCacheMaxAgeMs: e.CREDENTIAL_CACHE_MAX_AGE,
     requestTimeoutMs: e.REQUEST_TIMEOUT,
     approvalTtlMs: e.APPROVAL_TTL,
+    refundAfterMs: e.REFUND_AFTER,
     retention: Object.freeze({
       afterLoanEndMs: e.RETENTION_AFTER_LOAN_END,
       deniedDocumentsMs: e.DENIED_DOCUMENT_RETENTION,

@@ -214,6 +214,12 @@ export const errorCatalogue = {
     title: 'Not Found',
     meaning: 'No Pix received with this end-to-end id.',
   },
+  psp_not_configured: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'Money cannot leave by the PSP’s API: no PSP is configured (`PSP_API_URL` unset, development only). Record a refund sent by hand instead.',
+  },
   smoke_check_not_found: {
     status: 404,
     title: 'Not Found',
@@ -261,6 +267,8 @@ export const fieldErrorCatalogue = {
   not_the_amount_due:
     'Not the amount the installment asks for (the sandbox’s exact-amount helper).',
   above_refund_due: 'A refund larger than what the loan owes back to the borrower.',
+  above_returnable:
+    'A refund by devolução larger than the loan’s Pix can return (each at most what it brought, less its earlier devoluções): `message` says how much can.',
   nothing_overdue: 'A charge for the overdue installments of a loan with none overdue.',
   not_a_production_loan:
     'A Pix the PSP received matched to a loan that is not production’s, or that never took money.',

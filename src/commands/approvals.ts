@@ -35,6 +35,7 @@ import {
   settleLoan,
   type LoanCommandDeps,
 } from './loan-commands.js';
+import { runDevolucaoRefund } from './devolucoes.js';
 import { recordRefund, type RefundCommand } from './refunds.js';
 import { runStaffCommand, type StaffCommandDeps } from './staff-changes.js';
 import { runPixCommand } from './unmatched-pix.js';
@@ -45,6 +46,7 @@ export const approvalRoles: Record<ApprovalKind, OperatorRole> = {
   payment: 'payments',
   payoff: 'payments',
   refund: 'payments',
+  devolucao: 'payments',
   pix_match: 'payments',
   pix_return: 'payments',
   operator_creation: 'admin',
@@ -289,6 +291,9 @@ export async function runApprovedCommand(
       return;
     case 'refund':
       await recordRefund(deps, loan.id, request as unknown as RefundCommand, deps.present, actors);
+      return;
+    case 'devolucao':
+      await runDevolucaoRefund(deps, approval, actors);
       return;
   }
 }

@@ -6,6 +6,7 @@
  */
 import type { Db } from '../db/client.js';
 import { addRefundDue } from '../db/queries/charges.js';
+import { openDevolucaoAmount } from '../db/queries/devolucoes.js';
 import { postEntries } from '../db/queries/ledger.js';
 import {
   findLoanForOps,
@@ -31,6 +32,16 @@ export interface RefundCommand {
   reference: string;
 }
 
+/** A refund by hand above what is due back and not on its way by devolução already: 422. */
+export const aboveRefundDue = (due: number, open: number) =>
+  problems.validation([
+    {
+      path: 'body.amount',
+      code: 'above_refund_due',
+      message: `The loan has ${due} centavos due back${open > 0 ? `, ${open} of them on their way back by devolução` : ''}; a refund cannot exceed ${due - open}.`,
+    },
+  ]);
+
 export async function recordRefund(
   deps: Pick<LoanDeps, 'db' | 'temporal' | 'logger' | 'taskQueue' | 'clock'> & { db: Db },
   loanId: string,
@@ -52,14 +63,10 @@ export async function recordRefund(
         `Transaction ${command.reference} was recorded on this loan as a ${recorded.type} of ${recorded.amount} centavos.`,
       );
     }
-    if (command.amount > loan.refundDueAmount)
-      throw problems.validation([
-        {
-          path: 'body.amount',
-          code: 'above_refund_due',
-          message: `The loan has ${loan.refundDueAmount} centavos due back; a refund cannot exceed it.`,
-        },
-      ]);
+    // Money on its way back by devolução (contract §16) is no longer free to send by hand.
+    const open = await openDevolucaoAmount(tx, loan.id);
+    if (command.amount > loan.refundDueAmount - open)
+      throw aboveRefundDue(loan.refundDueAmount, open);
     // On the customer's clock, as the Pix that made it due was: a sandbox refund is never dated
     // before the money it returns arrived.
     const now = clockNow(loan, deps.clock());

@@ -16,6 +16,7 @@ export const idPrefixes = {
   simulation: 'sim',
   loan: 'ln',
   loanTransaction: 'txn',
+  refund: 'rfd',
   charge: 'chg',
   operator: 'op',
   operatorToken: 'opt',

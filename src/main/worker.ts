@@ -90,6 +90,7 @@ await runMain('worker', async (logger) => {
         signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink),
         iof: config.iof,
         pix: pixPayee(config),
+        refundAfterMs: config.refundAfterMs,
       },
       webhooks: {
         sealedBox: createSealedBox(config.keys.dataEncryption),

@@ -13,6 +13,7 @@ export const workflowIds = {
   approval: (approvalId: string) => `approval/${approvalId}`,
   customerErasure: (customerId: string) => `customer-erasure/${customerId}`,
   deniedDocuments: (customerId: string) => `denied-documents/${customerId}`,
+  refund: (refundId: string) => `refund/${refundId}`,
 };
 
 /**
@@ -30,4 +31,5 @@ export const workflowTypes = {
   approval: 'approvalWorkflow',
   customerErasure: 'customerErasureWorkflow',
   deniedDocuments: 'deniedDocumentsWorkflow',
+  refund: 'refundWorkflow',
 } as const satisfies Record<keyof typeof workflowIds, keyof typeof workflows>;

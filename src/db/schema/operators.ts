@@ -77,7 +77,13 @@ export const opsAuditOutcomes = pgTable('ops_audit_outcomes', {
 });
 
 /** What money moved by hand on a production loan asks for (the loan's columns name it). */
-export const moneyApprovalKinds = ['disbursement', 'payment', 'payoff', 'refund'] as const;
+export const moneyApprovalKinds = [
+  'disbursement',
+  'payment',
+  'payoff',
+  'refund',
+  'devolucao',
+] as const;
 /**
  * What ops do by hand with a Pix no charge claimed (`end_to_end_id` names it): book it on a loan
  * (`pix_match`, whose loan is named too) or return it to its payer (`pix_return`).

@@ -114,4 +114,6 @@ export const ledgerStep = {
   pix: (endToEndId: string) => `pix:${endToEndId}`,
   /** A withdrawal with nothing left to pay (a withdrawal by Pix is keyed by the Pix's reference). */
   withdrawal: 'withdrawal',
+  /** Money due back returned by a devolução (contract §16), by the devolução's id. */
+  devolucao: (devolucaoId: string) => `devolucao:${devolucaoId}`,
 } as const;

@@ -1837,6 +1837,7 @@ export interface components {
         | 'unsupported_file_type'
         | 'charge_not_found'
         | 'pix_not_found'
+        | 'psp_not_configured'
         | 'smoke_check_not_found';
       /**
        * @description The OAuth 2.0 error code, beside `code`.
@@ -1905,6 +1906,7 @@ export interface components {
         | 'unsupported_file_type'
         | 'charge_not_found'
         | 'pix_not_found'
+        | 'psp_not_configured'
         | 'smoke_check_not_found';
     };
     /** @description An RFC 9457 problem naming each invalid field. */
@@ -1961,6 +1963,7 @@ export interface components {
         | 'above_payoff_amount'
         | 'not_the_amount_due'
         | 'above_refund_due'
+        | 'above_returnable'
         | 'nothing_overdue'
         | 'not_a_production_loan'
         | 'codec_failed';

@@ -17,7 +17,7 @@ export const approvalSchema = z
     id: z.string(),
     kind: z.enum([...moneyApprovalKinds, ...pixApprovalKinds, ...staffApprovalKinds]).meta({
       description:
-        'Money moved by hand on a production loan (`disbursement`, `payment`, `payoff`, `refund`: decided by that desk, `disbursement` or `payments`), a Pix no charge claimed booked on a loan or returned to its payer (`pix_match`, `pix_return`: decided by `payments`), or staff administration (`operator_creation`, `role_change`, `operator_reactivation`, `token_rotation`: decided by an administrator other than the operator concerned).',
+        'Money moved by hand on a production loan (`disbursement`, `payment`, `payoff`, `refund`: decided by that desk, `disbursement` or `payments`), money due back returned by devolução at the PSP (`devolucao`: `payments`), a Pix no charge claimed booked on a loan or returned to its payer (`pix_match`, `pix_return`: decided by `payments`), or staff administration (`operator_creation`, `role_change`, `operator_reactivation`, `token_rotation`: decided by an administrator other than the operator concerned).',
     }),
     loan_id: z
       .string()

@@ -10,7 +10,8 @@ import {
 } from '../../../commands/loan-commands.js';
 import { loanNotFound, type LoanDeps } from '../../../commands/loan-deps.js';
 import type { Actors, OperatorRole } from '../../../domain/operators.js';
-import { recordRefund } from '../../../commands/refunds.js';
+import { aboveRefundDue, recordRefund } from '../../../commands/refunds.js';
+import { openDevolucaoAmount } from '../../../db/queries/devolucoes.js';
 import type { ApprovalKind } from '../../../db/queries/approvals.js';
 import {
   findLoan,
@@ -18,7 +19,7 @@ import {
   findPaymentByReference,
   type LoanView,
 } from '../../../db/queries/loans.js';
-import { ProblemError, problems } from '../../../errors.js';
+import { ProblemError } from '../../../errors.js';
 import type { ApiRouter, ResponseSpec } from '../../api-router.js';
 import { answerHeld, approvalSchema } from '../approvals/schema.js';
 import { sandboxTenantOf, type AppContext } from '../../context.js';
@@ -237,14 +238,9 @@ export function loanCommandRoutes(
         // loan is checked now and held for approval.
         const recorded = await findPaymentByReference(deps.db, loan.id, body.reference, 'manual');
         if (!recorded && loan.environment === 'production') {
-          if (body.amount > loan.refundDueAmount)
-            throw problems.validation([
-              {
-                path: 'body.amount',
-                code: 'above_refund_due',
-                message: `The loan has ${loan.refundDueAmount} centavos due back; a refund cannot exceed it.`,
-              },
-            ]);
+          const open = await openDevolucaoAmount(deps.db, loan.id);
+          if (body.amount > loan.refundDueAmount - open)
+            throw aboveRefundDue(loan.refundDueAmount, open);
           if (await heldForApproval(ctx, 'refund', loan, body)) return;
         }
         ctx.body = present(await recordRefund(deps, params.loan_id, body, present, byHand(ctx)));

@@ -25,9 +25,33 @@ export function reaisToCentavos(valor: string): number {
 const PIX_YEAR = /^(?:20[2-9]\d|2[1-9]\d\d|[3-9]\d{3})-/;
 
 /**
+ * A devolução of the Pix as the PSP tells of it (the API Pix's `Devolucao`): read to book ours when
+ * it settles (contract §16). Loose on purpose — a status or field the service does not know is
+ * kept out of the way, never a reason to refuse the Pix it comes with.
+ */
+const pixDevolucao = z
+  .object({
+    id: z.string().min(1).max(35).meta({ description: 'The devolução’s id (ours, if we asked).' }),
+    rtrId: z.string().max(64).optional().meta({ description: 'The return’s end-to-end id.' }),
+    valor: z.string().max(20).optional(),
+    horario: z
+      .object({
+        solicitacao: z.string().max(64).optional(),
+        liquidacao: z.string().max(64).optional(),
+      })
+      .optional(),
+    status: z.string().max(40).meta({
+      description: '`EM_PROCESSAMENTO`, `DEVOLVIDO` (booked) or `NAO_REALIZADO` (kept as failed).',
+    }),
+    motivo: z.string().max(1000).optional(),
+  })
+  .meta({ id: 'ReceivedPixDevolucao' });
+
+/**
  * One Pix received, in the shape of Banco Central's Pix API (`GET /pix/{e2eid}`, the `pix` webhook).
- * Members the PSP adds (`chave`, `infoPagador`, `componentesValor`, `devolucoes`, …) are accepted
- * and dropped unread (`z.object`, not strict): a notification is never refused for saying more.
+ * Members the PSP adds (`chave`, `infoPagador`, `componentesValor`, …) are accepted and dropped
+ * unread (`z.object`, not strict): a notification is never refused for saying more. `devolucoes`
+ * is read: the PSP notifies a Pix again when a devolução of it settles (contract §16).
  */
 const receivedPix = z
   .object({
@@ -47,6 +71,10 @@ const receivedPix = z
       .meta({
         description: 'When the Pix was paid (RFC 3339), in 2020 or later (no Pix was made before).',
       }),
+    devolucoes: z.array(pixDevolucao).max(1000).optional().meta({
+      description:
+        'Its devoluções and their statuses: each the service asked for is booked when `DEVOLVIDO`, kept as failed when `NAO_REALIZADO`, once however often it is told.',
+    }),
   })
   .meta({ id: 'ReceivedPix' });
 
