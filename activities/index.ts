@@ -8,6 +8,7 @@ import { createCustomerDataActivities } from './customer-data.js';
 import { createChargeActivities } from './charges.js';
 import { createLoanActivities, type LoanActivityDeps } from './loans.js';
 import { createPixActivities } from './pix.js';
+import { createReconciliationActivities } from './reconciliation.js';
 import { createSandboxClockActivities } from './sandbox-clock.js';
 import { createSmokeCheckActivities } from './smoke-check.js';
 import { createWebhookActivities } from './webhooks.js';
@@ -72,6 +73,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createSandboxClockActivities(deps),
     ...createApprovalActivities(deps),
     ...createCustomerDataActivities(deps),
+    ...createReconciliationActivities(deps),
   };
 }
 

@@ -7,3 +7,4 @@ export { sandboxClockWorkflow } from './sandbox-clock/workflow.js';
 export { pixWorkflow } from './pix/workflow.js';
 export { approvalWorkflow } from './approval/workflow.js';
 export { customerErasureWorkflow, deniedDocumentsWorkflow } from './customer-data/workflow.js';
+export { reconciliationWorkflow } from './reconciliation/workflow.js';

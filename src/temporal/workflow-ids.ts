@@ -13,6 +13,8 @@ export const workflowIds = {
   approval: (approvalId: string) => `approval/${approvalId}`,
   customerErasure: (customerId: string) => `customer-erasure/${customerId}`,
   deniedDocuments: (customerId: string) => `denied-documents/${customerId}`,
+  /** Ops' run `run` of a business date (the schedule's runs are `reconciliation/daily-…`). */
+  reconciliation: (date: string, run: number) => `reconciliation/${date}/${run}`,
 };
 
 /**
@@ -30,4 +32,5 @@ export const workflowTypes = {
   approval: 'approvalWorkflow',
   customerErasure: 'customerErasureWorkflow',
   deniedDocuments: 'deniedDocumentsWorkflow',
+  reconciliation: 'reconciliationWorkflow',
 } as const satisfies Record<keyof typeof workflowIds, keyof typeof workflows>;

@@ -1837,7 +1837,8 @@ export interface components {
         | 'unsupported_file_type'
         | 'charge_not_found'
         | 'pix_not_found'
-        | 'smoke_check_not_found';
+        | 'smoke_check_not_found'
+        | 'reconciliation_not_found';
       /**
        * @description The OAuth 2.0 error code, beside `code`.
        * @enum {string}
@@ -1905,7 +1906,8 @@ export interface components {
         | 'unsupported_file_type'
         | 'charge_not_found'
         | 'pix_not_found'
-        | 'smoke_check_not_found';
+        | 'smoke_check_not_found'
+        | 'reconciliation_not_found';
     };
     /** @description An RFC 9457 problem naming each invalid field. */
     ValidationProblem: {
