@@ -7,6 +7,7 @@ import { inArray } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import {
   clearingOfDay,
+  storedPixIdsOfDay,
   storedPixOfDay,
   writeReconciliationReport,
   type DayWindow,
@@ -74,7 +75,7 @@ export async function reconcileDay(
     amount: centavosOf(pix.valor),
     pix,
   }));
-  const before = new Set((await storedPixOfDay(deps.db, day)).map((row) => row.id));
+  const before = await storedPixIdsOfDay(deps.db, day);
   const missing = psp.filter((item) => !before.has(item.id));
   for (let at = 0; at < missing.length; at += STORE_SLICE) {
     await deps.storeMissing(

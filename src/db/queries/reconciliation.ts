@@ -58,6 +58,15 @@ export async function storedPixOfDay(db: DbOrTx, day: DayWindow): Promise<Stored
   }));
 }
 
+/** The end-to-end ids of the PSP's Pix the service holds for the day (what a run need not store). */
+export async function storedPixIdsOfDay(db: DbOrTx, day: DayWindow): Promise<Set<string>> {
+  const rows = await db.execute<{ id: string }>(sql`
+    select end_to_end_id as id from received_pix
+    where source = 'psp' and paid_at >= ${day.from.toISOString()}
+      and paid_at < ${day.to.toISOString()}`);
+  return new Set(rows.map((row) => row.id));
+}
+
 /** The clearing accounts' movement of the day (production), as `reconciliation_reports` keeps it. */
 export interface ClearingOfDay {
   collectionsClearingDebits: number;
