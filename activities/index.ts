@@ -9,6 +9,7 @@ import { createChargeActivities } from './charges.js';
 import { createLoanActivities, type LoanActivityDeps } from './loans.js';
 import { createPixActivities } from './pix.js';
 import { createRefundActivities } from './refunds.js';
+import { createReconciliationActivities } from './reconciliation.js';
 import { createSandboxClockActivities } from './sandbox-clock.js';
 import { createSmokeCheckActivities } from './smoke-check.js';
 import { createWebhookActivities } from './webhooks.js';
@@ -74,6 +75,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createSandboxClockActivities(deps),
     ...createApprovalActivities(deps),
     ...createCustomerDataActivities(deps),
+    ...createReconciliationActivities(deps),
   };
 }
 

@@ -18,11 +18,13 @@ import {
   registerLedgerGauge,
   registerOutboxGauge,
   registerUnmatchedPixGauge,
+  registerReconciliationGauges,
   type HttpMetrics,
 } from './http/metrics.js';
 import { ledgerImbalance } from './db/queries/ledger.js';
 import { takeTokens } from './db/queries/rate-limits.js';
 import { unmatchedPixCount } from './db/queries/charges.js';
+import { latestReconciliation } from './db/queries/reconciliation.js';
 import { disabledEndpointCounts } from './db/queries/webhook-endpoints.js';
 import {
   certificatesInUse,
@@ -67,6 +69,7 @@ import { customerRoutes } from './http/routes/customers/router.js';
 import { eventRoutes } from './http/routes/events/router.js';
 import { hostedRoutes } from './http/routes/hosted/router.js';
 import { ledgerRoutes } from './http/routes/ledger/router.js';
+import { reconciliationRoutes } from './http/routes/reconciliation/router.js';
 import { chargeRoutes } from './http/routes/charges/router.js';
 import { loanCommandRoutes } from './http/routes/loans/commands-router.js';
 import { loanRoutes } from './http/routes/loans/router.js';
@@ -281,6 +284,14 @@ export function createApp(deps: AppDeps): App {
   registerOutboxGauge(metrics, () => oldestPendingStartSeconds(db));
   registerDisabledEndpointsGauge(metrics, () => disabledEndpointCounts(db));
   registerCertificateExpiry(metrics.registry, certificatesInUse(config));
+  reconciliationRoutes(opsApi, {
+    db,
+    temporal,
+    logger,
+    clock,
+    taskQueue: config.temporal.taskQueue,
+  });
+  registerReconciliationGauges(metrics, () => latestReconciliation(db));
   smokeCheckRoutes(opsApi, { db, temporal, logger, taskQueue: config.temporal.taskQueue });
 
   const pspApi = new ApiRouter('/psp/v1', guards, idempotencyGuard.middleware);

@@ -263,6 +263,19 @@ const schema = z.object({
   // Threads for long simulations' math (src/domain/credit/simulation-pool.ts); 0: on the event loop.
   SIMULATION_THREADS: z.coerce.number().int().min(0).max(64).default(defaultSimulationThreads()),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(1).default(100),
+  // The daily reconciliation's schedule (contract §16): HH:MM in São Paulo, or `off`.
+  RECONCILIATION_TIME: z
+    .string()
+    .default('00:30')
+    .transform((value, ctx) => {
+      if (value === 'off') return null;
+      const match = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(value);
+      if (!match) {
+        ctx.addIssue({ code: 'custom', message: 'HH:MM (São Paulo time, 00:00–23:59) or off' });
+        return z.NEVER;
+      }
+      return { hour: Number(match[1]), minute: Number(match[2]) };
+    }),
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   WORKER_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   FILE_STORE: z.enum(['s3', 'local']).default('s3'),
@@ -334,6 +347,8 @@ export interface Config {
   readonly outboxSweepIntervalMs: number;
   /** Workflows a worker keeps in memory between their tasks. */
   readonly workerMaxCachedWorkflows: number;
+  /** When the daily reconciliation runs (São Paulo), or null: no schedule (RECONCILIATION_TIME). */
+  readonly reconciliationTime: { hour: number; minute: number } | null;
   /** The worker's `/metrics` (0: none), on WORKER_METRICS_HOST (loopback by default). */
   readonly workerMetricsPort: number;
   readonly workerMetricsHost: string;
@@ -689,6 +704,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowLoopbackHttp: e.WEBHOOK_ALLOW_LOOPBACK_HTTP,
     outboxSweepIntervalMs: e.OUTBOX_SWEEP_INTERVAL,
     workerMaxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
+    reconciliationTime: e.RECONCILIATION_TIME,
     workerMetricsPort: e.WORKER_METRICS_PORT,
     workerMetricsHost: e.WORKER_METRICS_HOST,
     fileStore: Object.freeze(

@@ -225,6 +225,11 @@ export const errorCatalogue = {
     title: 'Not Found',
     meaning: 'No smoke check with the id.',
   },
+  reconciliation_not_found: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'The reconciliation of the date has never run (run it: `POST …/{date}/run`).',
+  },
 } as const satisfies Record<string, { status: number; title: string; meaning: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -8,3 +8,4 @@ export { pixWorkflow } from './pix/workflow.js';
 export { approvalWorkflow } from './approval/workflow.js';
 export { customerErasureWorkflow, deniedDocumentsWorkflow } from './customer-data/workflow.js';
 export { refundWorkflow } from './refund/workflow.js';
+export { reconciliationWorkflow } from './reconciliation/workflow.js';

@@ -54,13 +54,15 @@ export const pixStart = (pix: ReceivedPix, taskQueue: string): WorkflowStart => 
 /**
  * Stores the Pix of one notification, matching each to a charge of `environment` by txid (the
  * PSP's notifications are production's), and starts the workflows that book them. Answers the Pix
- * this call stored (a repeated one is not among them).
+ * this call stored (a repeated one is not among them). The daily reconciliation stores the Pix the
+ * notifications missed the same way, naming its date (`reconciliationDate`) on the rows it stores.
  */
 export async function receivePix(
   deps: ReceivePixDeps,
   environment: Environment,
   source: 'psp' | 'sandbox',
   pixes: readonly IncomingPix[],
+  options: { reconciliationDate?: string } = {},
 ): Promise<ReceivedPix[]> {
   const { stored, outbox } = await deps.db.transaction(async (tx) => {
     const txids = pixes.flatMap((pix) => (pix.txid ? [pix.txid] : []));
@@ -84,6 +86,7 @@ export async function receivePix(
           loanId: charge?.loanId ?? null,
           partnerId: charge?.partnerId ?? null,
           environment: charge?.environment ?? null,
+          reconciliationDate: options.reconciliationDate ?? null,
         };
       }),
     );

@@ -173,6 +173,7 @@ const nouns: Record<NonNullable<ReturnType<typeof notFoundCodeOf>>, string> = {
   credit_offer_not_found: 'credit offer',
   simulation_not_found: 'simulation',
   smoke_check_not_found: 'smoke check',
+  reconciliation_not_found: 'reconciliation',
   loan_not_found: 'loan',
   charge_not_found: 'charge',
   pix_not_found: 'Pix',

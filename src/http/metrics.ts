@@ -1,5 +1,11 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { environments } from '../domain/environments.js';
+import { startOfBusinessDate } from '../domain/business-date.js';
+import {
+  discrepancyKinds,
+  reconciliationStatuses,
+  type ReconciliationStatus,
+} from '../domain/reconciliation/report.js';
 
 export interface HttpMetrics {
   readonly registry: Registry;
@@ -177,6 +183,67 @@ export function registerDisabledEndpointsGauge(
           const found = counts.find((c) => c.environment === environment && c.reason === reason);
           this.set({ environment, reason }, found?.count ?? 0);
         }
+    },
+  });
+}
+
+/**
+ * The daily reconciliation (contract §16), read when `/metrics` is scraped from the latest date
+ * with a finished report: `reconciliation_discrepancies{kind}` (that report's discrepancies by
+ * kind, every kind exported, 0 included), `reconciliation_last_date_timestamp_seconds` (the start
+ * of that business date in São Paulo: more than about 30 hours ago means a run is missing) and
+ * `reconciliation_last_status{status}` (1 for its status, 0 for the others). Nothing is exported
+ * before the first report.
+ */
+export function registerReconciliationGauges(
+  metrics: HttpMetrics,
+  read: () => Promise<
+    | {
+        date: string;
+        status: ReconciliationStatus;
+        discrepancies: { kind: string; count: number }[];
+      }
+    | undefined
+  >,
+): void {
+  if (metrics.registry.getSingleMetric('reconciliation_discrepancies')) return;
+  // One read per scrape for the three: the first gauge collected reads, the others reuse it.
+  let latest: ReturnType<typeof read> | undefined;
+  const once = () => (latest ??= read().finally(() => setTimeout(() => (latest = undefined), 0)));
+  new Gauge({
+    name: 'reconciliation_discrepancies',
+    help: 'Discrepancies of the latest reconciliation report with the PSP, by kind (missing_notification: booked by the run).',
+    labelNames: ['kind'] as const,
+    registers: [metrics.registry],
+    async collect() {
+      this.reset();
+      const report = await once();
+      if (!report) return;
+      for (const kind of discrepancyKinds)
+        this.set({ kind }, report.discrepancies.find((d) => d.kind === kind)?.count ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'reconciliation_last_date_timestamp_seconds',
+    help: 'Start (São Paulo) of the latest business date the reconciliation with the PSP reported on.',
+    registers: [metrics.registry],
+    async collect() {
+      this.reset();
+      const report = await once();
+      if (report) this.set(startOfBusinessDate(report.date) / 1000);
+    },
+  });
+  new Gauge({
+    name: 'reconciliation_last_status',
+    help: 'Status of the latest reconciliation report with the PSP: 1 for its status, 0 for the others.',
+    labelNames: ['status'] as const,
+    registers: [metrics.registry],
+    async collect() {
+      this.reset();
+      const report = await once();
+      if (!report) return;
+      for (const status of reconciliationStatuses)
+        this.set({ status }, report.status === status ? 1 : 0);
     },
   });
 }

@@ -69,6 +69,7 @@ await runMain('worker', async (logger) => {
       ...config.temporal,
       maintenanceIntervalMs: config.outboxSweepIntervalMs,
       maxCachedWorkflows: config.workerMaxCachedWorkflows,
+      reconciliationTime: config.reconciliationTime,
       // Production runs the bundle `npm run build` made, or the one WORKFLOW_BUNDLE names (a test
       // run's, made from the sources at its start); elsewhere the sources, never a stale build.
       ...(config.workflowBundle

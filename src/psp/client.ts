@@ -82,13 +82,24 @@ export class PspClient {
     return this.json('PATCH', `/${kind}/${segment(txid)}`, { status: REMOVED });
   }
 
-  /** Every Pix received with `inicio <= horario <= fim`, all pages (`pageSize` each, ≤ 1000). */
-  async listPix(inicio: Date, fim: Date, pageSize = PAGE_SIZE): Promise<Pix[]> {
+  /**
+   * Every Pix received with `inicio <= horario <= fim`, all pages (`pageSize` each, ≤ 1000);
+   * `devolucaoPresente`: only those with a devolucao (the reconciliation's refunds side).
+   */
+  async listPix(
+    inicio: Date,
+    fim: Date,
+    pageSize = PAGE_SIZE,
+    filter: { devolucaoPresente?: boolean } = {},
+  ): Promise<Pix[]> {
     const received: Pix[] = [];
     for (let page = 0; ; page += 1) {
       const query = new URLSearchParams({
         inicio: inicio.toISOString(),
         fim: fim.toISOString(),
+        ...(filter.devolucaoPresente === undefined
+          ? {}
+          : { devolucaoPresente: String(filter.devolucaoPresente) }),
         'paginacao.paginaAtual': String(page),
         'paginacao.itensPorPagina': String(pageSize),
       });

@@ -14,6 +14,8 @@ export const workflowIds = {
   customerErasure: (customerId: string) => `customer-erasure/${customerId}`,
   deniedDocuments: (customerId: string) => `denied-documents/${customerId}`,
   refund: (refundId: string) => `refund/${refundId}`,
+  /** Ops' run `run` of a business date (the schedule's runs are `reconciliation/daily-…`). */
+  reconciliation: (date: string, run: number) => `reconciliation/${date}/${run}`,
 };
 
 /**
@@ -32,4 +34,5 @@ export const workflowTypes = {
   customerErasure: 'customerErasureWorkflow',
   deniedDocuments: 'deniedDocumentsWorkflow',
   refund: 'refundWorkflow',
+  reconciliation: 'reconciliationWorkflow',
 } as const satisfies Record<keyof typeof workflowIds, keyof typeof workflows>;

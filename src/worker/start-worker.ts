@@ -10,6 +10,10 @@ import type { ActivityDeps } from '../../activities/index.js';
 import { createWorkers, NativeConnection } from './create-worker.js';
 import { startMaintenance } from './maintenance.js';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
+import {
+  ensureReconciliationSchedule,
+  type DailyTime,
+} from '../temporal/reconciliation-schedule.js';
 
 /** `config.temporal` (address, namespace, payload keys, TLS, API key) and the worker's own. */
 export interface WorkerSettings extends TemporalSettings {
@@ -18,6 +22,11 @@ export interface WorkerSettings extends TemporalSettings {
   workflowBundlePath?: string;
   /** Workflows kept in memory between tasks (WORKER_MAX_CACHED_WORKFLOWS); see create-worker.ts. */
   maxCachedWorkflows?: number;
+  /**
+   * RECONCILIATION_TIME: when the daily reconciliation's schedule fires (São Paulo; default
+   * 00:30), or null for no schedule. Made only where a PSP is configured.
+   */
+  reconciliationTime?: DailyTime | null;
 }
 
 /**
@@ -76,6 +85,13 @@ export async function startWorker(
       ? { maxCachedWorkflows: settings.maxCachedWorkflows }
       : {}),
   });
+  // The daily reconciliation (contract §16) compares the PSP's account with the books.
+  const reconciliationTime =
+    settings.reconciliationTime === undefined
+      ? { hour: 0, minute: 30 }
+      : settings.reconciliationTime;
+  if (deps.psp && reconciliationTime)
+    await ensureReconciliationSchedule(client, settings.taskQueue, reconciliationTime);
   const maintenance = startMaintenance({
     db: deps.db,
     temporal: client,

@@ -269,6 +269,8 @@ describe('the partner OpenAPI document', () => {
       '/ops/v1/operators/{operator_id}/token',
       '/ops/v1/partners',
       '/ops/v1/received-pix/{end_to_end_id}',
+      '/ops/v1/reconciliation/{date}',
+      '/ops/v1/reconciliation/{date}/run',
       '/ops/v1/smoke-checks',
       '/ops/v1/smoke-checks/{id}',
       '/ops/v1/unmatched-pix',

@@ -1,5 +1,14 @@
 import { sql } from 'drizzle-orm';
-import { bigint, index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  date,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import type { Actor } from '../../domain/operators.js';
 import { chargeScopes, chargeStatuses } from '../../domain/loans/charges.js';
 import { timestampColumn as ts } from './columns.js';
@@ -75,8 +84,15 @@ export const receivedPix = pgTable(
     matchApprovedBy: jsonb('match_approved_by').$type<Actor>(),
     receivedAt: ts('received_at').notNull().defaultNow(),
     recordedAt: ts('recorded_at'),
+    /**
+     * The daily reconciliation (contract §16) of this date stored it: the PSP listed it and no
+     * notification had brought it. Null for a Pix a notification brought.
+     */
+    reconciliationDate: date('reconciliation_date', { mode: 'string' }),
   },
   (t) => [
+    // The reconciliation reads a day's Pix by when they were paid.
+    index('received_pix_paid_at_idx').on(t.paidAt),
     index('received_pix_unmatched_idx')
       .on(t.receivedAt)
       .where(sql`${t.status} = 'unmatched'`),

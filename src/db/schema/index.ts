@@ -13,3 +13,4 @@ export * from './rate-limits.js';
 export * from './operators.js';
 export * from './data-keys.js';
 export * from './refunds.js';
+export * from './reconciliation.js';

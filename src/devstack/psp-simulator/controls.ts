@@ -124,6 +124,33 @@ const routes: { method: string; path: RegExp; run: Route }[] = [
     },
   },
   {
+    // Pix paid to the starting client's key with no charge, in bulk, never notified (a bench's
+    // day of Pix): {pix: [{valor, horario}]}, up to 10,000 a call, one write of the state.
+    method: 'POST',
+    path: /^\/_simulator\/pix$/,
+    run: (context, _match, body) => {
+      const given = body.pix;
+      if (!Array.isArray(given) || given.length === 0 || given.length > 10_000)
+        return Promise.resolve(error(400, 'pix: 1 to 10,000 of {valor, horario}'));
+      const made: Pix[] = [];
+      for (const [index, item] of (given as unknown[]).entries()) {
+        const { valor, horario } = (item ?? {}) as Record<string, unknown>;
+        const at = typeof horario === 'string' ? new Date(horario) : undefined;
+        if (typeof valor !== 'string' || !/^\d{1,10}\.\d{2}$/.test(valor) || valor === '0.00')
+          return Promise.resolve(error(400, `pix[${index}].valor: reais with two decimals, > 0`));
+        if (!at || Number.isNaN(at.getTime()))
+          return Promise.resolve(error(400, `pix[${index}].horario: a date-time`));
+        made.push({ endToEndId: spiId('E', at), valor, horario: at.toISOString() });
+      }
+      for (const pix of made) context.store.state.pix[pix.endToEndId] = pix;
+      context.store.save();
+      return Promise.resolve({
+        status: 201,
+        body: { received: made.length, endToEndIds: made.map((pix) => pix.endToEndId) },
+      });
+    },
+  },
+  {
     // The PSP notifies a Pix again (a duplicate delivery).
     method: 'POST',
     path: /^\/_simulator\/pix\/([A-Za-z0-9]{32})\/notify$/,

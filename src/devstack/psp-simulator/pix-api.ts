@@ -242,7 +242,7 @@ export function getCharge(kind: 'cob' | 'cobv') {
 }
 
 export function listPix(context: PixApiContext, request: Request): Answer {
-  const { inicio = '', fim = '', txid } = request.query;
+  const { inicio = '', fim = '', txid, devolucaoPresente } = request.query;
   const from = Date.parse(inicio);
   const to = Date.parse(fim);
   if (to < from)
@@ -251,17 +251,17 @@ export function listPix(context: PixApiContext, request: Request): Answer {
     ]);
   const page = Number(request.query['paginacao.paginaAtual'] ?? 0);
   const perPage = Number(request.query['paginacao.itensPorPagina'] ?? 100);
-  const all = Object.values(context.store.state.pix)
-    .filter((pix) => {
-      const at = Date.parse(pix.horario);
-      return (
-        at >= from &&
-        at <= to &&
-        (txid === undefined || pix.txid === txid) &&
-        context.store.chargeClient(pix.txid) === context.client
-      );
-    })
-    .sort((a, b) => a.horario.localeCompare(b.horario) || a.endToEndId.localeCompare(b.endToEndId));
+  const all = listed(context, `${from}|${to}|${txid ?? ''}|${devolucaoPresente ?? ''}`, (pix) => {
+    const at = Date.parse(pix.horario);
+    return (
+      at >= from &&
+      at <= to &&
+      (txid === undefined || pix.txid === txid) &&
+      (devolucaoPresente === undefined ||
+        (devolucaoPresente === 'true') === (pix.devolucoes ?? []).length > 0) &&
+      context.store.chargeClient(pix.txid) === context.client
+    );
+  });
   return {
     status: 200,
     body: {
@@ -271,13 +271,30 @@ export function listPix(context: PixApiContext, request: Request): Answer {
         paginacao: {
           paginaAtual: page,
           itensPorPagina: perPage,
-          quantidadeDePaginas: Math.ceil(all.length / perPage),
+          // The document's minimum is one page, an empty one included.
+          quantidadeDePaginas: Math.max(1, Math.ceil(all.length / perPage)),
           quantidadeTotalDeItens: all.length,
         },
       },
       pix: all.slice(page * perPage, (page + 1) * perPage),
     },
   };
+}
+
+/**
+ * A listing's Pix in the PSP's order (horario, then end-to-end id), kept until the state next
+ * changes: a client paging a day of 100,000 Pix asks for the same list a hundred times.
+ */
+let listing: { version: number; client: string; key: string; pix: Pix[] } | undefined;
+function listed(context: PixApiContext, key: string, keep: (pix: Pix) => boolean): Pix[] {
+  const { store, client } = context;
+  if (listing?.version === store.version && listing.client === client && listing.key === key)
+    return listing.pix;
+  const pix = Object.values(store.state.pix)
+    .filter(keep)
+    .sort((a, b) => a.horario.localeCompare(b.horario) || a.endToEndId.localeCompare(b.endToEndId));
+  listing = { version: store.version, client, key, pix };
+  return pix;
 }
 
 export function putDevolucao(context: PixApiContext, request: Request): Answer {

@@ -72,6 +72,8 @@ const empty = (): SimulatorState => ({
  */
 export class StateFile {
   readonly state: SimulatorState;
+  /** Goes up at every save: what was read before is stale (the Pix listing's cache). */
+  version = 0;
 
   /** `startingClient`: the client of the simulator's options, who owns what names no client. */
   constructor(
@@ -92,6 +94,7 @@ export class StateFile {
   }
 
   save(): void {
+    this.version += 1;
     const temporary = `${this.file}.${process.pid}.tmp`;
     writeFileSync(temporary, JSON.stringify(this.state));
     renameSync(temporary, this.file);

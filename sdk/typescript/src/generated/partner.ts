@@ -1838,7 +1838,8 @@ export interface components {
         | 'charge_not_found'
         | 'pix_not_found'
         | 'psp_not_configured'
-        | 'smoke_check_not_found';
+        | 'smoke_check_not_found'
+        | 'reconciliation_not_found';
       /**
        * @description The OAuth 2.0 error code, beside `code`.
        * @enum {string}
@@ -1907,7 +1908,8 @@ export interface components {
         | 'charge_not_found'
         | 'pix_not_found'
         | 'psp_not_configured'
-        | 'smoke_check_not_found';
+        | 'smoke_check_not_found'
+        | 'reconciliation_not_found';
     };
     /** @description An RFC 9457 problem naming each invalid field. */
     ValidationProblem: {
