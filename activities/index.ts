@@ -7,6 +7,7 @@ import { createCustomerActivities } from './customers.js';
 import { createCustomerDataActivities } from './customer-data.js';
 import { createChargeActivities } from './charges.js';
 import { createLoanActivities, type LoanActivityDeps } from './loans.js';
+import { createPayoutActivities } from './payouts.js';
 import { createPixActivities } from './pix.js';
 import { createSandboxClockActivities } from './sandbox-clock.js';
 import { createSmokeCheckActivities } from './smoke-check.js';
@@ -68,6 +69,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createLoanActivities(deps),
     ...createChargeActivities(deps),
     ...createPixActivities(deps),
+    ...createPayoutActivities(deps),
     ...createWebhookActivities(deps),
     ...createSandboxClockActivities(deps),
     ...createApprovalActivities(deps),

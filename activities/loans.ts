@@ -49,6 +49,8 @@ export interface LoanActivityDeps {
   iof: IofRates;
   /** What production BR Codes name (contract §14): the lender's Pix key, name and city. */
   pix: { key: string; merchantName: string; city: string };
+  /** PAYOUT_POLL_INTERVAL: the first wait before a payout's outcome is asked of the PSP (2 min). */
+  payoutPollIntervalMs?: number;
 }
 
 export function createLoanActivities(deps: ActivityDeps) {

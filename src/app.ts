@@ -64,6 +64,7 @@ import { customerRoutes } from './http/routes/customers/router.js';
 import { eventRoutes } from './http/routes/events/router.js';
 import { hostedRoutes } from './http/routes/hosted/router.js';
 import { ledgerRoutes } from './http/routes/ledger/router.js';
+import { payoutRoutes } from './http/routes/payouts/router.js';
 import { chargeRoutes } from './http/routes/charges/router.js';
 import { loanCommandRoutes } from './http/routes/loans/commands-router.js';
 import { loanRoutes } from './http/routes/loans/router.js';
@@ -270,6 +271,7 @@ export function createApp(deps: AppDeps): App {
   });
   loanCommandRoutes(opsApi, loanDeps, 'ops');
   ledgerRoutes(opsApi, { db, clock });
+  payoutRoutes(opsApi, { db });
   registerLedgerGauge(metrics, () => ledgerImbalance(db));
   unmatchedPixRoutes(opsApi, loanDeps);
   registerUnmatchedPixGauge(metrics, () => unmatchedPixCount(db));

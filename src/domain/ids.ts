@@ -22,6 +22,7 @@ export const idPrefixes = {
   operatorEnrollment: 'enr',
   auditEntry: 'aud',
   approval: 'apr',
+  payout: 'pyt',
   customerDataKey: 'cdk',
 } as const;
 

@@ -60,6 +60,7 @@ await runMain('worker', async (logger) => {
         signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink),
         iof: config.iof,
         pix: pixPayee(config),
+        payoutPollIntervalMs: config.payoutPollIntervalMs,
       },
       webhooks: {
         sealedBox: createSealedBox(config.keys.dataEncryption),

@@ -135,6 +135,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink),
     iof: config.iof,
     pix: pixPayee(config),
+    payoutPollIntervalMs: config.payoutPollIntervalMs,
   };
   const files = createFileStore(config.fileStore);
   const deniedDocumentRetentionMs = config.retention.deniedDocumentsMs;

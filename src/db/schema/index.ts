@@ -12,3 +12,4 @@ export * from './charges.js';
 export * from './rate-limits.js';
 export * from './operators.js';
 export * from './data-keys.js';
+export * from './payouts.js';

@@ -90,6 +90,8 @@ export const loanTransactionTypes = [
   'withdrawal',
   'overpayment',
   'refund',
+  /** A production loan's payout came back (contract §16): the loan undone, its payments due back. */
+  'payout_returned',
 ] as const;
 export type LoanTransactionType = (typeof loanTransactionTypes)[number];
 
@@ -114,4 +116,6 @@ export const ledgerStep = {
   pix: (endToEndId: string) => `pix:${endToEndId}`,
   /** A withdrawal with nothing left to pay (a withdrawal by Pix is keyed by the Pix's reference). */
   withdrawal: 'withdrawal',
+  /** The loan's payout came back: once per loan. */
+  payoutReturned: 'payout_returned',
 } as const;

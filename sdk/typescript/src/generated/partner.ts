@@ -2458,7 +2458,7 @@ export interface components {
         /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`. */
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
@@ -2539,10 +2539,17 @@ export interface components {
        */
       loan_id: string;
       /**
-       * @description What moved: the `disbursement`, a `payment`, a `payoff`, a `withdrawal`, a `refund`.
+       * @description What moved: the `disbursement`, a `payment`, a `payoff`, a `withdrawal`, a `refund`, or `payout_returned` (a production loan’s disbursement came back: the loan undone, what was paid due back).
        * @enum {string}
        */
-      type: 'disbursement' | 'payment' | 'payoff' | 'withdrawal' | 'overpayment' | 'refund';
+      type:
+        | 'disbursement'
+        | 'payment'
+        | 'payoff'
+        | 'withdrawal'
+        | 'overpayment'
+        | 'refund'
+        | 'payout_returned';
       /** @description The money that moved, in centavos. */
       amount: number;
       /**
@@ -3375,7 +3382,7 @@ export interface components {
         /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`. */
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
@@ -3563,7 +3570,7 @@ export interface components {
         /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`. */
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
@@ -3833,7 +3840,7 @@ export interface components {
         /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`. */
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
@@ -4021,7 +4028,7 @@ export interface components {
         /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`. */
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
