@@ -147,7 +147,7 @@ export function loanCommandRoutes(
         operationId: 'claimLoanDisbursement',
         summary: 'Claim the disbursement before sending the money',
         description:
-          'While `processing`: `disbursement_status` becomes `claimed`, and from then on the partner’s cancel is 409 `invalid_state` (send the Pix only after this answers 200). Claiming again answers the loan. Once the money could no longer arrive 7 days before the first due date, the loan is cancelled (`release_window_passed`) and the claim is 409. Report the outcome with `POST /ops/v1/loans/{id}/disbursement` (a confirmation without a claim claims too).',
+          'While `processing`: `disbursement_status` becomes `claimed`, and from then on the partner’s cancel is 409 `invalid_state` (send the Pix only after this answers 200). Claiming again answers the loan. Once the money could no longer arrive 7 days before the first due date, the loan is cancelled (`release_window_passed`) and the claim is 409. Report the outcome with `POST /ops/v1/loans/{id}/disbursement` (a confirmation without a claim claims too). A production loan paid to a Pix key, with a PSP configured, needs no report: the claim sends its payout through the PSP (contract §16; `GET /ops/v1/loans/{id}/payout`), whose outcome activates the loan, fails it or — returned later — cancels it.',
         tag: tagName,
         security,
         ...roles('disbursement'),
