@@ -7,6 +7,7 @@ import { createCustomerActivities } from './customers.js';
 import { createCustomerDataActivities } from './customer-data.js';
 import { createChargeActivities } from './charges.js';
 import { createLoanActivities, type LoanActivityDeps } from './loans.js';
+import { createPayoutActivities } from './payouts.js';
 import { createPixActivities } from './pix.js';
 import { createRefundActivities } from './refunds.js';
 import { createReconciliationActivities } from './reconciliation.js';
@@ -71,6 +72,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createChargeActivities(deps),
     ...createPixActivities(deps),
     ...createRefundActivities(deps),
+    ...createPayoutActivities(deps),
     ...createWebhookActivities(deps),
     ...createSandboxClockActivities(deps),
     ...createApprovalActivities(deps),

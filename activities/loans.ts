@@ -54,6 +54,8 @@ export interface LoanActivityDeps {
    * leaves by devolução on its own; absent: a day.
    */
   refundAfterMs?: number;
+  /** PAYOUT_POLL_INTERVAL: the first wait before a payout's outcome is asked of the PSP (2 min). */
+  payoutPollIntervalMs?: number;
 }
 
 export function createLoanActivities(deps: ActivityDeps) {

@@ -70,6 +70,7 @@ import { eventRoutes } from './http/routes/events/router.js';
 import { hostedRoutes } from './http/routes/hosted/router.js';
 import { ledgerRoutes } from './http/routes/ledger/router.js';
 import { reconciliationRoutes } from './http/routes/reconciliation/router.js';
+import { payoutRoutes } from './http/routes/payouts/router.js';
 import { chargeRoutes } from './http/routes/charges/router.js';
 import { loanCommandRoutes } from './http/routes/loans/commands-router.js';
 import { loanRoutes } from './http/routes/loans/router.js';
@@ -277,6 +278,7 @@ export function createApp(deps: AppDeps): App {
   loanCommandRoutes(opsApi, loanDeps, 'ops');
   ledgerRoutes(opsApi, { db, clock });
   registerDatabaseUp(metrics, () => db.execute(sql`select 1`));
+  payoutRoutes(opsApi, { db });
   registerLedgerGauge(metrics, () => ledgerImbalance(db));
   unmatchedPixRoutes(opsApi, loanDeps);
   refundRoutes(opsApi, { ...loanDeps, pspConfigured: config.psp !== null });

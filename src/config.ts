@@ -184,6 +184,9 @@ const schema = z.object({
   // Money due back on a production loan leaves by devolução at the PSP this long after it became
   // due, unless ops returned it first (contract §16).
   REFUND_AFTER: duration('1d'),
+  // A production loan's payout (contract §16): when no notification of its outcome came, the loan's
+  // workflow asks the PSP after this, then at twice the wait each time, up to an hour apart.
+  PAYOUT_POLL_INTERVAL: duration('2m'),
   // PSP_WEBHOOK_AUTH=mtls: the proxy that verifies the PSP's client certificate (its addresses), the
   // certificate's subject, and the headers the proxy writes (src/domain/pix/psp-mtls.ts).
   PSP_MTLS_TRUSTED_PROXIES: z
@@ -333,6 +336,8 @@ export interface Config {
    * when PSP_API_URL is unset (production requires it).
    */
   readonly psp: PspSettings | null;
+  /** PAYOUT_POLL_INTERVAL: the first wait before a payout's outcome is asked of the PSP. */
+  readonly payoutPollIntervalMs: number;
   /** How `POST /psp/v1/pix` is authenticated: the signature's secret, or mTLS in front (null). */
   readonly pspWebhookSecret: string | null;
   /** The same, as the PSP guard takes it: the secret, or the mTLS proxy's settings. */
@@ -651,6 +656,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     offerRenewalDelayMs: e.OFFER_RENEWAL_DELAY,
     offerValidityMs: e.OFFER_VALIDITY,
     loanSignatureDeadlineMs: e.LOAN_SIGNATURE_DEADLINE,
+    payoutPollIntervalMs: e.PAYOUT_POLL_INTERVAL,
     lender: Object.freeze({ name: e.LENDER_NAME, cnpj: e.LENDER_CNPJ }),
     // Development only (production requires LENDER_PIX_KEY): the sandbox's key, never a real one.
     pix: Object.freeze({ key: e.LENDER_PIX_KEY ?? SANDBOX_PIX_KEY, city: e.LENDER_PIX_CITY }),

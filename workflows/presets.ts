@@ -26,3 +26,12 @@ export const webhookAttempt = {
   startToCloseTimeout: '20 seconds',
   retry: { maximumAttempts: 1 },
 } as const satisfies ActivityOptions;
+
+/**
+ * A call to the lender's PSP (with the database writes around it): retried with backoff for as
+ * long as the PSP is away — every call is safe to repeat (a payout by its idempotency key).
+ */
+export const pspCall = {
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '5 minutes' },
+} as const satisfies ActivityOptions;

@@ -23,6 +23,7 @@ export const idPrefixes = {
   operatorEnrollment: 'enr',
   auditEntry: 'aud',
   approval: 'apr',
+  payout: 'pyt',
   customerDataKey: 'cdk',
 } as const;
 

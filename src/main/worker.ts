@@ -92,6 +92,7 @@ await runMain('worker', async (logger) => {
         iof: config.iof,
         pix: pixPayee(config),
         refundAfterMs: config.refundAfterMs,
+        payoutPollIntervalMs: config.payoutPollIntervalMs,
       },
       webhooks: {
         sealedBox: createSealedBox(config.keys.dataEncryption),

@@ -260,6 +260,7 @@ describe('the partner OpenAPI document', () => {
       '/ops/v1/loans/{loan_id}/ledger',
       '/ops/v1/loans/{loan_id}/payments',
       '/ops/v1/loans/{loan_id}/payoff',
+      '/ops/v1/loans/{loan_id}/payout',
       '/ops/v1/loans/{loan_id}/refunds',
       '/ops/v1/operator-enrollments',
       '/ops/v1/operators',
@@ -279,7 +280,7 @@ describe('the partner OpenAPI document', () => {
     ]);
   });
 
-  it('has a PSP twin behind the ops token: the Pix notification, signed', async () => {
+  it('has a PSP twin behind the ops token: the Pix and payout notifications, signed', async () => {
     expect((await fetch(`${stack.baseUrl}/psp/v1/openapi.json`)).status).toBe(401);
     const response = await fetch(`${stack.baseUrl}/psp/v1/openapi.json`, {
       headers: { Authorization: `Bearer ${OPS_TOKEN}` },
@@ -287,7 +288,8 @@ describe('the partner OpenAPI document', () => {
     const document = (await response.json()) as OpenApiDocument & {
       components: { securitySchemes: Record<string, unknown> };
     };
-    expect(Object.keys(document.paths)).toEqual(['/psp/v1/pix']);
+    expect(Object.keys(document.paths).sort()).toEqual(['/psp/v1/payouts', '/psp/v1/pix']);
+    expect(document.paths['/psp/v1/payouts']!.post!.operationId).toBe('receivePayoutOutcomes');
     const notify = document.paths['/psp/v1/pix']!.post!;
     expect(notify.operationId).toBe('receivePix');
     expect(Object.keys(notify.responses).sort()).toEqual(

@@ -29,7 +29,12 @@ let sandbox: Client;
 
 beforeAll(async () => {
   stack = await startStack({
-    env: { SANDBOX_REVIEW_DELAY: '1h', SANDBOX_DISBURSEMENT_DELAY: '60d' },
+    // A payout with no notification is asked about after a second (then 2 s, 4 s…).
+    env: {
+      SANDBOX_REVIEW_DELAY: '1h',
+      SANDBOX_DISBURSEMENT_DELAY: '60d',
+      PAYOUT_POLL_INTERVAL: '1s',
+    },
   });
   const partner = await createPartner(stack);
   production = client(stack, await tokenFor(stack, partner.credentials.production));
@@ -457,5 +462,295 @@ describe('the run’s PSP simulator, this stack’s PSP (contract §16)', () => 
     });
     expect(offMachine.status).toBe(400);
     expect(JSON.stringify(offMachine.body)).toMatch(/notify\.url: http\(s\) on loopback only/);
+  });
+});
+
+describe('a production loan disbursed by payout (contract §16)', () => {
+  type PayoutView = {
+    id: string;
+    status: string;
+    amount: number;
+    beneficiary: { pix_key: string };
+    psp_payout_id: string | null;
+    end_to_end_id: string | null;
+    failure_reason: string | null;
+  };
+  type SimulatedPayout = {
+    id: string;
+    idempotencyKey: string;
+    status: string;
+    amount: number;
+    beneficiary: { pixKey?: string };
+  };
+  const opsPost = (path: string, body: unknown = {}) =>
+    fetch(`${stack.baseUrl}/ops/v1${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OPS_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  const payoutOf = async (loanId: string) =>
+    (await ops<{ payout: PayoutView | null }>(`/ops/v1/loans/${loanId}/payout`)).payout;
+  /** This stack's payouts at the simulator (its account's), oldest first. */
+  const simulatedPayouts = async () =>
+    (
+      (await stack.psp!.control('GET', `/clients/${stack.psp!.clientId}/payouts`)) as {
+        body: { payouts: SimulatedPayout[] };
+      }
+    ).body.payouts;
+  const policy = (outcome: 'confirmed' | 'pending' | 'failed', failureReason?: string) =>
+    stack.psp!.control('PUT', '/payouts/policy', {
+      outcome,
+      client: stack.psp!.clientId,
+      ...(failureReason ? { failureReason } : {}),
+    });
+  const loanNow = (id: string) => json<LoanBody>(production(`/v3/loans/${id}`));
+  const until = (id: string, status: string) =>
+    eventually(async () => {
+      const loan = await loanNow(id);
+      return loan.status === status ? loan : undefined;
+    }, `the loan ${status}`);
+  const eventsOf = async (loanId: string, type: string) =>
+    (
+      await json<{ data: { type: string; data: { id: string } }[] }>(
+        production(`/v3/events?resource_id=${loanId}&order=asc&limit=100`),
+      )
+    ).data.filter((e) => e.type === type && e.data.id === loanId);
+  const transactionsOf = async (loanId: string) =>
+    (await json<{ data: Transaction[] }>(production(`/v3/loans/${loanId}/transactions`))).data;
+  /** A signed production loan, its disbursement claimed by ops. */
+  const claimed = async () => {
+    const loan = await activeLoan(stack, production, {
+      opsToken: OPS_TOKEN,
+      production: true,
+      signedOnly: true,
+    });
+    expect(loan.status).toBe('processing');
+    expect((await opsPost(`/loans/${loan.id}/disbursement/claim`)).status).toBe(200);
+    return loan;
+  };
+  const payoutNotification = (payout: SimulatedPayout & Record<string, unknown>) =>
+    JSON.stringify({ payouts: [payout] });
+  const notifyPayouts = (body: string, signature?: string | null) =>
+    fetch(`${stack.baseUrl}/psp/v1/payouts`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(signature === null
+          ? {}
+          : {
+              'pix-signature':
+                signature ?? signPspBody(DEVELOPMENT_PSP_WEBHOOK_SECRET, body, nowSeconds()),
+            }),
+      },
+      body,
+    });
+
+  it('claimed, it is paid out once and active on the PSP’s confirmation; a repeated notification changes nothing, an unsigned one is 401; returned after a payment, the loan is cancelled and undone, the payment due back', async () => {
+    const loan = await claimed();
+    const active = await until(loan.id, 'active');
+    expect(active.disbursement_status).toBe('confirmed');
+
+    // One payout at the PSP, under the payout's id, for the amount released, to the borrower's key.
+    const payout = (await payoutOf(loan.id))!;
+    expect(payout).toMatchObject({
+      id: expect.stringMatching(/^pyt_[0-9a-f]{32}$/) as unknown,
+      status: 'confirmed',
+      amount: loan.requested_amount,
+      end_to_end_id: expect.stringMatching(/^E[0-9A-Za-z]{31}$/) as unknown,
+    });
+    expect(payout.beneficiary.pix_key).toBe(
+      loan.disbursement_account.type === 'pix' ? loan.disbursement_account.pix_key : null,
+    );
+    const atPsp = (await simulatedPayouts()).filter((p) => p.idempotencyKey === payout.id);
+    expect(atPsp).toEqual([
+      expect.objectContaining({
+        id: payout.psp_payout_id,
+        status: 'confirmed',
+        amount: loan.requested_amount,
+        beneficiary: { pixKey: payout.beneficiary.pix_key },
+      }),
+    ]);
+    expect((await transactionsOf(loan.id)).map((t) => t.type)).toEqual(['disbursement']);
+    expect(await eventsOf(loan.id, 'loan.active')).toHaveLength(1);
+    // Too late to report by hand: the payout did.
+    expect((await opsPost(`/loans/${loan.id}/disbursement`, { outcome: 'confirmed' })).status).toBe(
+      409,
+    );
+
+    // The PSP notifies the same outcome again: recorded before, nothing changes.
+    const again = (await stack.psp!.control('POST', `/payouts/${payout.psp_payout_id}/notify`)) as {
+      body: { notified: unknown };
+    };
+    expect(again.body.notified).toBe(200);
+    const duplicate = await json<{ recorded: number; unchanged: number; unknown: number }>(
+      notifyPayouts(payoutNotification({ ...atPsp[0]!, updatedAt: new Date().toISOString() })),
+    );
+    expect(duplicate).toEqual({ recorded: 0, unchanged: 1, unknown: 0 });
+    // A forged return, unsigned or badly signed: 401, and the loan stays active.
+    const forged = payoutNotification({
+      ...atPsp[0]!,
+      status: 'returned',
+      endToEndId: payout.end_to_end_id,
+      returnReason: 'AC06',
+      updatedAt: new Date().toISOString(),
+    });
+    for (const signature of [
+      null,
+      signPspBody('another-secret-of-enough-length', forged, nowSeconds()),
+      signPspBody(DEVELOPMENT_PSP_WEBHOOK_SECRET, forged, nowSeconds() - 400),
+    ]) {
+      const refused = await notifyPayouts(forged, signature);
+      expect(refused.status).toBe(401);
+      expect(await refused.json()).toMatchObject({ code: 'unauthorized' });
+    }
+    // Invalid outcomes of a signed notification: 422 naming each field.
+    const invalid = await notifyPayouts(
+      JSON.stringify({ payouts: [{ ...atPsp[0]!, id: 'x', status: 'lost' }] }),
+    );
+    expect(invalid.status).toBe(422);
+    expect(
+      ((await invalid.json()) as { errors: { path: string }[] }).errors.map((e) => e.path),
+    ).toEqual(expect.arrayContaining(['body.payouts.0.id', 'body.payouts.0.status']));
+    expect(await loanNow(loan.id)).toMatchObject({ status: 'active' });
+    expect((await transactionsOf(loan.id)).map((t) => t.type)).toEqual(['disbursement']);
+    expect(await eventsOf(loan.id, 'loan.active')).toHaveLength(1);
+
+    // The borrower pays row 1 by Pix; then the receiving bank gives the payout back.
+    const charge = await json<ChargeBody>(
+      production(`/v3/loans/${loan.id}/charges`, { method: 'POST', body: { scope: 'next' } }),
+      201,
+    );
+    const paid = endToEndId();
+    await json(
+      notify(
+        JSON.stringify({
+          pix: [
+            {
+              endToEndId: paid,
+              txid: charge.txid,
+              valor: valor(charge.amount),
+              horario: new Date().toISOString(),
+            },
+          ],
+        }),
+      ),
+    );
+    await eventually(
+      async () =>
+        (await transactionsOf(loan.id)).some((t) => t.reference === paid) ? true : undefined,
+      'the Pix booked',
+    );
+    const returned = (await stack.psp!.control('POST', `/payouts/${payout.psp_payout_id}/return`, {
+      reason: 'AC06',
+    })) as { body: { notified: unknown } };
+    expect(returned.body.notified).toBe(200);
+    const cancelled = await until(loan.id, 'cancelled');
+    expect(cancelled).toMatchObject({
+      cancellation_reason: 'payout_returned',
+      refund_due_amount: charge.amount,
+    });
+    const transactions = await transactionsOf(loan.id);
+    expect(transactions.map((t) => t.type)).toEqual(['disbursement', 'payment', 'payout_returned']);
+    const reversal = transactions[2]!;
+    expect(reversal.amount).toBe(loan.requested_amount);
+    expect(reversal.entries).toEqual(
+      expect.arrayContaining([
+        { account: 'disbursement_clearing', direction: 'debit', amount: loan.requested_amount },
+        { account: 'refunds_payable', direction: 'credit', amount: charge.amount },
+      ]),
+    );
+    const accounts = await ops<{ accounts: { account: string; balance: number }[] }>(
+      `/ops/v1/loans/${loan.id}/ledger`,
+    );
+    const balance = (account: string) =>
+      accounts.accounts.find((a) => a.account === account)?.balance ?? 0;
+    // Nothing owed either way but the payment, due back; the IOF and interest reversed.
+    expect(balance('loan_principal')).toBe(0);
+    expect(balance('iof_payable')).toBe(0);
+    expect(balance('interest_income')).toBe(0);
+    expect(balance('disbursement_clearing')).toBe(0);
+    expect(balance('refunds_payable')).toBe(-charge.amount);
+    expect(await payoutOf(loan.id)).toMatchObject({ status: 'returned' });
+    expect(await eventsOf(loan.id, 'loan.cancelled')).toHaveLength(1);
+    expect(await eventsOf(loan.id, 'loan.refund_due')).toHaveLength(1);
+    // Told again, the return changes nothing.
+    await stack.psp!.control('POST', `/payouts/${payout.psp_payout_id}/notify`);
+    expect((await transactionsOf(loan.id)).map((t) => t.type)).toEqual([
+      'disbursement',
+      'payment',
+      'payout_returned',
+    ]);
+    expect(await reconcileLedger(stack.database.db)).toEqual([]);
+    await recordHistory(
+      stack.temporal.workflow.getHandle(`loan/${loan.id}`),
+      'loan',
+      'payout-confirmed-paid-then-returned',
+    );
+  });
+
+  it('a payout the PSP fails ends the loan in error (disbursement_failed), nothing booked', async () => {
+    // The account's next payouts fail, until this one has.
+    await policy('failed', 'AC03');
+    let loan: LoanBody;
+    let failed: LoanBody;
+    try {
+      loan = await claimed();
+      failed = await until(loan.id, 'error');
+    } finally {
+      await policy('confirmed');
+    }
+    expect(failed).toMatchObject({
+      disbursement_status: 'failed',
+      error: { code: 'disbursement_failed', message: expect.stringContaining('AC03') as unknown },
+    });
+    expect(await payoutOf(loan.id)).toMatchObject({ status: 'failed', failure_reason: 'AC03' });
+    expect(await transactionsOf(loan.id)).toEqual([]);
+    expect(await eventsOf(loan.id, 'loan.error')).toHaveLength(1);
+    expect(await reconcileLedger(stack.database.db)).toEqual([]);
+    await recordHistory(
+      stack.temporal.workflow.getHandle(`loan/${loan.id}`),
+      'loan',
+      'payout-failed',
+    );
+  });
+
+  it('pending at the PSP, ops cannot report it by hand; confirmed with its notification lost, the loan asks the PSP and is active', async () => {
+    // The account's next payouts stay pending, until this one is sent.
+    await policy('pending');
+    let loan: LoanBody;
+    let pending: PayoutView;
+    try {
+      loan = await claimed();
+      pending = await eventually(async () => {
+        const payout = await payoutOf(loan.id);
+        return payout?.status === 'pending' ? payout : undefined;
+      }, 'the payout pending');
+    } finally {
+      await policy('confirmed');
+    }
+    const byHand = await opsPost(`/loans/${loan.id}/disbursement`, { outcome: 'confirmed' });
+    expect(byHand.status).toBe(409);
+    expect(await byHand.json()).toMatchObject({ code: 'invalid_state' });
+    expect((await opsPost(`/loans/${loan.id}/disbursement`, { outcome: 'failed' })).status).toBe(
+      409,
+    );
+    expect((await loanNow(loan.id)).status).toBe('processing');
+
+    const settled = (await stack.psp!.control('POST', `/payouts/${pending.psp_payout_id}/confirm`, {
+      notify: false,
+    })) as { body: { notified: unknown } };
+    expect(settled.body.notified).toBe('dropped');
+    await until(loan.id, 'active');
+    expect(await payoutOf(loan.id)).toMatchObject({ status: 'confirmed' });
+    expect((await simulatedPayouts()).filter((p) => p.idempotencyKey === pending.id)).toHaveLength(
+      1,
+    );
+    expect((await transactionsOf(loan.id)).map((t) => t.type)).toEqual(['disbursement']);
+    expect(await reconcileLedger(stack.database.db)).toEqual([]);
+    await recordHistory(
+      stack.temporal.workflow.getHandle(`loan/${loan.id}`),
+      'loan',
+      'payout-pending-confirmed-by-poll',
+    );
   });
 });

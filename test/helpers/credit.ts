@@ -133,6 +133,8 @@ export async function activeLoan(
     production?: boolean;
     /** Registration fields of the customer (a `cnpj`, say). */
     customer?: Record<string, unknown>;
+    /** Stop once signed (`processing`), before anyone disburses it. */
+    signedOnly?: boolean;
   },
 ): Promise<LoanBody> {
   const customer = await activeCustomer(
@@ -178,6 +180,7 @@ export async function activeLoan(
       200,
     );
   }
+  if (options.signedOnly) return json<LoanBody>(api(`/v3/loans/${loan.id}`));
   // Ops confirm the disbursement: on a production loan, a maker and a checker (dual control).
   const confirm = options.production
     ? await moneyDesk(stack, options.opsToken)

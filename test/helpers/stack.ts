@@ -136,6 +136,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     iof: config.iof,
     pix: pixPayee(config),
     refundAfterMs: config.refundAfterMs,
+    payoutPollIntervalMs: config.payoutPollIntervalMs,
   };
   const files = createFileStore(config.fileStore);
   const deniedDocumentRetentionMs = config.retention.deniedDocumentsMs;

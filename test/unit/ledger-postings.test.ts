@@ -6,6 +6,7 @@ import {
   disbursementEntries,
   overpaymentEntries,
   paymentEntries,
+  payoutReturnedEntries,
   refundEntries,
   withdrawalEntries,
   signedSum,
@@ -72,6 +73,53 @@ describe('postings', () => {
     const closed = balances([...before, ...withdrawal, ...refundEntries(5_000)]);
     expect(closed.get('refunds_payable')).toBe(0);
     expect([...closed.values()].reduce((a, b) => a + b, 0)).toBe(0);
+  });
+
+  it('a payout that came back undoes the loan: the money returned clears the payout, what was paid is due back', () => {
+    // The same loan, paid out by the PSP; one payment of R$ 400.00; then the receiving bank gives
+    // the R$ 10,000.00 back.
+    const before = [
+      ...disbursementEntries({
+        principal_amount: 1_021_104,
+        requested_amount: 1_000_000,
+        iof_amount: 21_104,
+      }),
+      ...paymentEntries({
+        amount: 40_000,
+        principal: 30_000,
+        interest: 9_000,
+        lateFee: 600,
+        lateInterest: 400,
+      }),
+    ];
+    const returned = payoutReturnedEntries(1_000_000, Object.fromEntries(balances(before)));
+    expect(signedSum(returned)).toBe(0);
+    const after = balances([...before, ...returned]);
+    for (const account of [
+      'loan_principal',
+      'iof_payable',
+      'interest_income',
+      'late_fee_income',
+      'late_interest_income',
+      'disbursement_clearing',
+    ])
+      expect(after.get(account) ?? 0).toBe(0);
+    // Everything the borrower paid is owed back to them; the cash in is what they paid.
+    expect(after.get('refunds_payable')).toBe(-40_000);
+    expect(after.get('collections_clearing')).toBe(40_000);
+    // Returned before any payment: nothing is due back, and no refunds entry is posted.
+    const unpaid = disbursementEntries({
+      principal_amount: 1_021_104,
+      requested_amount: 1_000_000,
+      iof_amount: 21_104,
+    });
+    const undone = payoutReturnedEntries(1_000_000, Object.fromEntries(balances(unpaid)));
+    expect(undone.map((entry) => entry.account).sort()).toEqual(
+      ['disbursement_clearing', 'iof_payable', 'loan_principal'].sort(),
+    );
+    expect([...balances([...unpaid, ...undone]).values()].every((balance) => balance === 0)).toBe(
+      true,
+    );
   });
 
   it('money a loan did not owe is due back, whole or in part', () => {

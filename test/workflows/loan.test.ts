@@ -19,9 +19,11 @@ import {
   disbursementUpdate,
   loanProgressQuery,
   paymentUpdate,
+  payoutOutcomeSignal,
   signUpdate,
   type LoanInput,
 } from '../../workflows/loan/messages.js';
+import type { PayoutStatus } from '../../src/domain/payouts/payouts.js';
 import { creditOffersWorkflow, loanWorkflow } from '../../workflows/index.js';
 import { PAYMENTS_PER_RUN } from '../../workflows/loan/workflow.js';
 import { clockAdvancedSignal } from '../../workflows/sandbox-clock/messages.js';
@@ -65,9 +67,12 @@ type LoanActivities = Pick<
   | 'recordDisbursement'
   | 'recordLoanPayment'
   | 'recordOverdue'
+  | 'sendDisbursementPayout'
+  | 'checkPayout'
+  | 'recordPayoutReturned'
 >;
 interface Write {
-  kind: 'sign' | 'end' | 'claim' | 'disburse' | 'pay' | 'overdue';
+  kind: 'sign' | 'end' | 'claim' | 'disburse' | 'pay' | 'overdue' | 'payout' | 'returned';
   at: number;
   detail: Record<string, unknown>;
 }
@@ -78,7 +83,12 @@ interface Write {
  * face on any day), under references kept as the database keeps them: the workflow's part is
  * what is tested here, the rules and the table have their own tests.
  */
-function recordingActivities(signers: string[], loan: () => LoanInput) {
+function recordingActivities(
+  signers: string[],
+  loan: () => LoanInput,
+  /** The PSP the loan's payout goes to; none (the default): ops disburse by hand. */
+  psp?: PspDouble,
+) {
   const writes: Write[] = [];
   const signed = new Map<string, string>();
   const references = new Map<string, { amount: number; paidAt: string }>();
@@ -154,8 +164,41 @@ function recordingActivities(signers: string[], loan: () => LoanInput) {
         detail: { n: input.installmentNumber, at: input.at },
       });
     },
+    async sendDisbursementPayout({ payoutId }) {
+      if (!psp) return { sent: false, reason: 'no_psp' };
+      if (!psp.payouts.has(payoutId)) {
+        psp.payouts.set(payoutId, psp.first);
+        writes.push({ kind: 'payout', at: activityInfo().scheduledTimestampMs, detail: {} });
+      }
+      return { sent: true, pollIntervalMs: 60 * SECOND, ...psp.state(payoutId) };
+    },
+    async checkPayout({ payoutId, ask }) {
+      psp!.asked += ask ? 1 : 0;
+      return psp!.state(payoutId);
+    },
+    async recordPayoutReturned() {
+      writes.push({ kind: 'returned', at: activityInfo().scheduledTimestampMs, detail: {} });
+      return true;
+    },
   };
   return { activities, writes };
+}
+
+/** The PSP as the payout activities see it: each payout's status, and how often it was asked. */
+class PspDouble {
+  readonly payouts = new Map<string, PayoutStatus>();
+  asked = 0;
+  constructor(readonly first: PayoutStatus) {}
+  state(payoutId: string) {
+    const status = this.payouts.get(payoutId)!;
+    return {
+      payoutId,
+      status,
+      settledAt: status === 'pending' ? null : new Date().toISOString(),
+      failureReason: status === 'failed' ? 'AC03' : null,
+      returnReason: status === 'returned' ? 'AC06' : null,
+    };
+  }
 }
 
 interface Harness {
@@ -177,13 +220,14 @@ async function withLoan(
   given: Partial<LoanInput> | ((taskQueue: string) => Promise<Partial<LoanInput>>),
   body: (harness: Harness) => Promise<void>,
   offerActivities: Partial<Activities> = {},
+  psp?: PspDouble,
 ) {
   const signerCpfs = (typeof given === 'function' ? undefined : given.signerCpfs) ?? [
     CUSTOMER_CPF,
     GUARANTOR_CPF,
   ];
   let loanInput: LoanInput | undefined;
-  const { activities, writes } = recordingActivities(signerCpfs, () => loanInput!);
+  const { activities, writes } = recordingActivities(signerCpfs, () => loanInput!, psp);
   const taskQueue = `loan-${randomUUID()}`;
   const worker = await Worker.create({
     connection: env.nativeConnection,
@@ -407,6 +451,82 @@ describe('loan workflow', () => {
           claimWon ? 'claim-won-race-then-confirmed' : 'cancel-won-race-with-claim',
         );
       });
+  });
+
+  it('in production with a PSP, carries out the claim by payout: ops cannot report it meanwhile; confirmed when notified, cancelled when it comes back', async () => {
+    const psp = new PspDouble('pending');
+    await withLoan(
+      { environment: 'production', sandboxDisbursementDelayMs: null, signerCpfs: [CUSTOMER_CPF] },
+      async ({ handle, input, sign, writes }) => {
+        await sign(CUSTOMER_CPF);
+        await handle.executeUpdate(claimDisbursementUpdate, { args: [{ loanId: input.loanId }] });
+        const { payout } = await eventuallyQuery(async () => {
+          const progress = await handle.query(loanProgressQuery);
+          return progress.payout && kinds(writes).includes('payout') ? progress : undefined;
+        });
+        expect(
+          await refusal(
+            handle.executeUpdate(disbursementUpdate, {
+              args: [{ outcome: 'confirmed', reason: null, at: new Date().toISOString() }],
+            }),
+          ),
+        ).toBe('invalid_state');
+        // The PSP confirms and says so.
+        psp.payouts.set(payout!.id, 'confirmed');
+        await handle.signal(payoutOutcomeSignal, { payoutId: payout!.id, status: 'confirmed' });
+        await eventuallyQuery(async () =>
+          (await handle.query(loanProgressQuery)).status === 'active' ? true : undefined,
+        );
+        // A signal repeated, or naming another payout, changes nothing.
+        await handle.signal(payoutOutcomeSignal, { payoutId: payout!.id, status: 'confirmed' });
+        await handle.signal(payoutOutcomeSignal, { payoutId: 'pyt_other', status: 'returned' });
+        expect((await handle.query(loanProgressQuery)).status).toBe('active');
+        // Days later the receiving bank gives it back.
+        await env.sleep(3 * DAY);
+        psp.payouts.set(payout!.id, 'returned');
+        await handle.signal(payoutOutcomeSignal, { payoutId: payout!.id, status: 'returned' });
+        expect(await handle.result()).toBe('cancelled');
+        expect(kinds(writes)).toEqual(['sign', 'claim', 'payout', 'disburse', 'returned']);
+        expect(psp.asked).toBe(0);
+        await record(handle, 'payout-confirmed-by-notification-then-returned');
+      },
+      {},
+      psp,
+    );
+  });
+
+  it('in production with a PSP, asks the PSP when no notification comes: failed → error, backing off meanwhile', async () => {
+    const psp = new PspDouble('pending');
+    await withLoan(
+      { environment: 'production', sandboxDisbursementDelayMs: null, signerCpfs: [CUSTOMER_CPF] },
+      async ({ handle, input, sign, writes }) => {
+        await sign(CUSTOMER_CPF);
+        await handle.executeUpdate(claimDisbursementUpdate, { args: [{ loanId: input.loanId }] });
+        const { payout } = await eventuallyQuery(async () => {
+          const progress = await handle.query(loanProgressQuery);
+          return progress.payout && kinds(writes).includes('payout') ? progress : undefined;
+        });
+        // Asked after 1, 2 and 4 minutes (7 in all); the notification of its failure is lost.
+        await env.sleep(7 * 60 * SECOND + 10 * SECOND);
+        expect(psp.asked).toBe(3);
+        psp.payouts.set(payout!.id, 'failed');
+        expect(await handle.result()).toBe('error');
+        expect(psp.asked).toBe(4);
+        expect(writes.at(-1)).toMatchObject({
+          kind: 'end',
+          detail: {
+            status: 'error',
+            error: {
+              code: 'disbursement_failed',
+              message: expect.stringContaining('AC03') as unknown,
+            },
+          },
+        });
+        await record(handle, 'payout-failed-found-by-poll');
+      },
+      {},
+      psp,
+    );
   });
 
   it('cancels an unclaimed loan when the money can no longer arrive 7 days before the first due date', async () => {

@@ -1,4 +1,4 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Environment } from '../../src/domain/environments.js';
 import type { LoanStatus } from '../../src/domain/loans/loans.js';
 import type { PaymentRequest, RepaymentProgress } from '../../src/domain/loans/payments.js';
@@ -6,6 +6,7 @@ import type { LateChargeRates } from '../../src/domain/loans/repayment.js';
 import type { ClockState } from '../sandbox-clock/messages.js';
 import type { ChargeRequest } from '../../src/domain/loans/charges.js';
 import type { Actor } from '../../src/domain/operators.js';
+import type { PspPayoutStatus } from '../../src/domain/payouts/payouts.js';
 
 /**
  * The contract of a loan's workflow (`loan/{ln_id}`): its input and the messages the API (the
@@ -54,6 +55,11 @@ export interface LoanProgress {
   claimed?: boolean;
   /** The loan's active Pix charge: it expires at `expiresAt` (epoch ms, the customer's clock). */
   charge?: { id: string; expiresAt: number };
+  /**
+   * The payout that carries out the claim (contract §16, a production loan with a PSP): its id is
+   * its idempotency key at the PSP. Set before it is sent; absent where ops disburse by hand.
+   */
+  payout?: { id: string };
 }
 
 export interface SignRequest {
@@ -169,3 +175,11 @@ export interface PixOutcome extends RepaymentProgress {
  * says: never refused, whatever the loan's state.
  */
 export const recordPixUpdate = defineUpdate<PixOutcome, [{ endToEndId: string }]>('record-pix');
+
+/**
+ * The PSP told of the loan's payout (`POST /psp/v1/payouts`, stored first): its outcome is read
+ * from the record. `returned` on an active loan cancels it (`payout_returned`); `confirmed` or
+ * `failed` end the wait of a `processing` loan. Sent again by a repeated notification: harmless.
+ */
+export const payoutOutcomeSignal =
+  defineSignal<[{ payoutId: string; status: PspPayoutStatus }]>('payout-outcome');

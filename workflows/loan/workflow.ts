@@ -32,7 +32,7 @@ import {
 } from '../credit-offers/messages.js';
 import { historyFull } from '../history.js';
 import { hexId, pixEventIds } from '../ids.js';
-import { databaseWrite } from '../presets.js';
+import { databaseWrite, pspCall } from '../presets.js';
 import { stepQueue } from '../step-queue.js';
 import {
   cancelUpdate,
@@ -42,6 +42,7 @@ import {
   exactPaymentUpdate,
   loanProgressQuery,
   paymentUpdate,
+  payoutOutcomeSignal,
   payoffUpdate,
   recordPixUpdate,
   signUpdate,
@@ -64,6 +65,12 @@ const {
   recordOverdue,
   recordPayoff,
 } = proxyActivities<Activities>(databaseWrite);
+
+const { sendDisbursementPayout, checkPayout, recordPayoutReturned } =
+  proxyActivities<Activities>(pspCall);
+
+/** The longest wait between two questions to the PSP about a payout with no outcome yet. */
+const LONGEST_PAYOUT_POLL_MS = 60 * 60_000;
 
 /** The refusals of the payment's activity, answered to the caller as they are. */
 const paymentRefusals = [
@@ -213,6 +220,15 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
     if (progress.status !== wanted)
       refuse('invalid_state', `The loan is ${progress.status}, not ${wanted}.`);
   };
+  /** Ops report by hand only a disbursement no payout is carrying out (contract §16). */
+  const assertReportable = () => {
+    assertStatus('processing');
+    if (progress.payout)
+      refuse(
+        'invalid_state',
+        `The loan's payout ${progress.payout.id} is at the PSP: its outcome confirms or fails the disbursement.`,
+      );
+  };
   const assertPayable = ({ amount, paidAt }: { amount: number; paidAt: string }) => {
     assertStatus('active');
     const index = progress.paidInstallments;
@@ -298,7 +314,7 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
     disbursementUpdate,
     ({ outcome, reason, at, actor, approvedBy }) =>
       serialized(async () => {
-        assertStatus('processing');
+        assertReportable();
         if (outcome === 'confirmed') await disburse(at, { actor, approvedBy });
         else
           await end({
@@ -306,7 +322,7 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
             error: { code: 'disbursement_failed', message: reason ?? 'The disbursement failed.' },
           });
       }),
-    { validator: (_report: { outcome: string }) => assertStatus('processing') },
+    { validator: (_report: { outcome: string }) => assertReportable() },
   );
 
   setHandler(
@@ -445,6 +461,92 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
     showDetails();
   };
 
+  /** A notification of the payout's outcome came since the workflow last read it. */
+  let payoutNotified = false;
+
+  /** The active loan's payout came back: the loan is cancelled and undone (contract §16). */
+  const cancelForReturnedPayout = async (payoutId: string) => {
+    if (progress.status !== 'active') return;
+    const cancelled = await recordPayoutReturned({
+      tenant,
+      loanId,
+      payoutId,
+      at: businessNow(),
+      transactionId: hexId('txn'),
+      eventIds: { cancelled: hexId('evt'), refundDue: hexId('evt'), chargeCancelled: hexId('evt') },
+    });
+    if (!cancelled) return;
+    progress.status = 'cancelled';
+    progress.charge = undefined;
+    showDetails();
+    await tellOffer(() =>
+      offers.signal(releaseOfferSignal, { ...offer, reason: 'loan_cancelled' }),
+    );
+  };
+
+  setHandler(payoutOutcomeSignal, ({ payoutId, status }) => {
+    if (progress.payout?.id !== payoutId) return;
+    payoutNotified = true;
+    // After any step in hand (the disbursement its confirmation started, say).
+    if (status === 'returned') void serialized(() => cancelForReturnedPayout(payoutId));
+  });
+
+  /**
+   * The claimed disbursement of a production loan, sent as a payout (contract §16): its id drawn
+   * here is the claim's, the payout's idempotency key at the PSP. Then the outcome, notified (the
+   * signal) or asked for when none came (a timer doubling from PAYOUT_POLL_INTERVAL to an hour):
+   * `confirmed` activates the loan as ops' confirmation does, `failed` ends it in `error`,
+   * `returned` before it was active cancels it. Where no payout can be sent (no PSP, a bank
+   * account), ops' manual path stays the loan's.
+   */
+  const disburseByPayout = async () => {
+    const payoutId = hexId('pyt');
+    progress.payout = { id: payoutId };
+    showDetails();
+    const sent = await sendDisbursementPayout({ tenant, loanId, payoutId });
+    if (!sent.sent) {
+      log.info('the payout is left to ops', { loanId, reason: sent.reason });
+      progress.payout = undefined;
+      showDetails();
+      return;
+    }
+    let state = sent;
+    let wait = sent.pollIntervalMs;
+    for (;;) {
+      const { status } = state;
+      if (status === 'confirmed') {
+        await serialized(async () => {
+          if (progress.status === 'processing') await disburse(state.settledAt ?? businessNow());
+        });
+        return;
+      }
+      if (status === 'failed' || status === 'returned') {
+        await serialized(async () => {
+          if (progress.status !== 'processing') return;
+          if (status === 'failed')
+            await end({
+              status: 'error',
+              error: {
+                code: 'disbursement_failed',
+                message: `The payout failed at the PSP: ${state.failureReason ?? 'no reason given'}.`,
+              },
+            });
+          else await end({ status: 'cancelled', cancellationReason: 'payout_returned' });
+        });
+        return;
+      }
+      const notified = await condition(
+        () => payoutNotified || progress.status !== 'processing',
+        wait,
+      );
+      if (progress.status !== 'processing') return;
+      // A notification while the record is read wakes the next wait at once.
+      payoutNotified = false;
+      state = { ...state, ...(await checkPayout({ payoutId, ask: !notified })) };
+      if (!notified) wait = Math.min(wait * 2, LONGEST_PAYOUT_POLL_MS);
+    }
+  };
+
   setHandler(loanProgressQuery, () => progress);
 
   showDetails();
@@ -476,6 +578,15 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
         await serialized(async () => {
           if (!notProcessing() && !progress.claimed) await cancelForReleaseWindow();
         });
+      // A production loan's claim is carried out by a payout (contract §16); loans claimed before
+      // this release wait for ops' report.
+      if (
+        input.environment === 'production' &&
+        !notProcessing() &&
+        progress.claimed &&
+        patched('payout-disbursement')
+      )
+        await disburseByPayout();
       await clock.until(null, notProcessing);
     } else if (!(await clock.until(disburseBy, () => notProcessing() || !!progress.claimed)))
       await serialized(async () => {

@@ -246,9 +246,12 @@ async function reconcileIn(db: DbOrTx): Promise<LedgerFinding[]> {
     });
   const disbursed = await db.select().from(loans).where(isNotNull(loans.disbursedAt));
   for (const loan of disbursed) {
-    // A withdrawn loan (contract §14) owes nothing: the withdrawal closed its principal.
+    // A withdrawn loan (contract §14) owes nothing: the withdrawal closed its principal; nor does
+    // one whose payout came back (§16).
     const owed =
-      loan.cancellationReason === 'withdrawal' ? 0 : repaymentOf(loan).principal_outstanding;
+      loan.cancellationReason === 'withdrawal' || loan.cancellationReason === 'payout_returned'
+        ? 0
+        : repaymentOf(loan).principal_outstanding;
     const posted = balances.get(loan.id) ?? 0;
     if (posted !== owed)
       findings.push({

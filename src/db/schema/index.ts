@@ -14,3 +14,4 @@ export * from './operators.js';
 export * from './data-keys.js';
 export * from './refunds.js';
 export * from './reconciliation.js';
+export * from './payouts.js';

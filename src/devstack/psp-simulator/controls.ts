@@ -281,6 +281,20 @@ const routes: { method: string; path: RegExp; run: Route }[] = [
     },
   },
   {
+    // Every payout of an account (`client`: a registered client, or the starting one), oldest
+    // first: what a test counts to see one payout per claim, whatever was retried.
+    method: 'GET',
+    path: /^\/_simulator\/clients\/([A-Za-z0-9._-]{1,64})\/payouts$/,
+    run: (context, [id = '']) => {
+      const client = clientNamed(context, id);
+      if (typeof client !== 'string') return Promise.resolve(client);
+      const payouts = Object.values(context.store.state.payouts)
+        .filter((payout) => context.store.payoutClient(payout.id) === client)
+        .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+      return Promise.resolve({ status: 200, body: { payouts } });
+    },
+  },
+  {
     // Moves the simulator's clock, every client's: {advanceSeconds}. (A simulator many test files
     // share is never moved: expiry there is tested with a short `expiracao`.)
     method: 'POST',

@@ -153,6 +153,37 @@ export function withdrawalEntries(
   ]);
 }
 
+/**
+ * A production loan's payout came back (contract §16: the receiving bank returned it): the loan is
+ * undone as a withdrawal undoes it — its principal account closed, the IOF reversed, interest and
+ * late charges it had paid taken back out of income — with the money returned to the lender's
+ * account (debit `disbursement_clearing`, which the payout had credited). The borrower never had
+ * the money, so everything they paid is due back to them (credit `refunds_payable`: what balances
+ * the rest). `balances` are the loan's account balances before (debits − credits).
+ */
+export function payoutReturnedEntries(
+  returned: number,
+  balances: Partial<Record<LedgerAccount, number>>,
+): LedgerEntry[] {
+  const owedBack = (account: LedgerAccount) => -(balances[account] ?? 0);
+  const reversed =
+    returned +
+    owedBack('iof_payable') +
+    owedBack('interest_income') +
+    owedBack('late_fee_income') +
+    owedBack('late_interest_income');
+  const principal = balances.loan_principal ?? 0;
+  return posted([
+    debit('disbursement_clearing', returned),
+    debit('iof_payable', owedBack('iof_payable')),
+    debit('interest_income', owedBack('interest_income')),
+    debit('late_fee_income', owedBack('late_fee_income')),
+    debit('late_interest_income', owedBack('late_interest_income')),
+    credit('loan_principal', principal),
+    credit('refunds_payable', reversed - principal),
+  ]);
+}
+
 /** Debits minus credits. */
 export const signedSum = (entries: readonly LedgerEntry[]): number =>
   entries.reduce(

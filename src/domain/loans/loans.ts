@@ -90,6 +90,8 @@ export const loanTransactionTypes = [
   'withdrawal',
   'overpayment',
   'refund',
+  /** A production loan's payout came back (contract §16): the loan undone, its payments due back. */
+  'payout_returned',
 ] as const;
 export type LoanTransactionType = (typeof loanTransactionTypes)[number];
 
@@ -116,4 +118,6 @@ export const ledgerStep = {
   withdrawal: 'withdrawal',
   /** Money due back returned by a devolução (contract §16), by the devolução's id. */
   devolucao: (devolucaoId: string) => `devolucao:${devolucaoId}`,
+  /** The loan's payout came back: once per loan. */
+  payoutReturned: 'payout_returned',
 } as const;

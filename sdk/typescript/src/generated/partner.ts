@@ -2463,7 +2463,7 @@ export interface components {
         /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`. */
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
@@ -2544,10 +2544,17 @@ export interface components {
        */
       loan_id: string;
       /**
-       * @description What moved: the `disbursement`, a `payment`, a `payoff`, a `withdrawal`, a `refund`.
+       * @description What moved: the `disbursement`, a `payment`, a `payoff`, a `withdrawal`, a `refund`, or `payout_returned` (a production loan’s disbursement came back: the loan undone, what was paid due back).
        * @enum {string}
        */
-      type: 'disbursement' | 'payment' | 'payoff' | 'withdrawal' | 'overpayment' | 'refund';
+      type:
+        | 'disbursement'
+        | 'payment'
+        | 'payoff'
+        | 'withdrawal'
+        | 'overpayment'
+        | 'refund'
+        | 'payout_returned';
       /** @description The money that moved, in centavos. */
       amount: number;
       /**
@@ -3380,7 +3387,7 @@ export interface components {
         /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`. */
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
@@ -3568,7 +3575,7 @@ export interface components {
         /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`. */
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
@@ -3838,7 +3845,7 @@ export interface components {
         /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`. */
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
@@ -4026,7 +4033,7 @@ export interface components {
         /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`. */
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`. */
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;

@@ -19,7 +19,9 @@ import {
   findPaymentByReference,
   type LoanView,
 } from '../../../db/queries/loans.js';
-import { ProblemError } from '../../../errors.js';
+import { payoutOfLoan } from '../../../db/queries/payouts.js';
+import { payoutInFlight } from '../../../domain/payouts/payouts.js';
+import { ProblemError, problems } from '../../../errors.js';
 import type { ApiRouter, ResponseSpec } from '../../api-router.js';
 import { answerHeld, approvalSchema } from '../approvals/schema.js';
 import { sandboxTenantOf, type AppContext } from '../../context.js';
@@ -102,7 +104,10 @@ export function loanCommandRoutes(
       operationId: id('reportLoanDisbursement'),
       summary: 'Report the disbursement’s outcome',
       description:
-        'While `processing`: `confirmed` makes the loan `active` (a `disbursement` transaction, `loan.active`); `failed` ends it in `error` (`loan.error`, code `disbursement_failed`) and frees the offer. Else 409 `invalid_state`.',
+        'While `processing`: `confirmed` makes the loan `active` (a `disbursement` transaction, `loan.active`); `failed` ends it in `error` (`loan.error`, code `disbursement_failed`) and frees the offer. Else 409 `invalid_state`.' +
+        (audience === 'ops'
+          ? ' A production loan whose claim sent a payout through the PSP (contract §16) is reported by the payout’s outcome: while it is `sending` or `pending` (`GET /ops/v1/loans/{id}/payout`), this is 409 `invalid_state`. By hand, under dual control, is the exception: a loan the PSP cannot pay (no PSP configured, a bank account).'
+          : ''),
       tag: tagName,
       security,
       ...roles('disbursement'),
@@ -114,6 +119,17 @@ export function loanCommandRoutes(
     },
     async (ctx, { params, body }) => {
       const loan = await resolve(ctx, params.loan_id);
+      // A payout at the PSP carries out this disbursement (contract §16): its outcome reports it.
+      const payout = await payoutOfLoan(
+        deps.db,
+        { partnerId: loan.partnerId, environment: loan.environment },
+        loan.id,
+      );
+      if (payout && payoutInFlight(payout.status))
+        throw new ProblemError(
+          'invalid_state',
+          `The loan's payout ${payout.id} is at the PSP (${payout.status}): its outcome confirms or fails the disbursement.`,
+        );
       if (body.outcome === 'confirmed') {
         if (loan.status !== 'processing')
           throw new ProblemError('invalid_state', `The loan is ${loan.status}, not processing.`);
@@ -132,7 +148,7 @@ export function loanCommandRoutes(
         operationId: 'claimLoanDisbursement',
         summary: 'Claim the disbursement before sending the money',
         description:
-          'While `processing`: `disbursement_status` becomes `claimed`, and from then on the partner’s cancel is 409 `invalid_state` (send the Pix only after this answers 200). Claiming again answers the loan. Once the money could no longer arrive 7 days before the first due date, the loan is cancelled (`release_window_passed`) and the claim is 409. Report the outcome with `POST /ops/v1/loans/{id}/disbursement` (a confirmation without a claim claims too).',
+          'While `processing`: `disbursement_status` becomes `claimed`, and from then on the partner’s cancel is 409 `invalid_state` (send the Pix only after this answers 200). Claiming again answers the loan. Once the money could no longer arrive 7 days before the first due date, the loan is cancelled (`release_window_passed`) and the claim is 409. Report the outcome with `POST /ops/v1/loans/{id}/disbursement` (a confirmation without a claim claims too). A production loan paid to a Pix key, with a PSP configured, needs no report: the claim sends its payout through the PSP (contract §16; `GET /ops/v1/loans/{id}/payout`), whose outcome activates the loan, fails it or — returned later — cancels it.',
         tag: tagName,
         security,
         ...roles('disbursement'),

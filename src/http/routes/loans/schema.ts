@@ -377,7 +377,7 @@ export const loanSchema = z
       .meta({ description: 'Why the loan ended in `error`.' }),
     cancellation_reason: z.string().nullable().meta({
       description:
-        '`signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), or the reason given to `POST /loans/{id}/cancel`.',
+        '`signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`.',
     }),
     refund_due_amount: centavos(
       'Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back.',
@@ -404,7 +404,7 @@ export const loanTransactionSchema = z
     loan_id: idField('ln'),
     type: z.enum(loanTransactionTypes).meta({
       description:
-        'What moved: the `disbursement`, a `payment`, a `payoff`, a `withdrawal`, a `refund`.',
+        'What moved: the `disbursement`, a `payment`, a `payoff`, a `withdrawal`, a `refund`, or `payout_returned` (a production loan’s disbursement came back: the loan undone, what was paid due back).',
     }),
     amount: centavos('The money that moved, in centavos.'),
     currency: z.literal('BRL'),

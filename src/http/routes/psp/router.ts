@@ -1,8 +1,15 @@
 import { recordDevolucaoNotices } from '../../../commands/devolucoes.js';
+import { receivePayoutOutcomes } from '../../../commands/receive-payouts.js';
 import { receivePix, type ReceivePixDeps } from '../../../commands/receive-pix.js';
 import type { SigningUrl } from '../../../presenters/loans.js';
 import type { ApiRouter } from '../../api-router.js';
-import { pixNotificationBody, pixNotificationReceipt, reaisToCentavos } from './schema.js';
+import {
+  payoutNotificationBody,
+  payoutNotificationReceipt,
+  pixNotificationBody,
+  pixNotificationReceipt,
+  reaisToCentavos,
+} from './schema.js';
 
 /**
  * `POST /psp/v1/pix`: the PSP tells us of Pix received to the lender's key (contract §14). Answered
@@ -50,6 +57,39 @@ export function pspRoutes(api: ApiRouter, deps: ReceivePixDeps & { signingUrl: S
           );
       const told = new Set(pixes.map((pix) => pix.endToEndId)).size;
       ctx.body = { stored: stored.length, already_stored: told - stored.length };
+    },
+  );
+
+  // Payout outcomes (contract §16; the disbursement part of issue 38).
+  api.add(
+    {
+      method: 'post',
+      path: '/payouts',
+      operationId: 'receivePayoutOutcomes',
+      summary: 'Payout outcomes',
+      description:
+        'The PSP’s notification of payouts’ outcomes (the payout port’s `PayoutNotification`: `confirmed` with the end-to-end id, `failed` with a reason, `returned` after a confirmation). Authenticated as `POST /psp/v1/pix` is (the `Pix-Signature` header, or the proxy’s verified client certificate under PSP_WEBHOOK_AUTH=mtls); anything else is a 401 and records nothing. Answered 200 once every outcome is recorded on the payout its `idempotencyKey` names and the loan told: `confirmed` activates a production loan, `failed` ends it in `error` (`disbursement_failed`), `returned` cancels an active one (`payout_returned`). A repeated notification changes nothing; a payout the service never sent is counted as `unknown` and logged.',
+      tag: 'Pix',
+      security: 'psp',
+      body: payoutNotificationBody,
+      bodyType: 'signed-json',
+      responses: {
+        200: { description: 'Every outcome is recorded.', schema: payoutNotificationReceipt },
+      },
+    },
+    async (ctx, { body }) => {
+      ctx.body = await receivePayoutOutcomes(
+        deps,
+        body.payouts.map((payout) => ({
+          idempotencyKey: payout.idempotencyKey,
+          status: payout.status,
+          pspPayoutId: payout.id,
+          endToEndId: payout.endToEndId,
+          failureReason: payout.failureReason,
+          returnReason: payout.returnReason,
+          at: payout.updatedAt,
+        })),
+      );
     },
   );
 }

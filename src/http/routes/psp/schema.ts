@@ -92,3 +92,57 @@ export const pixNotificationReceipt = z
     }),
   })
   .meta({ id: 'PixNotificationReceipt' });
+
+/**
+ * One payout's outcome as the PSP notifies it (the payout port's `Payout`,
+ * src/psp/payouts/openapi.yaml). Members it adds are accepted and dropped unread.
+ */
+const notifiedPayout = z
+  .object({
+    id: z
+      .string()
+      .regex(/^po_[a-zA-Z0-9]{1,32}$/)
+      .meta({ description: 'The PSP’s id of the payout.' }),
+    idempotencyKey: z
+      .string()
+      .regex(/^[\x21-\x7E]{1,255}$/)
+      .meta({ description: 'The key the service sent it under: the payout’s id (`pyt_…`).' }),
+    status: z.enum(['pending', 'confirmed', 'failed', 'returned']),
+    amount: z.int().min(1).max(100_000_000_000).meta({ description: 'Centavos.' }),
+    endToEndId: z
+      .string()
+      .regex(/^[a-zA-Z0-9]{32}$/)
+      .optional()
+      .meta({ description: 'The Pix that carried the money (confirmed and returned payouts).' }),
+    failureReason: z.string().max(500).optional(),
+    returnReason: z.string().max(500).optional(),
+    updatedAt: z.iso
+      .datetime({ offset: true })
+      .meta({ description: 'When its status last changed.' }),
+  })
+  .superRefine((payout, ctx) => {
+    if ((payout.status === 'confirmed' || payout.status === 'returned') && !payout.endToEndId)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['endToEndId'],
+        params: { code: 'required' },
+        message: 'A confirmed or returned payout names the Pix that carried it.',
+      });
+  })
+  .meta({ id: 'NotifiedPayout' });
+
+export const payoutNotificationBody = z
+  .object({ payouts: z.array(notifiedPayout).min(1).max(1000) })
+  .meta({ id: 'PayoutNotification' });
+
+export const payoutNotificationReceipt = z
+  .object({
+    recorded: z.int().min(0).meta({ description: 'Outcomes this notification recorded.' }),
+    unchanged: z.int().min(0).meta({
+      description: 'Outcomes recorded before (a repeated notification): nothing changed.',
+    }),
+    unknown: z.int().min(0).meta({
+      description: 'Payouts the service never sent: logged for ops, nothing changed.',
+    }),
+  })
+  .meta({ id: 'PayoutNotificationReceipt' });
