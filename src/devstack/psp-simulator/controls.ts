@@ -1,7 +1,8 @@
 import type { ValidateFunction } from 'ajv';
 import { signPspBody } from '../../domain/pix/psp-signature.js';
 import { centavosOf, valorOf } from '../../psp/valor.js';
-import { payable, spiId, type PixApiContext } from './pix-api.js';
+import { cobvValueOn } from './cobv-value.js';
+import { payable, spiId, today, type PixApiContext } from './pix-api.js';
 import type { Answer } from './problems.js';
 import type { ClientAccount, NotificationTarget, Payout, Pix, PayoutPolicy } from './state.js';
 
@@ -99,7 +100,9 @@ type Route = (
 
 const routes: { method: string; path: RegExp; run: Route }[] = [
   {
-    // A payer pays the charge: {valor?, notify?: false to drop the notification}.
+    // A payer pays the charge: {valor?, notify?: false to drop the notification}. Without a
+    // valor, what the charge asks that day: a cobv's original, plus its multa and juros once its
+    // due date has passed (`componentesValor` says which).
     method: 'POST',
     path: /^\/_simulator\/charges\/([A-Za-z0-9]{26,35})\/pay$/,
     run: async (context, [txid = ''], body) => {
@@ -109,12 +112,28 @@ const routes: { method: string; path: RegExp; run: Route }[] = [
       const now = store.now();
       const check = payable(charge, now);
       if (!check.ok) return error(409, `${txid} cannot be paid: ${check.reason}`);
+      const asked =
+        charge.kind === 'cobv'
+          ? cobvValueOn(charge.record, today(now))
+          : charge.record.valor.original === undefined
+            ? undefined
+            : {
+                total: centavosOf(charge.record.valor.original),
+                componentes: { original: { valor: charge.record.valor.original } },
+              };
       const valor =
         typeof body.valor === 'string'
           ? valorOf(centavosOf(body.valor))
-          : charge.record.valor.original;
+          : asked && valorOf(asked.total);
       if (valor === undefined) return error(409, `${txid} has no amount; say valor`);
-      const pix: Pix = { endToEndId: spiId('E', now), txid, valor, horario: now.toISOString() };
+      const pix: Pix = {
+        endToEndId: spiId('E', now),
+        txid,
+        valor,
+        horario: now.toISOString(),
+        // The amount's parts, when the payer paid what the charge asked.
+        ...(asked && valor === valorOf(asked.total) ? { componentesValor: asked.componentes } : {}),
+      };
       store.state.pix[pix.endToEndId] = pix;
       charge.record.status = 'CONCLUIDA';
       charge.record.pix = [...(charge.record.pix ?? []), pix];
