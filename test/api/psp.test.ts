@@ -496,6 +496,65 @@ describe('production charges are the PSP’s (contract §16, “Charges are dyna
       psp.close();
     }
   });
+
+  it('answers a PSP that is down with a 503 to retry and one that refuses with a 502, writing nothing; a removal the PSP missed is done by the housekeeping', async () => {
+    const loan = await activeLoan(stack, production, { opsToken: OPS_TOKEN, production: true });
+    const client = simulator().clientId;
+    const fault = (body: Record<string, unknown>) =>
+      simulator().control('POST', '/faults', { client, ...body });
+    const charges = async () =>
+      (await json<{ data: ChargeBody[] }>(production(`/v3/loans/${loan.id}/charges`))).data;
+    const psp = pspClientFor(stack.config.psp!);
+    try {
+      // Down for every attempt the charge gets: 503, nothing written.
+      expect(await fault({ status: 503, count: 3, method: 'PUT', path: '/cob' })).toMatchObject({
+        status: 200,
+      });
+      const down = await production(`/v3/loans/${loan.id}/charges`, {
+        method: 'POST',
+        body: { scope: 'payoff' },
+      });
+      expect(down.status).toBe(503);
+      expect(down.headers.get('retry-after')).toBe('5');
+      expect(await down.json()).toMatchObject({ code: 'psp_unavailable', status: 503 });
+      expect(await charges()).toEqual([]);
+
+      // Down for one attempt: the activity's retry registers it.
+      await fault({ status: 503, count: 1, method: 'PUT', path: '/cob' });
+      const payoff = await charge(loan.id, { scope: 'payoff' });
+      expect((await psp.getCob(payoff.txid)).status).toBe('ATIVA');
+
+      // Refused: 502 at once, and the active charge stays as it was.
+      await fault({ status: 400, count: 1, method: 'PUT', path: '/cob' });
+      const refused = await production(`/v3/loans/${loan.id}/charges`, {
+        method: 'POST',
+        body: { scope: 'amount', amount: 500 },
+      });
+      expect(refused.status).toBe(502);
+      expect(await refused.json()).toMatchObject({ code: 'psp_refused', status: 502 });
+      expect((await charges()).map((c) => [c.id, c.status])).toEqual([[payoff.id, 'active']]);
+
+      // The PSP takes the next charge but not the removal of the one it replaces: cancelled here
+      // at once, still payable there until the PSP is back and the worker's housekeeping removes it.
+      await fault({ status: 503, count: 1000, method: 'PATCH', path: '/cob/' });
+      const amount = await charge(loan.id, { scope: 'amount', amount: 500 });
+      expect((await chargeOf(payoff.id)).status).toBe('cancelled');
+      expect((await psp.getCob(payoff.txid)).status).toBe('ATIVA');
+      expect(await simulator().control('POST', '/faults/clear', { client })).toMatchObject({
+        status: 200,
+        body: { client, faults: [] },
+      });
+      await eventually(async () => {
+        const current = await psp.getCob(payoff.txid);
+        return current.status === 'REMOVIDA_PELO_USUARIO_RECEBEDOR' ? current : undefined;
+      }, 'the replaced charge removed by the housekeeping');
+      expect((await pay(payoff.txid)).status).toBe(409);
+      expect((await chargeOf(amount.id)).status).toBe('active');
+    } finally {
+      await simulator().control('POST', '/faults/clear', { client });
+      psp.close();
+    }
+  });
 });
 
 describe('the run’s PSP simulator, this stack’s PSP (contract §16)', () => {

@@ -4,7 +4,14 @@ import { centavosOf, valorOf } from '../../psp/valor.js';
 import { cobvValueOn } from './cobv-value.js';
 import { payable, spiId, today, type PixApiContext } from './pix-api.js';
 import type { Answer } from './problems.js';
-import type { ClientAccount, NotificationTarget, Payout, Pix, PayoutPolicy } from './state.js';
+import type {
+  ClientAccount,
+  Fault,
+  NotificationTarget,
+  Payout,
+  Pix,
+  PayoutPolicy,
+} from './state.js';
 
 /**
  * Routes under `/_simulator/` that tests and developers use to play the other side of the PSP:
@@ -270,6 +277,47 @@ const routes: { method: string; path: RegExp; run: Route }[] = [
       if (!payout) return error(404, `no payout ${id}`);
       if (payout.status === 'pending') return error(409, `payout ${id} has no outcome yet`);
       return { status: 200, body: { payout, notified: await deliverPayout(context, payout) } };
+    },
+  },
+  {
+    // The PSP fails a client's next calls (`client`, else the starting one): {status: 400–599,
+    // count? (1), method?, path? (a prefix: '/cob' covers cob and cobv)}; added to any set before.
+    // `POST /_simulator/faults/clear {client?}` clears them.
+    method: 'POST',
+    path: /^\/_simulator\/faults$/,
+    run: (context, _match, body) => {
+      const client = clientNamed(context, body.client);
+      if (typeof client !== 'string') return Promise.resolve(client);
+      const { status, count = 1, method, path } = body;
+      if (typeof status !== 'number' || !Number.isInteger(status) || status < 400 || status > 599)
+        return Promise.resolve(error(400, 'status: an HTTP error status, 400 to 599'));
+      if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 1000)
+        return Promise.resolve(error(400, 'count: 1 to 1000'));
+      if (method !== undefined && (typeof method !== 'string' || !/^[A-Z]+$/.test(method)))
+        return Promise.resolve(error(400, 'method: an HTTP method, upper case'));
+      if (path !== undefined && (typeof path !== 'string' || !path.startsWith('/')))
+        return Promise.resolve(error(400, 'path: a path prefix, from /'));
+      const fault: Fault = {
+        status,
+        remaining: count,
+        ...(method === undefined ? {} : { method }),
+        ...(path === undefined ? {} : { path }),
+      };
+      const { faults } = context.store.state;
+      faults[client] = [...(faults[client] ?? []), fault];
+      context.store.save();
+      return Promise.resolve({ status: 200, body: { client, faults: faults[client] } });
+    },
+  },
+  {
+    method: 'POST',
+    path: /^\/_simulator\/faults\/clear$/,
+    run: (context, _match, body) => {
+      const client = clientNamed(context, body.client);
+      if (typeof client !== 'string') return Promise.resolve(client);
+      delete context.store.state.faults[client];
+      context.store.save();
+      return Promise.resolve({ status: 200, body: { client, faults: [] } });
     },
   },
   {
