@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { z } from 'zod';
 import { DEVELOPMENT_PSP_WEBHOOK_SECRET, SANDBOX_PIX_KEY } from '../../src/config.js';
 import { reconcileLedger } from '../../src/db/queries/ledger.js';
-import { receivedPix } from '../../src/db/schema/index.js';
+import { loans, receivedPix } from '../../src/db/schema/index.js';
+import { newId } from '../../src/domain/ids.js';
+import { txidOfCharge } from '../../src/domain/pix/dynamic-charges.js';
 import { parseBrCode } from '../../src/domain/pix/br-code.js';
 import { signPspBody } from '../../src/domain/pix/psp-signature.js';
 import type { chargeSchema } from '../../src/http/routes/charges/schema.js';
@@ -492,6 +494,61 @@ describe('production charges are the PSP’s (contract §16, “Charges are dyna
         await json<{ data: Transaction[] }>(production(`/v3/loans/${loan.id}/transactions`))
       ).data;
       expect(transactions.filter((t) => t.type !== 'disbursement')).toEqual([]);
+    } finally {
+      psp.close();
+    }
+  });
+
+  it('registers a charge once however often its activity runs: retried after a crash before its commit or after it, the PSP holds one charge and the partner sees its code', async () => {
+    const loan = await activeLoan(stack, production, { opsToken: OPS_TOKEN, production: true });
+    const [owner] = await stack.database.db
+      .select({ partnerId: loans.partnerId })
+      .from(loans)
+      .where(eq(loans.id, loan.id));
+    const activities = stack.activities();
+    const chargeId = newId('chg');
+    const txid = txidOfCharge(chargeId);
+    // What the loan's workflow hands the activity, the same on every attempt.
+    const input = {
+      tenant: { partnerId: owner!.partnerId, environment: 'production' as const },
+      loanId: loan.id,
+      request: { chargeId, scope: 'payoff' as const },
+      at: new Date().toISOString(),
+      hasCnpj: false,
+      eventIds: { created: newId('evt'), cancelled: newId('evt') },
+    };
+    const psp = pspClientFor(stack.config.psp!);
+    try {
+      // A first attempt registered it at the PSP and died before its commit: the PSP holds it,
+      // the service does not.
+      const first = await psp.createCob(txid, {
+        calendario: { expiracao: 3600 },
+        valor: { original: '1.00' },
+        chave: stack.config.pix.key,
+      });
+      expect((await production(`/v3/charges/${chargeId}`)).status).toBe(404);
+
+      // The retry registers it again (a revision at the same location) and writes it.
+      const created = await activities.createCharge(input);
+      expect(created).toMatchObject({ chargeId, status: 'active' });
+      const written = await chargeOf(chargeId);
+      const cob = await psp.getCob(txid);
+      expect(cob).toMatchObject({
+        revisao: 1,
+        status: 'ATIVA',
+        valor: { original: valor(written.amount) },
+        pixCopiaECola: first.pixCopiaECola,
+      });
+      expect(written).toMatchObject({ txid, status: 'active', br_code: first.pixCopiaECola });
+
+      // An attempt that died after its commit: the retry answers the charge written and asks the
+      // PSP nothing more.
+      expect(await activities.createCharge(input)).toEqual(created);
+      expect((await psp.getCob(txid)).revisao).toBe(1);
+      const listed = (
+        await json<{ data: ChargeBody[] }>(production(`/v3/loans/${loan.id}/charges`))
+      ).data;
+      expect(listed.filter((c) => c.txid === txid)).toHaveLength(1);
     } finally {
       psp.close();
     }
