@@ -63,25 +63,25 @@ export function dynamicChargesFor(deps: ActivityDeps, tenant: Tenant) {
       },
     ): Promise<DynamicCharge> {
       const txid = txidOfCharge(charge.chargeId);
-      const kind = pspChargeKind(charge.scope);
       const customer = await findCustomer(tx, tenant, charge.loan.customerId);
       if (!customer) throw new Error(`customer of loan ${charge.loan.id} not found`);
-      const devedor = customer.cnpj
-        ? { cnpj: customer.cnpj, nome: customer.tradingName ?? customer.name }
-        : { cpf: customer.cpf, nome: customer.name };
+      const devedor = debtorOf(customer);
+      // A cobv names its debtor; a customer erased with a loan running (LGPD art. 18) has no
+      // identity left to name, so that loan's row charges are cobs, which need none.
+      const kind = devedor ? pspChargeKind(charge.scope) : 'cob';
       const original = valorOf(charge.amount);
       const common = {
-        devedor,
+        ...(devedor ? { devedor } : {}),
         chave: deps.loans.pix.key,
         solicitacaoPagador: `Empréstimo ${charge.loan.id}`,
       };
       try {
-        if (kind === 'cob')
+        if (kind === 'cob' || !devedor)
           return {
             txid,
-            pspKind: kind,
+            pspKind: 'cob',
             brCode: await registerCharge(psp, txid, {
-              kind,
+              kind: 'cob',
               body: {
                 ...common,
                 calendario: { expiracao: cobExpiracao(charge.at, charge.expiresAt) },
@@ -108,6 +108,7 @@ export function dynamicChargesFor(deps: ActivityDeps, tenant: Tenant) {
             kind,
             body: {
               ...common,
+              devedor,
               calendario: terms.calendario,
               valor: { original, ...terms.lateCharges },
             },
@@ -124,11 +125,14 @@ export function dynamicChargesFor(deps: ActivityDeps, tenant: Tenant) {
      * given the code of is not paid, and its own time ends it).
      */
     async forget(chargeId: string, scope: ChargeScope): Promise<void> {
-      try {
-        await removeCharge(psp, pspChargeKind(scope), txidOfCharge(chargeId));
-      } catch (error) {
-        deps.logger.warn({ err: error, chargeId }, 'could not remove a charge never written');
-      }
+      // A row's charge is a cob when its customer was erased: either kind may hold the txid.
+      const kinds: PspChargeKind[] = pspChargeKind(scope) === 'cob' ? ['cob'] : ['cobv', 'cob'];
+      for (const kind of kinds)
+        try {
+          await removeCharge(psp, kind, txidOfCharge(chargeId));
+        } catch (error) {
+          deps.logger.warn({ err: error, chargeId }, 'could not remove a charge never written');
+        }
     },
 
     /**
@@ -143,6 +147,21 @@ export function dynamicChargesFor(deps: ActivityDeps, tenant: Tenant) {
       );
     },
   };
+}
+
+const CPF = /^\d{11}$/;
+const CNPJ = /^\d{14}$/;
+
+/** The charge's debtor (`devedor`): the customer's company or person; none once erased. */
+function debtorOf(customer: {
+  cpf: string;
+  cnpj: string | null;
+  name: string;
+  tradingName: string | null;
+}): { cnpj: string; nome: string } | { cpf: string; nome: string } | undefined {
+  if (customer.cnpj && CNPJ.test(customer.cnpj))
+    return { cnpj: customer.cnpj, nome: customer.tradingName ?? customer.name };
+  return CPF.test(customer.cpf) ? { cpf: customer.cpf, nome: customer.name } : undefined;
 }
 
 /**
