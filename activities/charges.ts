@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { SANDBOX_PIX_KEY } from '../src/config.js';
 import {
@@ -38,6 +39,7 @@ import type { Tenant } from '../src/domain/tenant.js';
 import { presentCharge } from '../src/presenters/charges.js';
 import type { WorkflowStart } from '../src/temporal/outbox.js';
 import type { NewEvent } from '../src/webhooks/fan-out.js';
+import { dynamicChargesFor } from './dynamic-charges.js';
 import type { ActivityDeps } from './index.js';
 import { automaticRefund } from './refunds.js';
 import { writeWithEvents } from './write-with-events.js';
@@ -123,111 +125,161 @@ export function createChargeActivities(deps: ActivityDeps) {
       hasCnpj: boolean;
       eventIds: { created: string; cancelled: string };
     }): Promise<CreatedCharge> {
-      return writeWithEvents(deps, input.tenant, async (tx) => {
-        const loan = await lockAndReadLoan(tx, input.tenant, input.loanId);
-        if (!loan) return refuse('loan_not_found', `loan ${input.loanId} not found`);
-        // Withdrawn at once by this request already (a retry): nothing more to write.
-        if (input.request.scope === 'withdrawal' && loan.cancellationReason === 'withdrawal')
-          return { result: { withdrawn: true }, events: [] };
-        const written = await findChargeById(tx, input.request.chargeId);
-        if (written)
-          return {
-            result: {
-              chargeId: written.id,
-              expiresAt: written.expiresAt.toISOString(),
-              status: written.status,
-            },
-            events: [],
-          };
-        if (loan.status !== 'active')
-          refuse('invalid_state', `The loan is ${loan.status}; only an active loan takes charges.`);
-        const now = new Date(input.at);
-        const { scope } = input.request;
-        let amount: number;
-        let expiresAt: Date;
-        if (scope === 'withdrawal') {
-          const refusal = withdrawalRefusal(loan, input.hasCnpj, now);
-          if (refusal) refuse('invalid_state', refusal);
-          const balances = balancesByAccount(await loanAccountBalances(tx, loan.id));
-          amount = withdrawalDue(loan.figures, balances);
-          // What was paid covers what was released: nothing to ask, the loan is undone now.
-          if (amount <= 0) return withdrawNow(tx, input.tenant, loan, balances, now);
-          expiresAt = withdrawalWindowEnds(loan.disbursedAt!);
-        } else {
-          const date = businessDate(now);
-          const priced = chargeAmount(
-            scope,
-            repaymentOf(loan),
-            date,
-            repaymentTerms(loan),
-            input.request.amount,
-          );
-          if (!priced.ok) return refuse(priced.code, priced.message);
-          amount = priced.amount;
-          const expiry = chargeExpiry(
-            scope,
-            now,
-            input.request.expiresAt ? new Date(input.request.expiresAt) : undefined,
-          );
-          if (!expiry.ok) return refuse('invalid_expires_at', expiry.message);
-          expiresAt = expiry.expiresAt;
-        }
-        const events: NewEvent[] = [];
-        const previous = await activeChargeOf(tx, input.loanId);
-        if (previous) {
-          const cancelled = await closeCharge(tx, previous.id, 'cancelled');
-          if (cancelled)
-            events.push(
-              chargeEvent(input.eventIds.cancelled, chargeEventTypes.cancelled, cancelled),
-            );
-        }
-        const txid = newTxid();
-        const charge = await insertCharge(tx, {
-          id: input.request.chargeId,
-          partnerId: input.tenant.partnerId,
-          environment: input.tenant.environment,
-          loanId: input.loanId,
-          status: 'active',
-          scope,
-          amount,
-          txid,
-          brCode: brCode({
-            pixKey: input.tenant.environment === 'sandbox' ? SANDBOX_PIX_KEY : deps.loans.pix.key,
-            merchantName: deps.loans.pix.merchantName,
-            merchantCity: deps.loans.pix.city,
-            amount,
-            txid,
-          }),
-          expiresAt,
-        });
-        events.push(chargeEvent(input.eventIds.created, chargeEventTypes.created, charge));
-        return {
-          result: {
-            chargeId: charge.id,
-            expiresAt: charge.expiresAt.toISOString(),
-            status: 'active',
-          },
-          events,
-        };
+      const dynamic = dynamicChargesFor(deps, input.tenant);
+      const created = await writeChargeOf(input, dynamic).catch(async (error: unknown) => {
+        // Refused for good: this attempt's PSP call or an earlier attempt may have registered it.
+        if (
+          dynamic &&
+          error instanceof ApplicationFailure &&
+          error.nonRetryable &&
+          (error.type?.startsWith('psp_') || Context.current().info.attempt > 1)
+        )
+          await dynamic.forget(input.request.chargeId, input.request.scope);
+        throw error;
       });
+      // The charge it replaced (or a withdrawal cancelled) can no longer be paid at the PSP.
+      await dynamic?.removeClosed({ loanId: input.loanId });
+      return created;
     },
 
     /**
      * The charge's time is up (`charge.expired`). Paid or replaced meanwhile, nothing is written;
-     * answers whether it expired now.
+     * answers whether it expired now. A production charge is then removed at the PSP (its own
+     * time there ends with ours already: a cob's `expiracao`, a cobv's due date).
      */
     async expireCharge(input: {
       tenant: Tenant;
       chargeId: string;
       eventId: string;
     }): Promise<boolean> {
-      return writeWithEvents(deps, input.tenant, async (tx) => {
+      const expired = await writeWithEvents(deps, input.tenant, async (tx) => {
         const expired = await closeCharge(tx, input.chargeId, 'expired');
         return {
           result: expired !== undefined,
           events: expired ? [chargeEvent(input.eventId, chargeEventTypes.expired, expired)] : [],
         };
       });
+      await dynamicChargesFor(deps, input.tenant)?.removeClosed({ chargeId: input.chargeId });
+      return expired;
     },
   };
+
+  /** `createCharge`'s transaction: the charge written (registered at the PSP first, if dynamic). */
+  function writeChargeOf(
+    input: {
+      tenant: Tenant;
+      loanId: string;
+      request: ChargeRequest;
+      at: string;
+      hasCnpj: boolean;
+      eventIds: { created: string; cancelled: string };
+    },
+    dynamic: ReturnType<typeof dynamicChargesFor>,
+  ): Promise<CreatedCharge> {
+    return writeWithEvents(deps, input.tenant, async (tx) => {
+      const loan = await lockAndReadLoan(tx, input.tenant, input.loanId);
+      if (!loan) return refuse('loan_not_found', `loan ${input.loanId} not found`);
+      // Withdrawn at once by this request already (a retry): nothing more to write.
+      if (input.request.scope === 'withdrawal' && loan.cancellationReason === 'withdrawal')
+        return { result: { withdrawn: true }, events: [] };
+      const written = await findChargeById(tx, input.request.chargeId);
+      if (written)
+        return {
+          result: {
+            chargeId: written.id,
+            expiresAt: written.expiresAt.toISOString(),
+            status: written.status,
+          },
+          events: [],
+        };
+      if (loan.status !== 'active')
+        refuse('invalid_state', `The loan is ${loan.status}; only an active loan takes charges.`);
+      const now = new Date(input.at);
+      const { scope } = input.request;
+      let amount: number;
+      let expiresAt: Date;
+      if (scope === 'withdrawal') {
+        const refusal = withdrawalRefusal(loan, input.hasCnpj, now);
+        if (refusal) refuse('invalid_state', refusal);
+        const balances = balancesByAccount(await loanAccountBalances(tx, loan.id));
+        amount = withdrawalDue(loan.figures, balances);
+        // What was paid covers what was released: nothing to ask, the loan is undone now.
+        if (amount <= 0) return withdrawNow(tx, input.tenant, loan, balances, now);
+        expiresAt = withdrawalWindowEnds(loan.disbursedAt!);
+      } else {
+        const date = businessDate(now);
+        const priced = chargeAmount(
+          scope,
+          repaymentOf(loan),
+          date,
+          repaymentTerms(loan),
+          input.request.amount,
+        );
+        if (!priced.ok) return refuse(priced.code, priced.message);
+        amount = priced.amount;
+        const expiry = chargeExpiry(
+          scope,
+          now,
+          input.request.expiresAt ? new Date(input.request.expiresAt) : undefined,
+        );
+        if (!expiry.ok) return refuse('invalid_expires_at', expiry.message);
+        expiresAt = expiry.expiresAt;
+      }
+      const events: NewEvent[] = [];
+      const previous = await activeChargeOf(tx, input.loanId);
+      if (previous) {
+        const cancelled = await closeCharge(tx, previous.id, 'cancelled');
+        if (cancelled)
+          events.push(chargeEvent(input.eventIds.cancelled, chargeEventTypes.cancelled, cancelled));
+      }
+      // Production's charge is the PSP's (registered before it is written: see `register`);
+      // the sandbox's a static BR Code for a key no bank holds.
+      const code = dynamic
+        ? await dynamic.register(tx, {
+            loan,
+            chargeId: input.request.chargeId,
+            scope,
+            amount,
+            expiresAt,
+            at: now,
+            date: businessDate(now),
+          })
+        : staticCode(input.tenant, amount);
+      const charge = await insertCharge(tx, {
+        id: input.request.chargeId,
+        partnerId: input.tenant.partnerId,
+        environment: input.tenant.environment,
+        loanId: input.loanId,
+        status: 'active',
+        scope,
+        amount,
+        ...code,
+        expiresAt,
+      });
+      events.push(chargeEvent(input.eventIds.created, chargeEventTypes.created, charge));
+      return {
+        result: {
+          chargeId: charge.id,
+          expiresAt: charge.expiresAt.toISOString(),
+          status: 'active',
+        },
+        events,
+      };
+    });
+  }
+
+  /** A static BR Code the service composes (contract §14): the sandbox's, or without a PSP. */
+  function staticCode(tenant: Tenant, amount: number) {
+    const txid = newTxid();
+    return {
+      txid,
+      brCode: brCode({
+        pixKey: tenant.environment === 'sandbox' ? SANDBOX_PIX_KEY : deps.loans.pix.key,
+        merchantName: deps.loans.pix.merchantName,
+        merchantCity: deps.loans.pix.city,
+        amount,
+        txid,
+      }),
+    };
+  }
 }

@@ -147,6 +147,18 @@ export const errorCatalogue = {
     meaning:
       'The database or the workflow engine is unreachable; retry after `Retry-After` seconds.',
   },
+  psp_refused: {
+    status: 502,
+    title: 'PSP Refused',
+    meaning:
+      'The lender’s PSP refused to register a production charge (its answer is in `detail`); nothing was written, and the same request would be refused again. Report it with the request id.',
+  },
+  psp_unavailable: {
+    status: 503,
+    title: 'PSP Unavailable',
+    meaning:
+      'The lender’s PSP could not be reached or did not answer in time, so a production charge could not be registered there; nothing was written. Retry after `Retry-After` seconds.',
+  },
   customer_not_found: { status: 404, title: 'Not Found', meaning: 'No customer with the id.' },
   customer_erased: {
     status: 410,

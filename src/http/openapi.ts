@@ -92,6 +92,7 @@ const statusText: Record<number, string> = {
   422: 'Invalid fields; `errors[]` lists each.',
   429: 'Rate limited; see `Retry-After`.',
   500: 'Unexpected error.',
+  502: 'A counterparty refused the request (the lender’s PSP: `psp_refused`); nothing was written.',
   503: 'A dependency is unreachable; see `Retry-After`.',
 };
 

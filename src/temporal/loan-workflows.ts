@@ -153,6 +153,19 @@ export function toProblem(error: unknown): unknown {
         problems.validation([{ path: 'body.amount', code: 'above_payoff_amount', message }]),
       invalid_expires_at: (message) =>
         problems.validation([{ path: 'body.expires_at', code: 'out_of_range', message }]),
+      // A production charge the lender's PSP did not register (contract §16): nothing written.
+      psp_unavailable: (message) =>
+        new ProblemError(
+          'psp_unavailable',
+          `The lender’s PSP did not register the charge; retry shortly. (${message})`,
+          {},
+          { 'Retry-After': '5' },
+        ),
+      psp_refused: (message) =>
+        new ProblemError(
+          'psp_refused',
+          `The lender’s PSP did not take the charge, and would not again: ${message}`,
+        ),
     },
   });
 }

@@ -4,6 +4,8 @@ import { deleteExpiredIdempotencyKeys } from '../db/queries/idempotency.js';
 import { deleteFullRateLimitBuckets } from '../db/queries/rate-limits.js';
 import { postUnpostedReceipts } from '../db/queries/receipts.js';
 import type { Logger } from '../logger.js';
+import type { PspClient } from '../psp/client.js';
+import { removeClosedCharges } from '../psp/charges.js';
 import type { FileStore } from '../storage/file-store.js';
 import { sweepOrphanedFiles } from '../storage/orphan-sweeper.js';
 import { sweepOutbox } from '../temporal/outbox.js';
@@ -17,7 +19,9 @@ const BUCKET_GRACE_MS = 10 * 60 * 1000;
  * The worker's housekeeping, one task at a time: re-drive workflow starts that did not happen after
  * their commit (every `intervalMs`), drop idempotency records past their 24 hours and rate-limit
  * buckets full for 10 minutes, post unmatched Pix an older API stored unposted, and remove stored files no row names after a day (hourly; counted
- * in `file_store_orphans_removed_total`).
+ * in `file_store_orphans_removed_total`). With a PSP, every round also removes there the closed
+ * production charges their activities could not (contract §16: the PSP was down, the worker died
+ * after the commit), so a cancelled or expired charge cannot be paid.
  */
 export function startMaintenance(deps: {
   db: Db;
@@ -25,6 +29,8 @@ export function startMaintenance(deps: {
   logger: Logger;
   /** The file store whose orphans to sweep (none: no sweep, as in benchmarks). */
   files: FileStore | undefined;
+  /** The lender's PSP (null: none configured, nothing to remove there). */
+  psp?: PspClient | null;
   metrics: WorkerMetrics;
   intervalMs: number;
 }) {
@@ -35,6 +41,14 @@ export function startMaintenance(deps: {
     try {
       const { started, failed } = await sweepOutbox(deps);
       if (started + failed > 0) deps.logger.info({ started, failed }, 'outbox swept');
+      if (deps.psp) {
+        const { removed } = await removeClosedCharges({
+          db: deps.db,
+          psp: deps.psp,
+          logger: deps.logger,
+        });
+        if (removed > 0) deps.logger.info({ removed }, 'closed charges removed at the PSP');
+      }
       if (Date.now() - lastPurge >= PURGE_EVERY_MS) {
         lastPurge = Date.now();
         const purged = await deleteExpiredIdempotencyKeys(deps.db, new Date());

@@ -97,6 +97,7 @@ export async function startWorker(
     temporal: client,
     logger: deps.logger,
     files: deps.files,
+    psp: deps.psp,
     metrics: deps.metrics ?? createWorkerMetrics({ processMetrics: false }),
     intervalMs: settings.maintenanceIntervalMs,
   });

@@ -5,9 +5,12 @@ import { connect } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { z } from 'zod';
-import { DEVELOPMENT_PSP_WEBHOOK_SECRET } from '../../src/config.js';
+import { DEVELOPMENT_PSP_WEBHOOK_SECRET, SANDBOX_PIX_KEY } from '../../src/config.js';
 import { reconcileLedger } from '../../src/db/queries/ledger.js';
-import { receivedPix } from '../../src/db/schema/index.js';
+import { loans, receivedPix } from '../../src/db/schema/index.js';
+import { newId } from '../../src/domain/ids.js';
+import { txidOfCharge } from '../../src/domain/pix/dynamic-charges.js';
+import { parseBrCode } from '../../src/domain/pix/br-code.js';
 import { signPspBody } from '../../src/domain/pix/psp-signature.js';
 import type { chargeSchema } from '../../src/http/routes/charges/schema.js';
 import type { loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
@@ -305,10 +308,16 @@ describe('the PSP’s notification of Pix received (contract §14)', () => {
     ).text();
     const gauge = Number(/^unmatched_pix (\d+)$/m.exec(metrics)?.[1]);
     expect(gauge).toBeGreaterThanOrEqual(3);
-    // The sandbox charge is untouched by a production Pix.
+    // The sandbox charge is untouched by a production Pix, and stays the static code the service
+    // composes (contract §16: the sandbox's charges never reach the PSP).
     expect((await json<ChargeBody>(sandbox(`/v3/charges/${sandboxCharge.id}`))).status).toBe(
       'active',
     );
+    expect(parseBrCode(sandboxCharge.br_code)).toMatchObject({
+      pixKey: SANDBOX_PIX_KEY,
+      amount: sandboxCharge.amount,
+      txid: sandboxCharge.txid,
+    });
   });
 
   it('under PSP_WEBHOOK_AUTH=mtls, takes the proxy’s verified client certificate only: from the proxy’s address, verified, the PSP’s subject (issue 37, finding 5)', async () => {
@@ -371,6 +380,241 @@ describe('the PSP’s notification of Pix received (contract §14)', () => {
       expect(await storedPix(accepted.id)).toHaveLength(1);
     } finally {
       await api.stop();
+    }
+  });
+});
+
+describe('production charges are the PSP’s (contract §16, “Charges are dynamic”)', () => {
+  const simulator = () => stack.psp!;
+  const pay = (txid: string) =>
+    simulator().control('POST', `/charges/${txid}/pay`) as Promise<{
+      status: number;
+      body: { notified?: unknown; pix?: { endToEndId: string; valor: string }; detail?: string };
+    }>;
+  const chargeOf = (id: string) => json<ChargeBody>(production(`/v3/charges/${id}`));
+  const charge = (loanId: string, body: Record<string, unknown>) =>
+    json<ChargeBody>(production(`/v3/loans/${loanId}/charges`, { method: 'POST', body }), 201);
+
+  it('registers an installment’s charge as a cobv with the loan’s multa and juros; its pixCopiaECola is the br_code, and paying it at the PSP books the row', async () => {
+    const loan = await activeLoan(stack, production, { opsToken: OPS_TOKEN, production: true });
+    const next = await charge(loan.id, { scope: 'next' });
+    const psp = pspClientFor(stack.config.psp!);
+    try {
+      const cobv = await psp.getCobv(next.txid);
+      expect(cobv).toMatchObject({
+        txid: next.txid,
+        status: 'ATIVA',
+        calendario: { dataDeVencimento: loan.schedule[0]!.due_date, validadeAposVencimento: 0 },
+        // The loan's LATE_FEE_RATE 0.02 and LATE_INTEREST_MONTHLY_RATE 0.01, as the API Pix writes them.
+        valor: {
+          original: valor(next.amount),
+          multa: { modalidade: 2, valorPerc: '2.00' },
+          juros: { modalidade: 3, valorPerc: '1.00' },
+        },
+        chave: stack.config.pix.key,
+        devedor: { cpf: expect.stringMatching(/^\d{11}$/) as unknown },
+      });
+      expect(next.br_code).toBe(cobv.pixCopiaECola);
+      // A dynamic code names the PSP's location, not our key, amount and txid.
+      expect(() => parseBrCode(next.br_code)).toThrow(/not a static/);
+
+      // The payer pays what the PSP asks; the PSP notifies this stack's API, which books it.
+      const paid = await pay(next.txid);
+      expect(paid).toMatchObject({
+        status: 201,
+        body: { notified: 200, pix: { valor: valor(next.amount) } },
+      });
+      const settled = await eventually(async () => {
+        const current = await chargeOf(next.id);
+        return current.status === 'paid' ? current : undefined;
+      }, 'the charge paid');
+      expect(settled.payment_reference).toBe(paid.body.pix!.endToEndId);
+      const after = await json<LoanBody>(production(`/v3/loans/${loan.id}`));
+      expect(after.schedule[0]!.status).toBe('paid');
+      expect(after.schedule[1]!.status).not.toBe('paid');
+      const payments = (
+        await json<{ data: Transaction[] }>(production(`/v3/loans/${loan.id}/transactions`))
+      ).data.filter((t) => t.type === 'payment');
+      expect(payments).toEqual([
+        expect.objectContaining({ amount: next.amount, reference: paid.body.pix!.endToEndId }),
+      ]);
+      expect(await reconcileLedger(stack.database.db)).toEqual([]);
+      // Paid once: the PSP takes no second Pix on it.
+      expect((await pay(next.txid)).status).toBe(409);
+    } finally {
+      psp.close();
+    }
+  });
+
+  it('removes at the PSP a charge replaced by a newer one, and a cob past its short expiracao: the PSP refuses to pay either', async () => {
+    const loan = await activeLoan(stack, production, { opsToken: OPS_TOKEN, production: true });
+    const psp = pspClientFor(stack.config.psp!);
+    try {
+      const payoff = await charge(loan.id, { scope: 'payoff' });
+      const cob = await psp.getCob(payoff.txid);
+      expect(cob).toMatchObject({
+        status: 'ATIVA',
+        valor: { original: valor(payoff.amount) },
+        pixCopiaECola: payoff.br_code,
+      });
+      // It lasts at the PSP until the charge's end (the end of today), give or take a second.
+      const endsAt = Date.parse(cob.calendario.criacao) + cob.calendario.expiracao * 1000;
+      expect(Math.abs(endsAt - Date.parse(payoff.expires_at))).toBeLessThan(2_000);
+
+      // A newer charge replaces it: cancelled here, removed at the PSP before the 201.
+      const short = await charge(loan.id, {
+        scope: 'amount',
+        amount: 1_000,
+        expires_at: new Date(Date.now() + 3_000).toISOString(),
+      });
+      expect((await chargeOf(payoff.id)).status).toBe('cancelled');
+      expect((await psp.getCob(payoff.txid)).status).toBe('REMOVIDA_PELO_USUARIO_RECEBEDOR');
+      expect(await pay(payoff.txid)).toMatchObject({
+        status: 409,
+        body: { detail: expect.stringMatching(/REMOVIDA_PELO_USUARIO_RECEBEDOR/) as unknown },
+      });
+
+      // The short one: a cob of a few seconds, refused by the PSP once they are over.
+      const shortCob = await psp.getCob(short.txid);
+      expect(shortCob.calendario.expiracao).toBeGreaterThanOrEqual(1);
+      expect(shortCob.calendario.expiracao).toBeLessThanOrEqual(3);
+      const shortEnds =
+        Date.parse(shortCob.calendario.criacao) + shortCob.calendario.expiracao * 1000;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, shortEnds - Date.now()) + 50));
+      expect(await pay(short.txid)).toMatchObject({
+        status: 409,
+        body: { detail: expect.stringMatching(/expired|REMOVIDA/) as unknown },
+      });
+      // Its timer expires it here and removes it at the PSP too.
+      await eventually(async () => {
+        const current = await chargeOf(short.id);
+        return current.status === 'expired' ? current : undefined;
+      }, 'the short charge expired');
+      await eventually(async () => {
+        const current = await psp.getCob(short.txid);
+        return current.status === 'REMOVIDA_PELO_USUARIO_RECEBEDOR' ? current : undefined;
+      }, 'the short charge removed at the PSP');
+      // Nothing was paid.
+      const transactions = (
+        await json<{ data: Transaction[] }>(production(`/v3/loans/${loan.id}/transactions`))
+      ).data;
+      expect(transactions.filter((t) => t.type !== 'disbursement')).toEqual([]);
+    } finally {
+      psp.close();
+    }
+  });
+
+  it('registers a charge once however often its activity runs: retried after a crash before its commit or after it, the PSP holds one charge and the partner sees its code', async () => {
+    const loan = await activeLoan(stack, production, { opsToken: OPS_TOKEN, production: true });
+    const [owner] = await stack.database.db
+      .select({ partnerId: loans.partnerId })
+      .from(loans)
+      .where(eq(loans.id, loan.id));
+    const activities = stack.activities();
+    const chargeId = newId('chg');
+    const txid = txidOfCharge(chargeId);
+    // What the loan's workflow hands the activity, the same on every attempt.
+    const input = {
+      tenant: { partnerId: owner!.partnerId, environment: 'production' as const },
+      loanId: loan.id,
+      request: { chargeId, scope: 'payoff' as const },
+      at: new Date().toISOString(),
+      hasCnpj: false,
+      eventIds: { created: newId('evt'), cancelled: newId('evt') },
+    };
+    const psp = pspClientFor(stack.config.psp!);
+    try {
+      // A first attempt registered it at the PSP and died before its commit: the PSP holds it,
+      // the service does not.
+      const first = await psp.createCob(txid, {
+        calendario: { expiracao: 3600 },
+        valor: { original: '1.00' },
+        chave: stack.config.pix.key,
+      });
+      expect((await production(`/v3/charges/${chargeId}`)).status).toBe(404);
+
+      // The retry registers it again (a revision at the same location) and writes it.
+      const created = await activities.createCharge(input);
+      expect(created).toMatchObject({ chargeId, status: 'active' });
+      const written = await chargeOf(chargeId);
+      const cob = await psp.getCob(txid);
+      expect(cob).toMatchObject({
+        revisao: 1,
+        status: 'ATIVA',
+        valor: { original: valor(written.amount) },
+        pixCopiaECola: first.pixCopiaECola,
+      });
+      expect(written).toMatchObject({ txid, status: 'active', br_code: first.pixCopiaECola });
+
+      // An attempt that died after its commit: the retry answers the charge written and asks the
+      // PSP nothing more.
+      expect(await activities.createCharge(input)).toEqual(created);
+      expect((await psp.getCob(txid)).revisao).toBe(1);
+      const listed = (
+        await json<{ data: ChargeBody[] }>(production(`/v3/loans/${loan.id}/charges`))
+      ).data;
+      expect(listed.filter((c) => c.txid === txid)).toHaveLength(1);
+    } finally {
+      psp.close();
+    }
+  });
+
+  it('answers a PSP that is down with a 503 to retry and one that refuses with a 502, writing nothing; a removal the PSP missed is done by the housekeeping', async () => {
+    const loan = await activeLoan(stack, production, { opsToken: OPS_TOKEN, production: true });
+    const client = simulator().clientId;
+    const fault = (body: Record<string, unknown>) =>
+      simulator().control('POST', '/faults', { client, ...body });
+    const charges = async () =>
+      (await json<{ data: ChargeBody[] }>(production(`/v3/loans/${loan.id}/charges`))).data;
+    const psp = pspClientFor(stack.config.psp!);
+    try {
+      // Down for every attempt the charge gets: 503, nothing written.
+      expect(await fault({ status: 503, count: 3, method: 'PUT', path: '/cob' })).toMatchObject({
+        status: 200,
+      });
+      const down = await production(`/v3/loans/${loan.id}/charges`, {
+        method: 'POST',
+        body: { scope: 'payoff' },
+      });
+      expect(down.status).toBe(503);
+      expect(down.headers.get('retry-after')).toBe('5');
+      expect(await down.json()).toMatchObject({ code: 'psp_unavailable', status: 503 });
+      expect(await charges()).toEqual([]);
+
+      // Down for one attempt: the activity's retry registers it.
+      await fault({ status: 503, count: 1, method: 'PUT', path: '/cob' });
+      const payoff = await charge(loan.id, { scope: 'payoff' });
+      expect((await psp.getCob(payoff.txid)).status).toBe('ATIVA');
+
+      // Refused: 502 at once, and the active charge stays as it was.
+      await fault({ status: 400, count: 1, method: 'PUT', path: '/cob' });
+      const refused = await production(`/v3/loans/${loan.id}/charges`, {
+        method: 'POST',
+        body: { scope: 'amount', amount: 500 },
+      });
+      expect(refused.status).toBe(502);
+      expect(await refused.json()).toMatchObject({ code: 'psp_refused', status: 502 });
+      expect((await charges()).map((c) => [c.id, c.status])).toEqual([[payoff.id, 'active']]);
+
+      // The PSP takes the next charge but not the removal of the one it replaces: cancelled here
+      // at once, still payable there until the PSP is back and the worker's housekeeping removes it.
+      await fault({ status: 503, count: 1000, method: 'PATCH', path: '/cob/' });
+      const amount = await charge(loan.id, { scope: 'amount', amount: 500 });
+      expect((await chargeOf(payoff.id)).status).toBe('cancelled');
+      expect((await psp.getCob(payoff.txid)).status).toBe('ATIVA');
+      expect(await simulator().control('POST', '/faults/clear', { client })).toMatchObject({
+        status: 200,
+        body: { client, faults: [] },
+      });
+      await eventually(async () => {
+        const current = await psp.getCob(payoff.txid);
+        return current.status === 'REMOVIDA_PELO_USUARIO_RECEBEDOR' ? current : undefined;
+      }, 'the replaced charge removed by the housekeeping');
+      expect((await pay(payoff.txid)).status).toBe(409);
+      expect((await chargeOf(amount.id)).status).toBe('active');
+    } finally {
+      await simulator().control('POST', '/faults/clear', { client });
+      psp.close();
     }
   });
 });

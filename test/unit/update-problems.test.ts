@@ -53,6 +53,9 @@ const loanRefusals: [string, number, string, string[]][] = [
   ['nothing_overdue', 422, 'validation_error', ['body.scope nothing_overdue']],
   ['above_payoff_amount', 422, 'validation_error', ['body.amount above_payoff_amount']],
   ['invalid_expires_at', 422, 'validation_error', ['body.expires_at out_of_range']],
+  // A production charge the lender's PSP did not register (contract §16).
+  ['psp_unavailable', 503, 'psp_unavailable', []],
+  ['psp_refused', 502, 'psp_refused', []],
 ];
 const customerRefusals: [string, number, string, string[]][] = [
   ['unknown_type', 409, 'invalid_state', []],

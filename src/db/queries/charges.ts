@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Environment } from '../../domain/environments.js';
 import type { ChargeStatus } from '../../domain/loans/charges.js';
 import type { Actor } from '../../domain/operators.js';
@@ -72,6 +72,52 @@ export async function closeCharge(
     .where(and(eq(charges.id, id), inArray(charges.status, [...from])))
     .returning();
   return row;
+}
+
+/** A closed charge the PSP may still take: its kind there and its txid. */
+export interface ChargeAwaitingRemoval {
+  id: string;
+  txid: string;
+  status: ChargeStatus;
+  pspKind: 'cob' | 'cobv';
+}
+
+/**
+ * Cancelled or expired charges registered at the PSP and not yet removed there (contract §16),
+ * oldest change first: of one loan, one charge, or any (`limit`, default 50).
+ */
+export async function chargesAwaitingPspRemoval(
+  db: DbOrTx,
+  of: { loanId?: string; chargeId?: string; limit?: number },
+): Promise<ChargeAwaitingRemoval[]> {
+  const rows = await db
+    .select({
+      id: charges.id,
+      txid: charges.txid,
+      status: charges.status,
+      pspKind: charges.pspKind,
+    })
+    .from(charges)
+    .where(
+      and(
+        isNotNull(charges.pspKind),
+        isNull(charges.pspRemovedAt),
+        inArray(charges.status, ['cancelled', 'expired']),
+        of.loanId === undefined ? undefined : eq(charges.loanId, of.loanId),
+        of.chargeId === undefined ? undefined : eq(charges.id, of.chargeId),
+      ),
+    )
+    .orderBy(asc(charges.updatedAt))
+    .limit(of.limit ?? 50);
+  return rows.flatMap((row) => (row.pspKind ? [{ ...row, pspKind: row.pspKind }] : []));
+}
+
+/** The PSP no longer takes the charge `id` (removed there, or paid or never registered). */
+export async function markRemovedAtPsp(db: DbOrTx, id: string): Promise<void> {
+  await db
+    .update(charges)
+    .set({ pspRemovedAt: sql`now()` })
+    .where(and(eq(charges.id, id), isNull(charges.pspRemovedAt)));
 }
 
 export const chargeSorts = { created_at: charges.createdAt } as const;

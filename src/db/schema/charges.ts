@@ -39,6 +39,17 @@ export const charges = pgTable(
     paidAt: ts('paid_at'),
     /** The end-to-end id of the Pix that paid it (the payment's `reference`). */
     paymentReference: text('payment_reference'),
+    /**
+     * Where the charge lives at the lender's PSP (contract §16): `cob` or `cobv` for a production
+     * charge registered there (its `br_code` the PSP's `pixCopiaECola`), null for a static BR Code
+     * the service composed (the sandbox's, and production's without a PSP).
+     */
+    pspKind: text('psp_kind', { enum: ['cob', 'cobv'] }),
+    /**
+     * When the PSP confirmed a cancelled or expired charge can no longer be paid there (removed,
+     * or found already paid or gone). Null while a closed PSP charge still waits for its removal.
+     */
+    pspRemovedAt: ts('psp_removed_at'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
@@ -48,6 +59,12 @@ export const charges = pgTable(
       .on(t.loanId)
       .where(sql`${t.status} = 'active'`),
     index('charges_loan_idx').on(t.partnerId, t.environment, t.loanId, t.createdAt, t.id),
+    // The closed PSP charges the PSP still holds payable: the worker's sweep removes them.
+    index('charges_psp_removal_idx')
+      .on(t.updatedAt)
+      .where(
+        sql`${t.pspKind} IS NOT NULL AND ${t.pspRemovedAt} IS NULL AND ${t.status} IN ('cancelled', 'expired')`,
+      ),
   ],
 );
 

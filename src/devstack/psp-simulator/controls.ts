@@ -1,9 +1,17 @@
 import type { ValidateFunction } from 'ajv';
 import { signPspBody } from '../../domain/pix/psp-signature.js';
 import { centavosOf, valorOf } from '../../psp/valor.js';
-import { payable, spiId, type PixApiContext } from './pix-api.js';
+import { cobvValueOn } from './cobv-value.js';
+import { payable, spiId, today, type PixApiContext } from './pix-api.js';
 import type { Answer } from './problems.js';
-import type { ClientAccount, NotificationTarget, Payout, Pix, PayoutPolicy } from './state.js';
+import type {
+  ClientAccount,
+  Fault,
+  NotificationTarget,
+  Payout,
+  Pix,
+  PayoutPolicy,
+} from './state.js';
 
 /**
  * Routes under `/_simulator/` that tests and developers use to play the other side of the PSP:
@@ -99,7 +107,9 @@ type Route = (
 
 const routes: { method: string; path: RegExp; run: Route }[] = [
   {
-    // A payer pays the charge: {valor?, notify?: false to drop the notification}.
+    // A payer pays the charge: {valor?, notify?: false to drop the notification}. Without a
+    // valor, what the charge asks that day: a cobv's original, plus its multa and juros once its
+    // due date has passed (`componentesValor` says which).
     method: 'POST',
     path: /^\/_simulator\/charges\/([A-Za-z0-9]{26,35})\/pay$/,
     run: async (context, [txid = ''], body) => {
@@ -109,12 +119,28 @@ const routes: { method: string; path: RegExp; run: Route }[] = [
       const now = store.now();
       const check = payable(charge, now);
       if (!check.ok) return error(409, `${txid} cannot be paid: ${check.reason}`);
+      const asked =
+        charge.kind === 'cobv'
+          ? cobvValueOn(charge.record, today(now))
+          : charge.record.valor.original === undefined
+            ? undefined
+            : {
+                total: centavosOf(charge.record.valor.original),
+                componentes: { original: { valor: charge.record.valor.original } },
+              };
       const valor =
         typeof body.valor === 'string'
           ? valorOf(centavosOf(body.valor))
-          : charge.record.valor.original;
+          : asked && valorOf(asked.total);
       if (valor === undefined) return error(409, `${txid} has no amount; say valor`);
-      const pix: Pix = { endToEndId: spiId('E', now), txid, valor, horario: now.toISOString() };
+      const pix: Pix = {
+        endToEndId: spiId('E', now),
+        txid,
+        valor,
+        horario: now.toISOString(),
+        // The amount's parts, when the payer paid what the charge asked.
+        ...(asked && valor === valorOf(asked.total) ? { componentesValor: asked.componentes } : {}),
+      };
       store.state.pix[pix.endToEndId] = pix;
       charge.record.status = 'CONCLUIDA';
       charge.record.pix = [...(charge.record.pix ?? []), pix];
@@ -292,6 +318,47 @@ const routes: { method: string; path: RegExp; run: Route }[] = [
         .filter((payout) => context.store.payoutClient(payout.id) === client)
         .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
       return Promise.resolve({ status: 200, body: { payouts } });
+    },
+  },
+  {
+    // The PSP fails a client's next calls (`client`, else the starting one): {status: 400–599,
+    // count? (1), method?, path? (a prefix: '/cob' covers cob and cobv)}; added to any set before.
+    // `POST /_simulator/faults/clear {client?}` clears them.
+    method: 'POST',
+    path: /^\/_simulator\/faults$/,
+    run: (context, _match, body) => {
+      const client = clientNamed(context, body.client);
+      if (typeof client !== 'string') return Promise.resolve(client);
+      const { status, count = 1, method, path } = body;
+      if (typeof status !== 'number' || !Number.isInteger(status) || status < 400 || status > 599)
+        return Promise.resolve(error(400, 'status: an HTTP error status, 400 to 599'));
+      if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 1000)
+        return Promise.resolve(error(400, 'count: 1 to 1000'));
+      if (method !== undefined && (typeof method !== 'string' || !/^[A-Z]+$/.test(method)))
+        return Promise.resolve(error(400, 'method: an HTTP method, upper case'));
+      if (path !== undefined && (typeof path !== 'string' || !path.startsWith('/')))
+        return Promise.resolve(error(400, 'path: a path prefix, from /'));
+      const fault: Fault = {
+        status,
+        remaining: count,
+        ...(method === undefined ? {} : { method }),
+        ...(path === undefined ? {} : { path }),
+      };
+      const { faults } = context.store.state;
+      faults[client] = [...(faults[client] ?? []), fault];
+      context.store.save();
+      return Promise.resolve({ status: 200, body: { client, faults: faults[client] } });
+    },
+  },
+  {
+    method: 'POST',
+    path: /^\/_simulator\/faults\/clear$/,
+    run: (context, _match, body) => {
+      const client = clientNamed(context, body.client);
+      if (typeof client !== 'string') return Promise.resolve(client);
+      delete context.store.state.faults[client];
+      context.store.save();
+      return Promise.resolve({ status: 200, body: { client, faults: [] } });
     },
   },
   {

@@ -2,7 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createDynamicPix, hasError } from 'pix-utils';
 import type { components } from '../../psp/bcb/api.js';
 import { centavosOf } from '../../psp/valor.js';
-import { invalid, notFound, type Answer } from './problems.js';
+import { unsupported } from './cobv-value.js';
+import { invalid, notFound, problem, type Answer } from './problems.js';
 import type { Cob, CobV, Devolucao, Pix, StateFile } from './state.js';
 
 type Schemas = components['schemas'];
@@ -86,7 +87,7 @@ export function payable(
   return { ok: true };
 }
 
-const today = (now: Date) =>
+export const today = (now: Date) =>
   new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Sao_Paulo' }).format(now);
 
 export function putCob(context: PixApiContext, request: Request): Answer {
@@ -151,6 +152,13 @@ export function putCobV(context: PixApiContext, request: Request): Answer {
     return invalid('CobVOperacaoInvalida', 'O valor original é zero.', [
       { razao: 'zero', propriedade: 'cobv.valor.original' },
     ]);
+  if ((body.calendario.validadeAposVencimento ?? 30) < 0)
+    return invalid('CobVOperacaoInvalida', 'A validade após o vencimento é negativa.', [
+      { razao: 'menor do que zero', propriedade: 'cobv.calendario.validadeAposVencimento' },
+    ]);
+  const notSimulated = unsupported(body.valor);
+  if (notSimulated)
+    return problem(403, 'AcessoNegado', 'Forbidden', `cobv com ${notSimulated} não é simulada`);
   const record = {
     ...body,
     calendario: {

@@ -150,6 +150,12 @@ export async function runPspSimulator(options: PspSimulatorOptions): Promise<Run
         ...problem(401, 'NaoAutorizado', 'Unauthorized', 'A valid bearer token is required.'),
         headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
       };
+    // A failure a control set up answers in the call's stead, unchecked, like the 401 above.
+    const fault = store.takeFault(holder.client, method, path);
+    if (fault)
+      return fault.status >= 500
+        ? problem(fault.status, 'ServicoIndisponivel', 'Service Unavailable', 'Simulated outage.')
+        : problem(fault.status, 'RequisicaoInvalida', 'Requisição inválida', 'Simulated refusal.');
     const { contract, operation } = found;
     const operationId = operation.operationId ?? '';
     const implemented = handlers[operationId];

@@ -34,6 +34,18 @@ export interface ClientAccount {
   payoutPolicy?: PayoutPolicy;
 }
 
+/**
+ * A failure a control set up (`POST /_simulator/faults`): the client's next `remaining` API calls
+ * matching `method` and starting with `path` (any when absent) are answered `status`, as a PSP
+ * that is down (5xx) or refuses (4xx) would, and do nothing.
+ */
+export interface Fault {
+  status: number;
+  remaining: number;
+  method?: string;
+  path?: string;
+}
+
 export interface SimulatorState {
   /** Added to the wall clock (a control moves it), so tests expire charges without waiting. */
   clockOffsetMs: number;
@@ -50,6 +62,8 @@ export interface SimulatorState {
   /** Whose each charge (by txid) and payout (by id) is; absent: the starting client's. */
   chargeClients: Record<string, string>;
   payoutClients: Record<string, string>;
+  /** Failures set up per client, by client id. */
+  faults: Record<string, Fault[]>;
 }
 
 const empty = (): SimulatorState => ({
@@ -63,6 +77,7 @@ const empty = (): SimulatorState => ({
   clients: {},
   chargeClients: {},
   payoutClients: {},
+  faults: {},
 });
 
 /**
@@ -111,6 +126,21 @@ export class StateFile {
 
   payoutClient(id: string): string {
     return this.state.payoutClients[id] ?? this.startingClient;
+  }
+
+  /** Takes the next failure set up for this call of `client`, if one matches. */
+  takeFault(client: string, method: string, path: string): Fault | undefined {
+    const faults = this.state.faults[client] ?? [];
+    const fault = faults.find(
+      (candidate) =>
+        (candidate.method === undefined || candidate.method === method.toUpperCase()) &&
+        (candidate.path === undefined || path.startsWith(candidate.path)),
+    );
+    if (!fault) return undefined;
+    fault.remaining -= 1;
+    this.state.faults[client] = faults.filter((candidate) => candidate.remaining > 0);
+    this.save();
+    return fault;
   }
 
   payoutPolicy(client: string): PayoutPolicy {

@@ -465,7 +465,7 @@ export interface paths {
     put?: never;
     /**
      * Charge by Pix
-     * @description A Pix charge for an `active` loan: a BR Code (“copia e cola”) for an amount fixed until `expires_at`. The loan’s active charge, if any, is `cancelled` (`charge.cancelled`); `charge.created`. The Pix that pays it is recorded by itself as a payment (`loan.payment_received`, `charge.paid`): no call marks an installment paid. 409 `invalid_state` unless `active`; 422 `nothing_overdue` for an `overdue` charge when nothing is late, `above_payoff_amount`, `out_of_range` for an `expires_at` outside its window.
+     * @description A Pix charge for an `active` loan: a BR Code (“copia e cola”) for an amount fixed until `expires_at`. The loan’s active charge, if any, is `cancelled` (`charge.cancelled`); `charge.created`. The Pix that pays it is recorded by itself as a payment (`loan.payment_received`, `charge.paid`): no call marks an installment paid. A production charge comes from the lender’s PSP (Banco Central’s API Pix): an installment’s charge (`next`, `overdue`) is a charge with a due date (`cobv`) carrying the loan’s late fee (`multa`) and late interest (`juros`), any other an immediate charge (`cob`) expiring at `expires_at`; its `br_code` is the PSP’s dynamic payload, and once the charge is `cancelled` or `expired` it is removed at the PSP and can no longer be paid. A sandbox charge is a static BR Code for a key no bank holds. 409 `invalid_state` unless `active`; 422 `nothing_overdue` for an `overdue` charge when nothing is late, `above_payoff_amount`, `out_of_range` for an `expires_at` outside its window; 503 `psp_unavailable` (retry) or 502 `psp_refused` when the PSP did not register a production charge (nothing written).
      */
     post: operations['createCharge'];
     delete?: never;
@@ -525,7 +525,7 @@ export interface paths {
     put?: never;
     /**
      * Withdraw from the loan (CDC art. 49)
-     * @description Within 7 calendar days of the disbursement, a customer without a cnpj may give the credit back: a charge of scope `withdrawal` for the amount released less what was already paid (no interest, no fee), expiring when the window closes. Paid by a Pix made before it expires, for at least its amount, the loan is `cancelled` (`cancellation_reason: "withdrawal"`, `loan.cancelled`), its IOF reversed in the ledger and anything above due back (`loan.refund_due`); a Pix on it for less, or after the window, is a payment like any other. When what was paid already reaches the amount released, nothing is charged: the loan is withdrawn at once (200 with the loan; what was paid above it is due back). 409 `invalid_state` for a company customer, after the window, or unless `active`.
+     * @description Within 7 calendar days of the disbursement, a customer without a cnpj may give the credit back: a charge of scope `withdrawal` for the amount released less what was already paid (no interest, no fee), expiring when the window closes (production: the PSP’s immediate charge, as for `POST /v3/loans/{loan_id}/charges`; 503 `psp_unavailable` or 502 `psp_refused` when the PSP did not register it). Paid by a Pix made before it expires, for at least its amount, the loan is `cancelled` (`cancellation_reason: "withdrawal"`, `loan.cancelled`), its IOF reversed in the ledger and anything above due back (`loan.refund_due`); a Pix on it for less, or after the window, is a payment like any other. When what was paid already reaches the amount released, nothing is charged: the loan is withdrawn at once (200 with the loan; what was paid above it is due back). 409 `invalid_state` for a company customer, after the window, or unless `active`.
      */
     post: operations['requestWithdrawal'];
     delete?: never;
@@ -1821,6 +1821,8 @@ export interface components {
         | 'rate_limited'
         | 'internal_error'
         | 'service_unavailable'
+        | 'psp_refused'
+        | 'psp_unavailable'
         | 'customer_not_found'
         | 'customer_erased'
         | 'erasure_not_found'
@@ -1891,6 +1893,8 @@ export interface components {
         | 'rate_limited'
         | 'internal_error'
         | 'service_unavailable'
+        | 'psp_refused'
+        | 'psp_unavailable'
         | 'customer_not_found'
         | 'customer_erased'
         | 'erasure_not_found'
@@ -2706,9 +2710,9 @@ export interface components {
        * @constant
        */
       currency: 'BRL';
-      /** @description The Pix “copia e cola” (EMV BR Code): the lender’s key, name, city, the amount and the txid, CRC16 at the end. `GET /v3/charges/{id}/qr.png` draws it. */
+      /** @description The Pix “copia e cola” (EMV BR Code), CRC16 at the end; `GET /v3/charges/{id}/qr.png` draws it. Production: the lender’s PSP’s dynamic payload (`pixCopiaECola`), whose location the payer’s bank reads the charge from, so a charge removed at the PSP (cancelled or expired) can no longer be paid. Sandbox: a static code with a key no bank holds, the amount and the txid. */
       br_code: string;
-      /** @description The BR Code’s transaction id: how a Pix finds its charge. */
+      /** @description The charge’s transaction id (at the PSP, for a production charge): how a Pix finds its charge. */
       txid: string;
       /**
        * Format: date-time
@@ -7818,6 +7822,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description A counterparty refused the request (the lender’s PSP: `psp_refused`); nothing was written. */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description A dependency is unreachable; see `Retry-After`. */
       503: {
         headers: {
@@ -8081,6 +8094,15 @@ export interface operations {
       };
       /** @description Unexpected error. */
       500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A counterparty refused the request (the lender’s PSP: `psp_refused`); nothing was written. */
+      502: {
         headers: {
           [name: string]: unknown;
         };

@@ -60,14 +60,14 @@ export function chargeRoutes(api: ApiRouter, deps: LoanDeps): void {
       operationId: 'createCharge',
       summary: 'Charge by Pix',
       description:
-        'A Pix charge for an `active` loan: a BR Code (“copia e cola”) for an amount fixed until `expires_at`. The loan’s active charge, if any, is `cancelled` (`charge.cancelled`); `charge.created`. The Pix that pays it is recorded by itself as a payment (`loan.payment_received`, `charge.paid`): no call marks an installment paid. 409 `invalid_state` unless `active`; 422 `nothing_overdue` for an `overdue` charge when nothing is late, `above_payoff_amount`, `out_of_range` for an `expires_at` outside its window.',
+        'A Pix charge for an `active` loan: a BR Code (“copia e cola”) for an amount fixed until `expires_at`. The loan’s active charge, if any, is `cancelled` (`charge.cancelled`); `charge.created`. The Pix that pays it is recorded by itself as a payment (`loan.payment_received`, `charge.paid`): no call marks an installment paid. A production charge comes from the lender’s PSP (Banco Central’s API Pix): an installment’s charge (`next`, `overdue`) is a charge with a due date (`cobv`) carrying the loan’s late fee (`multa`) and late interest (`juros`), any other an immediate charge (`cob`) expiring at `expires_at`; its `br_code` is the PSP’s dynamic payload, and once the charge is `cancelled` or `expired` it is removed at the PSP and can no longer be paid. A sandbox charge is a static BR Code for a key no bank holds. 409 `invalid_state` unless `active`; 422 `nothing_overdue` for an `overdue` charge when nothing is late, `above_payoff_amount`, `out_of_range` for an `expires_at` outside its window; 503 `psp_unavailable` (retry) or 502 `psp_refused` when the PSP did not register a production charge (nothing written).',
       tag,
       security: 'partner',
       idempotent: true,
       params: loanParams,
       body: createChargeBody,
       responses: createdResponse('The charge, `active`.'),
-      errors: [404, 409],
+      errors: [404, 409, 502, 503],
     },
     async (ctx, { params, body }) => {
       created(ctx, await createCharge(deps, tenantOf(ctx), params.loan_id, body));
@@ -147,7 +147,7 @@ export function chargeRoutes(api: ApiRouter, deps: LoanDeps): void {
       operationId: 'requestWithdrawal',
       summary: 'Withdraw from the loan (CDC art. 49)',
       description:
-        'Within 7 calendar days of the disbursement, a customer without a cnpj may give the credit back: a charge of scope `withdrawal` for the amount released less what was already paid (no interest, no fee), expiring when the window closes. Paid by a Pix made before it expires, for at least its amount, the loan is `cancelled` (`cancellation_reason: "withdrawal"`, `loan.cancelled`), its IOF reversed in the ledger and anything above due back (`loan.refund_due`); a Pix on it for less, or after the window, is a payment like any other. When what was paid already reaches the amount released, nothing is charged: the loan is withdrawn at once (200 with the loan; what was paid above it is due back). 409 `invalid_state` for a company customer, after the window, or unless `active`.',
+        'Within 7 calendar days of the disbursement, a customer without a cnpj may give the credit back: a charge of scope `withdrawal` for the amount released less what was already paid (no interest, no fee), expiring when the window closes (production: the PSP’s immediate charge, as for `POST /v3/loans/{loan_id}/charges`; 503 `psp_unavailable` or 502 `psp_refused` when the PSP did not register it). Paid by a Pix made before it expires, for at least its amount, the loan is `cancelled` (`cancellation_reason: "withdrawal"`, `loan.cancelled`), its IOF reversed in the ledger and anything above due back (`loan.refund_due`); a Pix on it for less, or after the window, is a payment like any other. When what was paid already reaches the amount released, nothing is charged: the loan is withdrawn at once (200 with the loan; what was paid above it is due back). 409 `invalid_state` for a company customer, after the window, or unless `active`.',
       tag,
       security: 'partner',
       idempotent: true,
@@ -160,7 +160,7 @@ export function chargeRoutes(api: ApiRouter, deps: LoanDeps): void {
           schema: loanSchema,
         },
       },
-      errors: [404, 409],
+      errors: [404, 409, 502, 503],
     },
     async (ctx, { params }) => {
       const outcome = await requestWithdrawal(deps, tenantOf(ctx), params.loan_id);

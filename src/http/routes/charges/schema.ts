@@ -26,11 +26,12 @@ export const chargeSchema = z
     currency: z.literal('BRL'),
     br_code: z.string().meta({
       description:
-        'The Pix “copia e cola” (EMV BR Code): the lender’s key, name, city, the amount and the txid, CRC16 at the end. `GET /v3/charges/{id}/qr.png` draws it.',
+        'The Pix “copia e cola” (EMV BR Code), CRC16 at the end; `GET /v3/charges/{id}/qr.png` draws it. Production: the lender’s PSP’s dynamic payload (`pixCopiaECola`), whose location the payer’s bank reads the charge from, so a charge removed at the PSP (cancelled or expired) can no longer be paid. Sandbox: a static code with a key no bank holds, the amount and the txid.',
     }),
-    txid: z
-      .string()
-      .meta({ description: 'The BR Code’s transaction id: how a Pix finds its charge.' }),
+    txid: z.string().meta({
+      description:
+        'The charge’s transaction id (at the PSP, for a production charge): how a Pix finds its charge.',
+    }),
     expires_at: instant('After this, the charge is `expired` (`charge.expired`).'),
     paid_at: z.iso
       .datetime()
