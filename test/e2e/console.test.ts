@@ -424,6 +424,9 @@ describe('the back office, in a real browser', () => {
     const { context, page } = await signIn(admin);
     contexts.push(context);
     await nav(page, 'Auditoria');
+    await check(page, 'audit');
+    // The trail of the whole run is long: its picture shows the checker's.
+    await page.goto(`${stack.baseUrl}/ops/console/audit?actor_id=${checker.operator.id}`);
     await check(page, 'audit', true);
     const rowOf = async (actor: TestOperator, operation: string, outcome: string) => {
       await page.goto(
