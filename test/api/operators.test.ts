@@ -446,7 +446,7 @@ async function emailOf(operator: TestOperator): Promise<string> {
 }
 
 describe('OPS_PORT', () => {
-  it('serves the ops API on its own listener only', async () => {
+  it('serves the ops API and the back office on its own listener only', async () => {
     const opsPort = await freePort();
     const split = await startStack({ worker: false, env: { OPS_PORT: String(opsPort) } });
     try {
@@ -459,6 +459,9 @@ describe('OPS_PORT', () => {
       expect((await fetch(`${opsBase}/v3/customers`)).status).toBe(404);
       expect((await fetch(`${split.baseUrl}/v3/customers`)).status).toBe(401);
       expect((await fetch(`${opsBase}/healthz`)).status).toBe(200);
+      // The back office is a page of the ops listener: there only.
+      expect((await fetch(`${opsBase}/ops/console/sign-in`)).status).toBe(200);
+      expect((await fetch(`${split.baseUrl}/ops/console/sign-in`)).status).toBe(404);
     } finally {
       await split.stop();
     }
