@@ -4,6 +4,9 @@
  * in staff administration only the start of the first two administrators (issue 37).
  * `workflow_viewer` reads workflow payloads decoded (the Temporal UI's codec endpoint): personal
  * data leaves encryption there, so it is a role of its own, which no other role implies.
+ * `metrics_reader` is Prometheus's: an operator holding it and no other role reads `/metrics`
+ * and nothing else (every other route answers 403), so the scrape's token, kept in a file on the
+ * monitoring host, opens no customer's record.
  */
 export const operatorRoles = [
   'kyc_reviewer',
@@ -11,6 +14,7 @@ export const operatorRoles = [
   'payments',
   'admin',
   'workflow_viewer',
+  'metrics_reader',
 ] as const;
 export type OperatorRole = (typeof operatorRoles)[number];
 
@@ -41,6 +45,10 @@ export const breakGlass: Operator = {
 
 export const hasRole = (operator: Operator, roles: readonly OperatorRole[]) =>
   roles.some((role) => operator.roles.includes(role));
+
+/** Prometheus's operator: `metrics_reader` and no other role, so `/metrics` only. */
+export const readsMetricsOnly = (operator: Operator) =>
+  operator.roles.length > 0 && operator.roles.every((role) => role === 'metrics_reader');
 
 /** The break-glass token's operator (`OPS_TOKEN`): every role, but limited where people matter. */
 export const isBreakGlass = (operator: Operator) => operator.actor.id === BREAK_GLASS_ID;

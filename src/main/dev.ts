@@ -13,6 +13,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { eq } from 'drizzle-orm';
+import { ensureDemoStaff } from '../devstack/demo-staff.js';
 import { createPartner, type CreatedPartner } from '../commands/create-partner.js';
 import {
   DEVELOPMENT_OPS_TOKEN,
@@ -84,6 +85,8 @@ async function main(): Promise<void> {
     databaseUrl = await migrateForApplication(postgresServer.url);
   }
   const demo = await ensureDemoPartner(databaseUrl);
+  const demoStaffFile = join(dataDir, 'demo-staff.json');
+  await ensureDemoStaff(databaseUrl, demoStaffFile);
 
   let temporalAddress = env.TEMPORAL_ADDRESS;
   let temporalUi: string | undefined;
@@ -223,7 +226,7 @@ async function main(): Promise<void> {
       `  API              ${publicBaseUrl}/v3`,
       `  Docs             ${publicBaseUrl}/docs`,
       `  Health           ${publicBaseUrl}/readyz   metrics: ${publicBaseUrl}/metrics`,
-      `  Back office      ${opsBaseUrl}/ops/console   (staff sign in with their own operator token, opk_…)`,
+      `  Back office      ${opsBaseUrl}/ops/console   (staff sign in with their own operator token: the demo staff's, below)`,
       `  Temporal UI      ${temporalUi ?? `(external server at ${temporalAddress})`}`,
       ...(temporalUi
         ? [
@@ -241,9 +244,10 @@ async function main(): Promise<void> {
       ...(mailbox ? [mailbox] : []),
       ...(pspLine ? [pspLine] : []),
       `  Ops token        ${opsToken}${env.OPS_TOKEN ? '' : '   (development default)'}`,
-      '    the break-glass administrator: it starts the first two administrators (POST /ops/v1/operators,',
-      '    roles ["admin"]; each gets a code in the mailbox to redeem at POST /ops/v1/operator-enrollments),',
-      '    who then ask for and approve everyone else',
+      '    the break-glass administrator, for incidents: every use is audited and counted',
+      `  Demo staff       ${demoStaffFile}: each operator's token`,
+      '    Ana and Bruno (admin: one asks, the other approves), Carla (kyc_reviewer), Davi and Elisa',
+      '    (payments and disbursement: the maker and the checker of money moved by hand)',
       '',
       `  Demo partner     ${demo.name} (${demo.partner_id})`,
       `    sandbox client_id      ${demo.credentials.sandbox.client_id}`,

@@ -8,6 +8,7 @@ import { createMailer } from '../mail/mailer.js';
 import { makeTelemetryFilterString } from '@temporalio/worker';
 import { prebuiltWorkflowBundle, Runtime } from '../worker/create-worker.js';
 import { temporalLogger } from '../worker/temporal-logger.js';
+import { freePort } from '../devstack/free-port.js';
 import { signingUrls } from '../domain/loans/signing-token.js';
 import { createFileStore } from '../storage/create-file-store.js';
 import { createWorkerMetrics, serveWorkerMetrics } from '../worker/metrics.js';
@@ -25,11 +26,25 @@ await runMain('worker', async (logger) => {
   // runMain owns the signals, so the shutdown order (housekeeping, worker, connections) stays ours.
   // The SDK's own logs (the worker's, Core's, workflows' and activities' `log`) are lines of this
   // process's pino logger: one JSON format for the log shipper (issue 42).
+  // With the worker's /metrics on, the SDK's figures too: Core exports them on a loopback port of
+  // its own, which the worker's /metrics appends (src/worker/metrics.ts).
+  const sdkMetricsPort = config.workerMetricsPort > 0 ? await freePort() : undefined;
   Runtime.install({
     shutdownSignals: [],
     logger: temporalLogger(logger),
     telemetryOptions: {
       logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
+      ...(sdkMetricsPort
+        ? {
+            metrics: {
+              prometheus: {
+                bindAddress: `127.0.0.1:${sdkMetricsPort}`,
+                countersTotalSuffix: true,
+                useSecondsForDurations: true,
+              },
+            },
+          }
+        : {}),
     },
   });
   // Migrations are the migrate command's (as the owner); this role reads and writes rows only.
@@ -41,7 +56,12 @@ await runMain('worker', async (logger) => {
   const mailer = createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, logger });
   const metricsServer =
     config.workerMetricsPort > 0
-      ? await serveWorkerMetrics(metrics, config.workerMetricsPort, config.workerMetricsHost)
+      ? await serveWorkerMetrics(
+          metrics,
+          config.workerMetricsPort,
+          config.workerMetricsHost,
+          sdkMetricsPort ? `http://127.0.0.1:${sdkMetricsPort}/metrics` : undefined,
+        )
       : undefined;
   const worker = await startWorker(
     {

@@ -296,6 +296,23 @@ describe('staff administration under dual control (issue 37)', () => {
     expect((await ops(reviewer.token, '/ledger/trial-balance')).status).not.toBe(403);
   });
 
+  it("gives Prometheus's operator (metrics_reader alone) /metrics and nothing else", async () => {
+    const scraper = await createOperator(['metrics_reader']);
+    const metrics = await fetch(`${stack.baseUrl}/metrics`, {
+      headers: { authorization: `Bearer ${scraper.token}` },
+    });
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toMatch(/^database_up 1$/m);
+    for (const path of ['/ledger/trial-balance', '/unmatched-pix', '/audit', '/approvals']) {
+      const read = await ops(scraper.token, path);
+      expect(read.status, path).toBe(403);
+      expect(await read.json()).toMatchObject({ code: 'operator_role_required' });
+    }
+    // With another role besides, the operator is that role's, as before.
+    const reviewer = await createOperator(['metrics_reader', 'kyc_reviewer']);
+    expect((await ops(reviewer.token, '/ledger/trial-balance')).status).toBe(200);
+  });
+
   it('are audited: every command with its actor, time and outcome, refusals included; every read of the break-glass token too', async () => {
     const payer = await createOperator(['payments']);
     await ops(payer.token, '/partners', { body: { name: 'Not mine to create' } });

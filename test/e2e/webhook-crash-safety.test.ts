@@ -3,6 +3,8 @@ import { registerCustomer } from '../helpers/customers.js';
 import { startReceiver, type Receiver } from '../helpers/https-receiver.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { eventually, startStack, type TestStack } from '../helpers/stack.js';
+import { freePort } from '../../src/devstack/free-port.js';
+import { temporalSdkMetrics } from '../helpers/temporal-sdk-metrics.js';
 import { spawnWorkerProcess } from '../helpers/worker-process.js';
 
 let stack: TestStack;
@@ -40,13 +42,35 @@ describe('crash safety of webhook delivery', () => {
     );
 
     const output: string[] = [];
-    const doomed = await spawnWorkerProcess(stack, { ca: receiver.ca, output });
+    const metricsPort = await freePort();
+    const doomed = await spawnWorkerProcess(stack, {
+      ca: receiver.ca,
+      output,
+      env: { WORKER_METRICS_PORT: String(metricsPort) },
+    });
     const customer = await registerCustomer(api);
     await eventually(
       async () => receiver.requests.find((r) => r.path === '/crash'),
       'the first attempt to arrive',
       60_000,
     );
+    // Its /metrics: the process's figures and the Temporal SDK's (issue 42), on one target. A
+    // workflow of a type the bundle lacks fails its task: the alert's counter appears.
+    const broken = await stack.temporal.workflow.start('noSuchWorkflow', {
+      taskQueue: stack.config.temporal.taskQueue,
+      workflowId: `no-such-workflow-${Date.now()}`,
+    });
+    const scraped = await eventually(async () => {
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      return /^temporal_workflow_task_execution_failed_total\{.*workflow_type="noSuchWorkflow"/m.test(
+        text,
+      )
+        ? text
+        : undefined;
+    }, 'the failed workflow task counted');
+    await broken.terminate('a test of the worker metrics');
+    expect(scraped).toMatch(/^file_store_orphans_removed_total 0$/m);
+    for (const name of temporalSdkMetrics) expect(scraped).toMatch(new RegExp(`^${name}\\{`, 'm'));
     doomed.kill('SIGKILL');
     // One log format (issue 42): every line the worker wrote is a JSON object, the Temporal SDK's
     // own lines among them.

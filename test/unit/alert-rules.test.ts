@@ -1,3 +1,4 @@
+import { temporalSdkMetrics } from '../helpers/temporal-sdk-metrics.js';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -146,7 +147,7 @@ describe('the dashboard', () => {
 
 /**
  * Metric names the service's registries declare, prom-client's process metrics, their histogram
- * series, and Prometheus's `up`.
+ * series, Prometheus's `up` and the Temporal SDK's that the workers' `/metrics` carries.
  */
 function exportedMetrics(): Set<string> {
   const sources = [
@@ -157,7 +158,8 @@ function exportedMetrics(): Set<string> {
   const names = sources.flatMap((text) => [...text.matchAll(/name: '([a-z_:][a-z0-9_:]*)'/g)]);
   const defaults = new Registry();
   collectDefaultMetrics({ register: defaults });
-  const all = new Set(['up']);
+  // Prometheus's own, and the Temporal SDK's the worker's /metrics carries (seen on a real worker).
+  const all = new Set<string>(['up', ...temporalSdkMetrics]);
   for (const name of [
     ...names.map(([, name]) => name!),
     ...defaults.getMetricsAsArray().map((metric) => metric.name),

@@ -2,8 +2,14 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { DbOrTx } from '../../db/client.js';
 import { operatorByToken } from '../../db/queries/operators.js';
-import { breakGlass, hasRole, type OperatorRole } from '../../domain/operators.js';
-import { problems } from '../../errors.js';
+import {
+  breakGlass,
+  hasRole,
+  operatorRoles,
+  readsMetricsOnly,
+  type OperatorRole,
+} from '../../domain/operators.js';
+import { ProblemError, problems } from '../../errors.js';
 import type { AppState } from '../context.js';
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
@@ -32,6 +38,13 @@ export function opsAuth(deps: {
           ? await operatorByToken(deps.db, token)
           : undefined;
     if (!operator) throw problems.unauthorized('Send your operator token as a bearer token.');
+    // The scrape's operator reads the figures, never a record.
+    if (readsMetricsOnly(operator) && ctx.path !== '/metrics')
+      throw new ProblemError(
+        'operator_role_required',
+        'This operator holds metrics_reader only: it reads /metrics and nothing else.',
+        { roles: operatorRoles.filter((role) => role !== 'metrics_reader') },
+      );
     if (operator === breakGlass) {
       deps.onBreakGlass?.();
       ctx.state.log.warn({ method: ctx.method, path: ctx.path }, 'break-glass token used');
