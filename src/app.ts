@@ -68,6 +68,8 @@ import { createSimulationPool } from './domain/credit/simulation-pool.js';
 import { customerRoutes } from './http/routes/customers/router.js';
 import { eventRoutes } from './http/routes/events/router.js';
 import { hostedRoutes } from './http/routes/hosted/router.js';
+import { consoleRoutes } from './http/routes/console/router.js';
+import { consoleSessions } from './http/routes/console/session.js';
 import { ledgerRoutes } from './http/routes/ledger/router.js';
 import { reconciliationRoutes } from './http/routes/reconciliation/router.js';
 import { payoutRoutes } from './http/routes/payouts/router.js';
@@ -338,6 +340,26 @@ export function createApp(deps: AppDeps): App {
             ? breakGlass
             : undefined
           : operatorOfLiveToken(db, session),
+      https,
+    }),
+    // The back office (contract §18, issue 40): pages over the ops API's own commands, with the
+    // roles and body schemas of its operations and its audit.
+    consoleRoutes({
+      db,
+      sessions: consoleSessions(config.keys.approvalDecision, clock),
+      opsGuard: guards.ops,
+      audit,
+      operation: (operationId) => {
+        const found = opsApi.operations.find((op) => op.spec.operationId === operationId);
+        if (!found) throw new Error(`the console names no ops operation ${operationId}`);
+        return found.spec;
+      },
+      customers: {
+        ...customerDeps,
+        offers: { validityMs: config.offerValidityMs, renewalDelayMs: config.offerRenewalDelayMs },
+      },
+      loans: loanDeps,
+      temporalUi: { origin: config.temporal.uiOrigin, namespace: config.temporal.namespace },
       https,
     }),
     hostedRoutes({

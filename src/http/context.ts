@@ -18,6 +18,8 @@ export interface AppState {
   operator?: Operator;
   /** What an ops command adds to its audit row (an approval's id, the record it touched). */
   auditDetail?: Record<string, unknown>;
+  /** The audit row of the ops command this request runs (the console shows it). */
+  auditId?: string;
   /** The body's bytes, on routes whose guard authenticates them (the PSP's notifications). */
   rawBody?: Buffer;
   /** A hosted page's CSRF token, for the forms it shows (src/http/routes/hosted/forms.ts). */

@@ -49,7 +49,8 @@ const postgresPort = Number(env.EMBEDDED_POSTGRES_PORT ?? 5433);
 // The UI shows payloads decoded through the API's codec endpoint (the ops listener's, if apart):
 // on the same host name as the UI (localhost), so its session cookie goes with the UI's fetches.
 const uiOrigin = env.TEMPORAL_UI_ORIGIN ?? `http://localhost:${uiPort}`;
-const codecEndpoint = `${env.OPS_PORT ? `http://localhost:${env.OPS_PORT}` : publicBaseUrl}/ops/v1/temporal-codec`;
+const opsBaseUrl = env.OPS_PORT ? `http://localhost:${env.OPS_PORT}` : publicBaseUrl;
+const codecEndpoint = `${opsBaseUrl}/ops/v1/temporal-codec`;
 const say = (line: string) => console.log(`[dev] ${line}`);
 
 let postgresServer: RunningPostgres | undefined;
@@ -225,6 +226,7 @@ async function main(): Promise<void> {
       `  API              ${publicBaseUrl}/v3`,
       `  Docs             ${publicBaseUrl}/docs`,
       `  Health           ${publicBaseUrl}/readyz   metrics: ${publicBaseUrl}/metrics`,
+      `  Back office      ${opsBaseUrl}/ops/console   (staff sign in with their own operator token: the demo staff's, below)`,
       `  Temporal UI      ${temporalUi ?? `(external server at ${temporalAddress})`}`,
       ...(temporalUi
         ? [

@@ -12,6 +12,7 @@ import {
   type TestOperator,
 } from '../helpers/operators.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
+import { addDays, businessDate } from '../../src/domain/business-date.js';
 
 let stack: TestStack;
 
@@ -333,6 +334,17 @@ describe('staff administration under dual control (issue 37)', () => {
       ['redeemOperatorEnrollment', 201, null],
     ]);
     expect(trail.data[0]!.actor).toEqual({ type: 'operator', id: payer.operator.id });
+    // By day (America/Sao_Paulo, both ends included): today's are these three, none before.
+    const today = businessDate(new Date());
+    const days = async (query: string) =>
+      (
+        (await (
+          await ops(admin.token, `/audit?actor_id=${payer.operator.id}&${query}`)
+        ).json()) as { data: unknown[] }
+      ).data.length;
+    expect(await days(`from=${today}&to=${today}`)).toBe(3);
+    expect(await days(`to=${addDays(today, -1)}`)).toBe(0);
+    expect(await days(`from=${addDays(today, 1)}`)).toBe(0);
     // The break-glass token's reads are audited under its id, and counted.
     const before = await breakGlassUses(stack.baseUrl, admin.token);
     const read = await ops(OPS_TOKEN, '/unmatched-pix');
@@ -451,7 +463,7 @@ async function emailOf(operator: TestOperator): Promise<string> {
 }
 
 describe('OPS_PORT', () => {
-  it('serves the ops API on its own listener only', async () => {
+  it('serves the ops API and the back office on its own listener only', async () => {
     const opsPort = await freePort();
     const split = await startStack({ worker: false, env: { OPS_PORT: String(opsPort) } });
     try {
@@ -464,6 +476,9 @@ describe('OPS_PORT', () => {
       expect((await fetch(`${opsBase}/v3/customers`)).status).toBe(404);
       expect((await fetch(`${split.baseUrl}/v3/customers`)).status).toBe(401);
       expect((await fetch(`${opsBase}/healthz`)).status).toBe(200);
+      // The back office is a page of the ops listener: there only.
+      expect((await fetch(`${opsBase}/ops/console/sign-in`)).status).toBe(200);
+      expect((await fetch(`${split.baseUrl}/ops/console/sign-in`)).status).toBe(404);
     } finally {
       await split.stop();
     }

@@ -1,5 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { and, desc, eq, exists, gt, isNotNull, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
+import {
+  and,
+  desc,
+  eq,
+  exists,
+  gt,
+  gte,
+  isNotNull,
+  isNull,
+  lt,
+  or,
+  sql,
+  type SQL,
+} from 'drizzle-orm';
 import { newId } from '../../domain/ids.js';
 import type { Actor, Operator, OperatorRole } from '../../domain/operators.js';
 import { hashSecret } from '../../domain/secrets.js';
@@ -308,6 +321,22 @@ export async function recordAudit(
   });
 }
 
+/** An audit row with its outcome (null until the command ends). */
+const auditColumns = {
+  id: opsAudit.id,
+  actorType: opsAudit.actorType,
+  actorId: opsAudit.actorId,
+  operationId: opsAudit.operationId,
+  method: opsAudit.method,
+  path: opsAudit.path,
+  requestId: opsAudit.requestId,
+  status: opsAuditOutcomes.status,
+  problemCode: opsAuditOutcomes.problemCode,
+  detail: opsAuditOutcomes.detail,
+  startedAt: opsAudit.startedAt,
+  finishedAt: opsAuditOutcomes.finishedAt,
+};
+
 /** Newest first; `limit + 1` rows before the cursor (an entry id); undefined: unknown cursor. */
 export async function listAudit(
   db: DbOrTx,
@@ -316,6 +345,10 @@ export async function listAudit(
     startingAfter?: string | undefined;
     actorId?: string | undefined;
     operationId?: string | undefined;
+    /** Entries started at or after this moment. */
+    since?: Date | undefined;
+    /** Entries started before this moment. */
+    until?: Date | undefined;
   },
 ): Promise<AuditEntry[] | undefined> {
   let after: SQL | undefined;
@@ -329,20 +362,7 @@ export async function listAudit(
     after = lt(opsAudit.seq, cursor.seq);
   }
   return db
-    .select({
-      id: opsAudit.id,
-      actorType: opsAudit.actorType,
-      actorId: opsAudit.actorId,
-      operationId: opsAudit.operationId,
-      method: opsAudit.method,
-      path: opsAudit.path,
-      requestId: opsAudit.requestId,
-      status: opsAuditOutcomes.status,
-      problemCode: opsAuditOutcomes.problemCode,
-      detail: opsAuditOutcomes.detail,
-      startedAt: opsAudit.startedAt,
-      finishedAt: opsAuditOutcomes.finishedAt,
-    })
+    .select(auditColumns)
     .from(opsAudit)
     .leftJoin(opsAuditOutcomes, eq(opsAuditOutcomes.auditId, opsAudit.id))
     .where(
@@ -350,8 +370,21 @@ export async function listAudit(
         after,
         params.actorId === undefined ? undefined : eq(opsAudit.actorId, params.actorId),
         params.operationId === undefined ? undefined : eq(opsAudit.operationId, params.operationId),
+        params.since === undefined ? undefined : gte(opsAudit.startedAt, params.since),
+        params.until === undefined ? undefined : lt(opsAudit.startedAt, params.until),
       ),
     )
     .orderBy(desc(opsAudit.seq))
     .limit(params.limit + 1);
+}
+
+/** One audit row and its outcome (the console shows each action's line). */
+export async function findAudit(db: DbOrTx, id: string): Promise<AuditEntry | undefined> {
+  const [row] = await db
+    .select(auditColumns)
+    .from(opsAudit)
+    .leftJoin(opsAuditOutcomes, eq(opsAuditOutcomes.auditId, opsAudit.id))
+    .where(eq(opsAudit.id, id))
+    .limit(1);
+  return row;
 }

@@ -31,6 +31,7 @@ export function opsAudit(deps: {
       requestId: ctx.state.requestId,
       at: deps.clock(),
     });
+    ctx.state.auditId = id;
     try {
       await next();
     } catch (error) {

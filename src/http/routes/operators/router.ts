@@ -21,6 +21,7 @@ import type { AppContext } from '../../context.js';
 import { answerHeld, approvalSchema } from '../approvals/schema.js';
 import { idField, pathId } from '../../ids.js';
 import { listEnvelope, pageLimit, presentPage } from '../../list.js';
+import { addDays, startOfBusinessDate } from '../../../domain/business-date.js';
 
 const tag = 'Operators and audit';
 const roles = z
@@ -390,7 +391,7 @@ export function operatorRoutes(api: ApiRouter, deps: ApprovalRequestDeps & Staff
       operationId: 'listAudit',
       summary: 'The audit trail of ops commands',
       description:
-        'Every ops command (reads aside), newest first: who (`actor`), what (`operation_id`, `method`, `path`, `detail`), when and with what outcome (`status`, `problem_code`), refusals included. Filter by `actor_id` or `operation_id`.',
+        'Every ops command (reads aside), newest first: who (`actor`), what (`operation_id`, `method`, `path`, `detail`), when and with what outcome (`status`, `problem_code`), refusals included. Filter by `actor_id`, `operation_id`, or the days (America/Sao_Paulo) `from` … `to`, both included.',
       tag,
       security: 'ops',
       roles: ['admin'],
@@ -399,6 +400,14 @@ export function operatorRoutes(api: ApiRouter, deps: ApprovalRequestDeps & Staff
         starting_after: idField('aud').optional(),
         actor_id: z.string().max(64).optional(),
         operation_id: z.string().max(64).optional(),
+        from: z.iso
+          .date()
+          .optional()
+          .meta({ description: 'Only entries from this day on (America/Sao_Paulo).' }),
+        to: z.iso
+          .date()
+          .optional()
+          .meta({ description: 'Only entries up to this day, included (America/Sao_Paulo).' }),
       }),
       responses: {
         200: { description: 'Newest first.', schema: listEnvelope(auditSchema, 'AuditEntryList') },
@@ -411,9 +420,16 @@ export function operatorRoutes(api: ApiRouter, deps: ApprovalRequestDeps & Staff
         startingAfter: query.starting_after,
         actorId: query.actor_id,
         operationId: query.operation_id,
+        ...auditDays(query.from, query.to),
       });
       if (!rows) throw problems.invalidCursor(query.starting_after ?? '');
       ctx.body = presentPage(pageOf(rows, query.limit), presentAudit);
     },
   );
 }
+
+/** The instants the audit's `from` … `to` days (São Paulo, both included) span. */
+export const auditDays = (from: string | undefined, to: string | undefined) => ({
+  since: from === undefined ? undefined : new Date(startOfBusinessDate(from)),
+  until: to === undefined ? undefined : new Date(startOfBusinessDate(addDays(to, 1))),
+});
