@@ -207,9 +207,15 @@ export function registerReconciliationGauges(
   >,
 ): void {
   if (metrics.registry.getSingleMetric('reconciliation_discrepancies')) return;
-  // One read per scrape for the three: the first gauge collected reads, the others reuse it.
-  let latest: ReturnType<typeof read> | undefined;
-  const once = () => (latest ??= read().finally(() => setTimeout(() => (latest = undefined), 0)));
+  // One read per scrape for the three: the first gauge collected reads, the others reuse it. A
+  // read the database does not answer is `unread`: no sample (NaN for the date), no alert.
+  type Latest = { report: Awaited<ReturnType<typeof read>> } | undefined;
+  let latest: Promise<Latest> | undefined;
+  const readOnce = () =>
+    (latest ??= scrapeRead(async () => ({ report: await read() })).finally(() =>
+      setTimeout(() => (latest = undefined), 0),
+    ));
+  const latestReport = async () => (await readOnce())?.report;
   new Gauge({
     name: 'reconciliation_discrepancies',
     help: 'Discrepancies of the latest reconciliation report with the PSP, by kind (missing_notification: booked by the run).',
@@ -217,7 +223,7 @@ export function registerReconciliationGauges(
     registers: [metrics.registry],
     async collect() {
       this.reset();
-      const report = await once();
+      const report = await latestReport();
       if (!report) return;
       for (const kind of discrepancyKinds)
         this.set({ kind }, report.discrepancies.find((d) => d.kind === kind)?.count ?? 0);
@@ -229,8 +235,9 @@ export function registerReconciliationGauges(
     registers: [metrics.registry],
     async collect() {
       this.reset();
-      const report = await once();
-      if (report) this.set(startOfBusinessDate(report.date) / 1000);
+      const read = await readOnce();
+      if (read === undefined) this.set(Number.NaN);
+      else if (read.report) this.set(startOfBusinessDate(read.report.date) / 1000);
     },
   });
   new Gauge({
@@ -240,7 +247,7 @@ export function registerReconciliationGauges(
     registers: [metrics.registry],
     async collect() {
       this.reset();
-      const report = await once();
+      const report = await latestReport();
       if (!report) return;
       for (const status of reconciliationStatuses)
         this.set({ status }, report.status === status ? 1 : 0);

@@ -6,7 +6,9 @@ import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/client.js';
 import type { DayWindow } from '../db/queries/reconciliation.js';
 import type { SideItem } from '../domain/reconciliation/report.js';
+import { payoutsOfDay as settledPayoutsOfDay } from '../db/queries/payouts.js';
 import type { PspClient } from '../psp/client.js';
+import { PspError } from '../psp/errors.js';
 import { centavosOf } from '../psp/valor.js';
 
 /** How far back a devolucao's Pix may lie: the SPI takes a devolucao up to 90 days after it. */
@@ -47,17 +49,21 @@ export async function pspDevolucoesOfDay(psp: PspClient, day: DayWindow): Promis
 }
 
 /**
- * The devolucoes the service booked within the day. Today: unmatched Pix ops returned to their
- * payer (`receipt_transactions` `refund_sent`, whose reference is the devolucao's id).
- *
- * HOOK (refunds by devolucao, issue 38's refunds part): add the loan refunds booked when the PSP
- * reported them `DEVOLVIDO` (their devolucao id and the Pix's end-to-end id), in the same shape.
+ * The devolucoes the service booked within the day: loan refunds the PSP reported `DEVOLVIDO`
+ * (`devolucoes` `returned`, settled that day), and unmatched Pix ops returned to their payer
+ * (`receipt_transactions` `refund_sent`, whose reference is the devolucao's id).
  */
 export async function bookedDevolucoesOfDay(db: DbOrTx, day: DayWindow): Promise<DevolucaoItem[]> {
+  const from = day.from.toISOString();
+  const to = day.to.toISOString();
   const rows = await db.execute<{ id: string; end_to_end_id: string; amount: string }>(sql`
+    select id, end_to_end_id, amount from devolucoes
+    where status = 'returned' and environment = 'production'
+      and settled_at >= ${from} and settled_at < ${to}
+    union all
     select coalesce(reference, id) as id, end_to_end_id, amount from receipt_transactions
     where type = 'refund_sent' and environment = 'production'
-      and occurred_at >= ${day.from.toISOString()} and occurred_at < ${day.to.toISOString()}`);
+      and occurred_at >= ${from} and occurred_at < ${to}`);
   return rows.map((row) => ({
     id: row.id,
     endToEndId: row.end_to_end_id,
@@ -65,22 +71,38 @@ export async function bookedDevolucoesOfDay(db: DbOrTx, day: DayWindow): Promise
   }));
 }
 
-/** Payouts on both sides of the day, or null while the side is not wired. */
+/** Payouts on both sides of the day. */
 export interface PayoutSides {
   psp: SideItem[];
   booked: SideItem[];
 }
 
 /**
- * HOOK (payouts, issue 38's disbursement part): the payouts the service sent that settled within
- * the day (its `payouts` table: confirmed, by their id at the PSP, in centavos) and the PSP's
- * view of each (`GET /payouts/{id}`: the payout port has no listing). Until it is wired, the
- * report's payout figures stay null and no payout discrepancy is reported.
+ * The production payouts that settled within the day (`payouts` confirmed then, returned since
+ * or not: the money left that day), by our id, beside the PSP's view of each (`GET
+ * /payouts/{id}` by the PSP's id; the payout port has no listing, so a payout the PSP
+ * made that the service never asked for is beyond this report). The PSP's side counts a payout
+ * whose money left (`confirmed` or `returned` there), at its amount.
  */
-export function payoutsOfDay(
-  _db: DbOrTx,
-  _psp: PspClient,
-  _day: DayWindow,
-): Promise<PayoutSides | null> {
-  return Promise.resolve(null);
+export async function payoutsOfDay(
+  db: DbOrTx,
+  psp: PspClient,
+  day: DayWindow,
+): Promise<PayoutSides> {
+  const booked = (await settledPayoutsOfDay(db, 'production', day.from, day.to)).filter(
+    (payout) => payout.status === 'confirmed' || payout.status === 'returned',
+  );
+  const atPsp: SideItem[] = [];
+  for (const payout of booked) {
+    const seen =
+      payout.pspPayoutId === null
+        ? undefined
+        : await psp.getPayout(payout.pspPayoutId).catch((error: unknown) => {
+            if (error instanceof PspError && error.status === 404) return undefined;
+            throw error;
+          });
+    if (seen && (seen.status === 'confirmed' || seen.status === 'returned'))
+      atPsp.push({ id: payout.id, amount: seen.amount });
+  }
+  return { psp: atPsp, booked: booked.map(({ id, amount }) => ({ id, amount })) };
 }

@@ -5,6 +5,7 @@ import {
   registerDisabledEndpointsGauge,
   registerLedgerGauge,
   registerOutboxGauge,
+  registerReconciliationGauges,
   registerUnmatchedPixGauge,
   SCRAPE_READ_TIMEOUT_MS,
 } from '../../src/http/metrics.js';
@@ -21,6 +22,10 @@ async function scrape(reads: {
   registerLedgerGauge(metrics, reads.ledger);
   registerUnmatchedPixGauge(metrics, reads.unmatched);
   registerOutboxGauge(metrics, reads.outbox);
+  registerReconciliationGauges(metrics, async () => {
+    await reads.ping();
+    return { date: '2026-11-27', status: 'matched', discrepancies: [] };
+  });
   registerDisabledEndpointsGauge(metrics, async () => {
     await reads.ping();
     return [{ environment: 'production', reason: 'failing', count: 2 }];
@@ -46,13 +51,22 @@ describe("the API's /metrics with PostgreSQL unreachable", () => {
     expect(samples.some((line) => line.startsWith('http_requests_total{'))).toBe(true);
     // Labelled gauges have no sample; unlabelled ones are NaN (prom-client writes `Nan`, which
     // Prometheus reads as NaN), which no rule's comparison holds for.
-    for (const gauge of ['ledger_imbalance_centavos', 'webhook_endpoints_disabled'])
+    for (const gauge of [
+      'ledger_imbalance_centavos',
+      'webhook_endpoints_disabled',
+      'reconciliation_discrepancies',
+      'reconciliation_last_status',
+    ])
       expect(
         samples.filter((line) => line.startsWith(gauge)),
         gauge,
       ).toEqual([]);
     expect(samples).toEqual(
-      expect.arrayContaining(['unmatched_pix Nan', 'workflow_outbox_oldest_pending_seconds Nan']),
+      expect.arrayContaining([
+        'unmatched_pix Nan',
+        'workflow_outbox_oldest_pending_seconds Nan',
+        'reconciliation_last_date_timestamp_seconds Nan',
+      ]),
     );
     // Bounded by the read timeout, well inside Prometheus' scrape timeout (10 s).
     expect(seconds).toBeLessThan(SCRAPE_READ_TIMEOUT_MS / 1000 + 1);
@@ -73,6 +87,8 @@ describe("the API's /metrics with PostgreSQL unreachable", () => {
         'workflow_outbox_oldest_pending_seconds 12',
         'webhook_endpoints_disabled{environment="production",reason="failing"} 2',
         'webhook_endpoints_disabled{environment="sandbox",reason="manual"} 0',
+        'reconciliation_last_status{status="matched"} 1',
+        'reconciliation_discrepancies{kind="amount_mismatch"} 0',
       ]),
     );
   });
