@@ -179,7 +179,10 @@ describe('the daily reconciliation with the PSP (contract §16)', () => {
     // No devolucao on this account: the PSP's side is empty (the booked side is every file's).
     expect(report.devolucoes.psp).toEqual({ count: 0, amount: 0 });
     expect(report.devolucoes.booked).not.toBeNull();
-    expect(report.payouts).toBeNull();
+    // No payout on this account either: the PSP's side is empty, every other file's payout settled
+    // today (the booked side) unknown to this account.
+    expect(report.payouts!.psp).toEqual({ count: 0, amount: 0 });
+    expect(of('payout_unknown_to_psp')).toHaveLength(report.payouts!.booked!.count);
 
     // Stored once, as the notification would have, and in the ledger once.
     expect(await json(received(dropped.endToEndId))).toMatchObject({

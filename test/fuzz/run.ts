@@ -52,6 +52,15 @@ import { ensureSchemathesis, SCHEMATHESIS_VERSION } from './schemathesis.js';
 const MAX_EXAMPLES = Number(process.env.FUZZ_MAX_EXAMPLES ?? 30);
 const SEED = Number(process.env.FUZZ_SEED ?? 1);
 const OPS_TOKEN = 'fuzz-ops-token-0123456789';
+/** The ops operations the fuzzer covers (issue 38's): the PSP's money, as ops see and move it. */
+const OPS_OPERATIONS = [
+  'getReconciliation',
+  'runReconciliation',
+  'requestLoanDevolucao',
+  'listLoanDevolucoes',
+  'listDevolucoes',
+  'getLoanPayout',
+];
 const serveOnly = process.argv.includes('--serve');
 
 const say = (line: string) => process.stdout.write(`[fuzz] ${line}\n`);
@@ -161,6 +170,7 @@ try {
     koa,
     close: closeApp,
     pspDocument,
+    opsDocument,
   } = createApp({
     config,
     database,
@@ -189,6 +199,7 @@ try {
     exitCode = 0;
   } else {
     await writeFile(join(outputDir, 'psp.json'), JSON.stringify(pspDocument()));
+    await writeFile(join(outputDir, 'ops.json'), JSON.stringify(opsDocument()));
     // The partner API with a partner's token; the PSP's notification signed by the hooks
     // (test/fuzz/hooks.py) with the PSP secret, over the exact bytes each request sends.
     const runs = [
@@ -201,6 +212,19 @@ try {
         name: 'PSP API',
         args: [join(outputDir, 'psp.json'), `--url=${baseUrl}`],
         env: { FUZZ_PSP_SECRET: config.pspWebhookSecret ?? '' },
+      },
+      // The ops routes of the PSP's money (contract §16): reconciliation reports and runs,
+      // devoluções, payouts. With the break-glass token (every desk role); the rest of the ops
+      // API is staff's and tested by its own files.
+      {
+        name: 'ops API',
+        args: [
+          join(outputDir, 'ops.json'),
+          `--url=${baseUrl}`,
+          `--header=Authorization: Bearer ${OPS_TOKEN}`,
+          ...OPS_OPERATIONS.map((id) => `--include-operation-id=${id}`),
+        ],
+        env: {},
       },
     ];
     const totals = { generated: 0, passed: 0, skipped: 0, failed: 0 };

@@ -61,7 +61,7 @@ export const reconciliationSchema = z
     devolucoes: sides('Devolucoes settled within the day'),
     payouts: sides('Payouts settled within the day')
       .nullable()
-      .meta({ description: 'Null until payouts are compared.' }),
+      .meta({ description: 'Null in a report written before payouts were compared.' }),
     clearing: z.object({
       collections_clearing: z.object({
         debits: z.int().nullable().meta({ description: 'Its debits of the day (production).' }),
