@@ -24,6 +24,9 @@ import { isSamePayment, type PaymentRequest } from '../domain/loans/payments.js'
 import { lastPayoffDate } from '../domain/loans/repayment.js';
 import type { Tenant } from '../domain/tenant.js';
 import { ProblemError, problems } from '../errors.js';
+import { payoutOfLoan } from '../db/queries/payouts.js';
+import { payoutInFlight } from '../domain/payouts/payouts.js';
+import type { Db } from '../db/client.js';
 import { changeLoan } from '../temporal/loan-workflows.js';
 import {
   cancelUpdate,
@@ -105,6 +108,24 @@ export async function signLoan(
     },
   ]);
   return reload(deps, loan);
+}
+
+/**
+ * A payout at the PSP carries out the loan's disbursement (contract §16): while it is `sending`
+ * or `pending`, its outcome reports the disbursement, and a report by hand is refused (409
+ * `invalid_state`) — over the ops API and in the back office alike.
+ */
+export async function refuseWhilePayoutInFlight(db: Db, loan: LoanView): Promise<void> {
+  const payout = await payoutOfLoan(
+    db,
+    { partnerId: loan.partnerId, environment: loan.environment },
+    loan.id,
+  );
+  if (payout && payoutInFlight(payout.status))
+    throw new ProblemError(
+      'invalid_state',
+      `The loan's payout ${payout.id} is at the PSP (${payout.status}): its outcome confirms or fails the disbursement.`,
+    );
 }
 
 export async function reportDisbursement(

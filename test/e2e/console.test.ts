@@ -302,7 +302,15 @@ describe('the back office, in a real browser', () => {
         body: {
           credit_offer_id: offer.id,
           simulation_id: simulation.id,
-          disbursement_account: { type: 'pix', pix_key: customer.email },
+          // A bank account: the PSP's payout port cannot pay one, so ops disburse by hand (the
+          // exception path of contract §16), under dual control.
+          disbursement_account: {
+            type: 'bank_account',
+            bank_code: '341',
+            branch: '0001',
+            account_number: '12345-6',
+            account_type: 'checking',
+          },
         },
       }),
       201,

@@ -59,7 +59,7 @@ describe('the production walkthrough (the PSP)', () => {
     const blocks = [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
     const { code, output } = await run(['set -euo pipefail', ...blocks].join('\n'));
     expect({ code, tail: code === 0 ? '' : output.slice(-3000) }).toEqual({ code: 0, tail: '' });
-    if (process.env.WALKTHROUGH_PRINT) console.log(output);
+    if (process.env.WALKTHROUGH_PRINT) process.stdout.write(output);
     // What the document shows is what happened.
     for (const line of [
       'claimed',

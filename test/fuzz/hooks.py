@@ -96,11 +96,12 @@ def _headers_are_the_invalid_part(case) -> bool:
     return location is None or location.name == "HEADER"
 
 
-PSP_PATH = "/psp/v1/pix"
+# The PSP's notifications: Pix received and payout outcomes, both signed alike (contract §14, §16).
+PSP_PATHS = ("/psp/v1/pix", "/psp/v1/payouts")
 
 
 def _psp_body(case) -> bytes:
-    """The bytes `POST /psp/v1/pix` sends: serialized here once, so the signature covers them."""
+    """The bytes a PSP notification sends: serialized here once, so the signature covers them."""
     body = case.body
     if isinstance(body, bytes):
         return body
@@ -109,7 +110,9 @@ def _psp_body(case) -> bytes:
     return json.dumps(body).encode("utf-8")
 
 
-@schemathesis.auth(refresh_interval=None, retry_on=[]).apply_to(path=PSP_PATH)
+@schemathesis.auth(refresh_interval=None, retry_on=[]).apply_to(
+    path_regex="^/psp/v1/(pix|payouts)$"
+)
 class PspSignature:
     """The PSP's HMAC (contract §14): `t=<now>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, keyed with
     the secret run.ts passes as FUZZ_PSP_SECRET. An auth provider, not a plain header, so the
@@ -126,7 +129,7 @@ class PspSignature:
 
 @schemathesis.hook
 def before_call(context, case, kwargs):
-    if case.operation.path == PSP_PATH:
+    if case.operation.path in PSP_PATHS:
         # The body as signed; a body the caller passes is sent as it is, not serialized again.
         kwargs["data"] = _psp_body(case)
     if _headers_are_the_invalid_part(case):

@@ -1,6 +1,10 @@
 import { requestApproval } from '../../../commands/approvals.js';
 import { clockNow } from '../../../commands/customer-clock.js';
-import { claimDisbursement, reportDisbursement } from '../../../commands/loan-commands.js';
+import {
+  claimDisbursement,
+  refuseWhilePayoutInFlight,
+  reportDisbursement,
+} from '../../../commands/loan-commands.js';
 import { loanNotFound } from '../../../commands/loan-deps.js';
 import { findLoanForOps, type Loan } from '../../../db/queries/loans.js';
 import { loansAwaitingDisbursement } from '../../../db/queries/work-queues.js';
@@ -136,6 +140,7 @@ ${nextPage(`${CONSOLE_PATH}/disbursements`, { limit: String(limit) }, page.hasMo
   router.post('/disbursements/:loan_id/confirm', ...staff, async (ctx) => {
     const outcome = await runAction(ctx, deps, 'reportLoanDisbursement', async () => {
       const loan = await loanOf(ctx);
+      await refuseWhilePayoutInFlight(deps.loans.db, loan);
       if (loan.status !== 'processing')
         throw new ProblemError('invalid_state', `The loan is ${loan.status}, not processing.`);
       const at = clockNow(loan, deps.loans.clock()).toISOString(); // the money went out now
@@ -169,6 +174,7 @@ ${nextPage(`${CONSOLE_PATH}/disbursements`, { limit: String(limit) }, page.hasMo
         reason: field(ctx, 'reason'),
       });
       const loan = await loanOf(ctx);
+      await refuseWhilePayoutInFlight(deps.loans.db, loan);
       ctx.state.auditDetail = { loan_id: loan.id, outcome: 'failed' };
       const after = await reportDisbursement(deps.loans, loan, body, {
         actor: operatorOf(ctx).actor,

@@ -4,6 +4,7 @@ import {
   checkPayment,
   claimDisbursement,
   recordPayment,
+  refuseWhilePayoutInFlight,
   reportDisbursement,
   settleLoan,
   signLoan,
@@ -19,9 +20,7 @@ import {
   findPaymentByReference,
   type LoanView,
 } from '../../../db/queries/loans.js';
-import { payoutOfLoan } from '../../../db/queries/payouts.js';
-import { payoutInFlight } from '../../../domain/payouts/payouts.js';
-import { ProblemError, problems } from '../../../errors.js';
+import { ProblemError } from '../../../errors.js';
 import type { ApiRouter, ResponseSpec } from '../../api-router.js';
 import { answerHeld, approvalSchema } from '../approvals/schema.js';
 import { sandboxTenantOf, type AppContext } from '../../context.js';
@@ -119,17 +118,7 @@ export function loanCommandRoutes(
     },
     async (ctx, { params, body }) => {
       const loan = await resolve(ctx, params.loan_id);
-      // A payout at the PSP carries out this disbursement (contract §16): its outcome reports it.
-      const payout = await payoutOfLoan(
-        deps.db,
-        { partnerId: loan.partnerId, environment: loan.environment },
-        loan.id,
-      );
-      if (payout && payoutInFlight(payout.status))
-        throw new ProblemError(
-          'invalid_state',
-          `The loan's payout ${payout.id} is at the PSP (${payout.status}): its outcome confirms or fails the disbursement.`,
-        );
+      await refuseWhilePayoutInFlight(deps.db, loan);
       if (body.outcome === 'confirmed') {
         if (loan.status !== 'processing')
           throw new ProblemError('invalid_state', `The loan is ${loan.status}, not processing.`);

@@ -113,7 +113,10 @@ const notifiedPayout = z
       .string()
       .regex(/^[a-zA-Z0-9]{32}$/)
       .optional()
-      .meta({ description: 'The Pix that carried the money (confirmed and returned payouts).' }),
+      .meta({
+        description:
+          'The Pix that carried the money: required of a confirmed or returned payout (422 otherwise).',
+      }),
     failureReason: z.string().max(500).optional(),
     returnReason: z.string().max(500).optional(),
     updatedAt: z.iso

@@ -76,7 +76,7 @@ export function reconciliationRoutes(
           headers: { Location: 'Path of the date’s report.' },
         },
       },
-      errors: [422],
+      errors: [404, 422],
     },
     async (ctx, { params }) => {
       const date = reconciliationDate(params.date, businessDate(deps.clock()));
