@@ -63,8 +63,9 @@ export async function removeCharge(
 
 /**
  * Removes at the PSP the closed charges it still holds payable (of one loan, of one charge, or
- * any: `limit` of them, oldest first), each marked removed once the PSP says so. Stops at the
- * first failure, which it logs and answers: the next sweep tries again.
+ * any: `limit` of them, oldest first), each marked removed once the PSP says so. Stops when the
+ * PSP cannot be reached; a charge it refuses or does not know is logged and skipped, so it holds
+ * up no other. The next sweep tries whatever is left again.
  */
 export async function removeClosedCharges(
   deps: { db: DbOrTx; psp: PspClient; logger: Logger },
@@ -72,9 +73,21 @@ export async function removeClosedCharges(
 ): Promise<{ removed: number; failed: boolean }> {
   const waiting = await chargesAwaitingPspRemoval(deps.db, of);
   let removed = 0;
+  let failed = false;
   for (const charge of waiting) {
     try {
       const outcome = await removeCharge(deps.psp, charge.pspKind, charge.txid);
+      if (outcome === 'unknown') {
+        // Registered before its row was written, a charge the PSP does not know is not this
+        // account's (another deployment's, sharing the database as test stacks do) or lost
+        // there: left for ops to see, never marked removed on a guess.
+        deps.logger.warn(
+          { chargeId: charge.id, txid: charge.txid },
+          'the PSP does not know a closed charge; not marked removed',
+        );
+        failed = true;
+        continue;
+      }
       if (outcome === 'paid')
         deps.logger.warn(
           { chargeId: charge.id, txid: charge.txid, status: charge.status },
@@ -87,8 +100,11 @@ export async function removeClosedCharges(
         { err: error, chargeId: charge.id, txid: charge.txid },
         'removing a closed charge at the PSP failed; the worker will try again',
       );
-      return { removed, failed: true };
+      failed = true;
+      // The PSP unreachable: the next sweep tries them all again. A refusal of this one charge
+      // holds up no other.
+      if (!(error instanceof PspError) || error.retryable) return { removed, failed };
     }
   }
-  return { removed, failed: false };
+  return { removed, failed };
 }

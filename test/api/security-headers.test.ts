@@ -98,7 +98,7 @@ describe('behind a trusted proxy (TRUSTED_PROXY_COUNT=1, PUBLIC_BASE_URL https)'
     // refilling 2 a second) runs dry.
     let status = 0;
     let sent = 0;
-    while (status !== 429 && sent < 200) {
+    while (status !== 429 && sent < 1000) {
       status = (await get(proxied.baseUrl, `/hosted/signing/scan-${sent++}`, from('198.51.100.1')))
         .status;
     }
