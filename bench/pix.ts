@@ -61,6 +61,7 @@ import { startMailpit } from '../src/devstack/mailpit.js';
 import { signPspBody } from '../src/domain/pix/psp-signature.js';
 import { heapFlags } from '../src/main/node-flags.js';
 import { activeLoan } from '../test/helpers/credit.js';
+import { moneyDesk } from '../test/helpers/operators.js';
 import { client, tokenFor } from '../test/helpers/partners.js';
 import type { TestStack } from '../test/helpers/stack.js';
 import {
@@ -243,14 +244,14 @@ try {
   };
 
   let opsCount = 0;
+  const desk = await moneyDesk(at, opsToken);
   const payByOps = async (loanId: string, counted: boolean) => {
     const reference = `bench-ops-${++opsCount}`;
     const done = booked(reference);
     const sent = wallNow();
-    const response = await ops(`/ops/v1/loans/${loanId}/payments`, {
-      method: 'POST',
-      body: { amount: 100, reference },
-    });
+    // A production payment by hand is dual-controlled (issue 37): asked, then approved by the
+    // money desk's checker; the approval's execution is the loan's Update.
+    const response = await desk(`/loans/${loanId}/payments`, { amount: 100, reference });
     const answer = await response.text();
     const answered = wallNow();
     if (response.status !== 200) throw new Error(`ops payment: ${response.status} ${answer}`);
