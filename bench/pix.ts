@@ -165,7 +165,6 @@ try {
   const partner = await createPartner(database.db, { name: 'Bench' });
   const at = { baseUrl: apiUrl } as TestStack;
   const api = client(at, await tokenFor(at, partner.credentials.production));
-  const ops = client(at, opsToken);
   log(`taking ${payers} production loans to active over the API (KYC, credit, signing by e-mail)…`);
   const loanIds = await Promise.all(
     Array.from({ length: payers }, async () => {
