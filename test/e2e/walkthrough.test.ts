@@ -1,11 +1,6 @@
-import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { projectRoot } from '../../src/project-root.js';
-import { createPartner } from '../helpers/partners.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
+import { runScript, walkthroughHome, walkthroughScript } from '../helpers/walkthrough.js';
 
 /*
  * docs/walkthrough-sandbox-customer.md as written: every `sh` block, in order, in one bash,
@@ -14,7 +9,7 @@ import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
  * the demo partner's credentials from `.data/demo-partner.json`, as under `npm run dev`.
  */
 let stack: TestStack;
-let home: string;
+let walkthrough: Awaited<ReturnType<typeof walkthroughHome>>;
 
 beforeAll(async () => {
   stack = await startStack({
@@ -26,52 +21,31 @@ beforeAll(async () => {
       WEBHOOK_ALLOW_LOOPBACK_HTTP: 'true',
     },
   });
-  // A folder of its own for what the walkthrough writes (doc.pdf, cookie jars), with what its
-  // `npm run ledger:check` needs of the repository.
-  home = await mkdtemp(join(tmpdir(), 'walkthrough-'));
-  for (const entry of ['package.json', 'tsconfig.json', 'src', 'node_modules'])
-    await symlink(join(projectRoot, entry), join(home, entry));
-  await mkdir(join(home, '.data'));
-  await writeFile(
-    join(home, '.data', 'demo-partner.json'),
-    JSON.stringify({ name: 'Demo Partner', ...(await createPartner(stack, 'Demo Partner')) }),
-  );
+  walkthrough = await walkthroughHome(stack, 'walkthrough');
 }, 180_000);
 afterAll(async () => {
   await stack?.stop();
-  if (home) await rm(home, { recursive: true, force: true });
+  await walkthrough?.remove();
 });
 
-/** The walkthrough's shell blocks, but the last section's receiver (a port of its own). */
-async function walkthroughScript(): Promise<string> {
-  const text = await readFile(join(projectRoot, 'docs', 'walkthrough-sandbox-customer.md'), 'utf8');
-  const blocks = [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
-  const kept = blocks.filter((block) => !block.includes('node receiver.mjs'));
-  return ['set -euo pipefail', ...kept].join('\n');
-}
+/** The walkthrough as written, but the last section's receiver (a port of its own). */
+const walkthroughScriptOf = () =>
+  walkthroughScript(
+    'walkthrough-sandbox-customer.md',
+    (block) => !block.includes('node receiver.mjs'),
+  );
 
-function run(script: string): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const bash = spawn('bash', ['-c', script], {
-      cwd: home,
-      env: {
-        ...process.env,
-        API: stack.baseUrl,
-        MAIL: `${inject('mailpitApiUrl')}`,
-        OPS_TOKEN,
-        DATABASE_URL: stack.config.databaseUrl,
-      },
-    });
-    let output = '';
-    bash.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    bash.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    bash.on('close', (code) => resolve({ code, output }));
+const run = (script: string) =>
+  runScript(script, walkthrough.home, {
+    API: stack.baseUrl,
+    MAIL: inject('mailpitApiUrl'),
+    OPS_TOKEN,
+    DATABASE_URL: stack.config.databaseUrl,
   });
-}
 
 describe('the sandbox walkthrough', () => {
   it('runs as written, twice in a row on the same data', async () => {
-    const script = await walkthroughScript();
+    const script = await walkthroughScriptOf();
     for (const round of [1, 2]) {
       const { code, output } = await run(script);
       expect({ round, code, tail: code === 0 ? '' : output.slice(-3000) }).toEqual({
