@@ -1,11 +1,19 @@
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 
 /**
+ * How soon an attempt whose worker died is retried elsewhere: the worker heartbeats every running
+ * activity that has this timeout (src/worker/heartbeats.ts), so a SIGKILLed worker's attempt is
+ * given up after this long, not after its whole start-to-close timeout.
+ */
+const DEAD_WORKER_AFTER = '10 seconds';
+
+/**
  * Named activity options. A database write in one transaction: short, idempotent (its keys come
  * from the workflow), retried with backoff for as long as the database is away.
  */
 export const databaseWrite = {
   startToCloseTimeout: '30 seconds',
+  heartbeatTimeout: DEAD_WORKER_AFTER,
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 } as const satisfies ActivityOptions;
 
@@ -33,5 +41,6 @@ export const webhookAttempt = {
  */
 export const pspCall = {
   startToCloseTimeout: '1 minute',
+  heartbeatTimeout: DEAD_WORKER_AFTER,
   retry: { initialInterval: '1 second', maximumInterval: '5 minutes' },
 } as const satisfies ActivityOptions;

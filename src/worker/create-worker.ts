@@ -14,6 +14,7 @@ import type { Db } from '../db/client.js';
 import type { Logger } from '../logger.js';
 import { projectRoot } from '../project-root.js';
 import { deliveryTaskQueue } from '../temporal/task-queues.js';
+import { heartbeatWhileRunning } from './heartbeats.js';
 import { temporalLogger } from './temporal-logger.js';
 
 /** Prebuilt by `npm run build` for production workers; development and tests bundle the sources. */
@@ -100,6 +101,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
       identity,
       activities,
       workflowBundle,
+      interceptors: { activity: [heartbeatWhileRunning] },
       ...(deps.maxCachedWorkflows !== undefined
         ? { maxCachedWorkflows: deps.maxCachedWorkflows }
         : {}),
