@@ -28,10 +28,12 @@ export const localDatabaseWrite = {
 
 /**
  * One HTTP attempt of a webhook delivery: the 15 s receiver budget plus the database around it,
- * and never retried by Temporal — the delivery's schedule decides what follows.
+ * and never retried by Temporal — the delivery's schedule decides what follows (a killed worker's
+ * attempt, given up after its heartbeat timeout, is a failed attempt like any other).
  */
 export const webhookAttempt = {
   startToCloseTimeout: '20 seconds',
+  heartbeatTimeout: DEAD_WORKER_AFTER,
   retry: { maximumAttempts: 1 },
 } as const satisfies ActivityOptions;
 

@@ -53,6 +53,9 @@ export interface WorkerDeps {
   identity?: string;
 }
 
+/** The longest gap between two heartbeats of an attempt sent to the server (src/worker/heartbeats.ts). */
+const HEARTBEAT_THROTTLE = '3 seconds';
+
 /** The workers of one process: one per task queue, run and shut down together. */
 export interface Workers {
   /** The service's queue (`taskQueue`) and the webhook deliveries' (`deliveryTaskQueue`). */
@@ -102,6 +105,9 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
       activities,
       workflowBundle,
       interceptors: { activity: [heartbeatWhileRunning] },
+      // Heartbeats reach the server every 3 s at most (the SDK's default would wait 80 % of the
+      // 10 s timeout, 2 s from giving a live but busy worker's attempt up).
+      maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
       ...(deps.maxCachedWorkflows !== undefined
         ? { maxCachedWorkflows: deps.maxCachedWorkflows }
         : {}),
