@@ -70,6 +70,7 @@ describe('backup and restore (npm run backup, npm run restore)', () => {
   beforeAll(async () => {
     scratch = await mkdtemp(join(tmpdir(), 'embedded-credit-backup-'));
     // The fresh servers the backup is restored into start beside the stack: nothing in them yet.
+    // PostgreSQL's client tools too (`npm run provision` fetched them; a first run here does).
     [stack, postgres, minio] = await Promise.all([
       startStack({ env: { SANDBOX_REVIEW_DELAY: '1h' } }),
       freePort().then((port) =>
@@ -81,6 +82,7 @@ describe('backup and restore (npm run backup, npm run restore)', () => {
         }),
       ),
       startMinio({ dataDir: join(scratch, 'minio'), progress: () => {} }),
+      resolvePostgresClientTools(),
     ]);
     token = await tokenFor(stack, (await createPartner(stack)).credentials.sandbox);
     api = client(stack, token);
