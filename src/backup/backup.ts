@@ -1,6 +1,7 @@
 import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { latestMigration } from '../db/migrate.js';
+import { appliedMigration } from './migrations.js';
 import { projectRoot } from '../project-root.js';
 import type { PostgresClientTools } from '../devstack/postgres-client-tools.js';
 import {
@@ -80,6 +81,7 @@ export async function takeBackup(
     service: {
       version: await serviceVersion(),
       latestMigration: (await latestMigration()).tag,
+      databaseMigration: await appliedMigration(targets.ownerUrl),
     },
     tools: {
       pgDump: await toolVersion(tools.postgres.pgDump),

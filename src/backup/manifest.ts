@@ -33,7 +33,16 @@ export const manifestSchema = z.object({
   format: z.literal(MANIFEST_FORMAT),
   startedAt: instant,
   finishedAt: instant,
-  service: z.object({ version: z.string(), latestMigration: z.string() }),
+  service: z.object({
+    version: z.string(),
+    /** The newest migration this release ships. */
+    latestMigration: z.string(),
+    /** The newest applied to the database dumped (journal time; its tag when known). */
+    databaseMigration: z.object({
+      createdAt: z.number().int().nullable(),
+      tag: z.string().nullable(),
+    }),
+  }),
   tools: z.object({ pgDump: z.string(), mc: z.string() }),
   /** In the order they were taken: Temporal's first, then the application's. */
   databases: z.array(databasePartSchema).min(1),

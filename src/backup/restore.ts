@@ -11,6 +11,7 @@ import {
   type Manifest,
 } from './manifest.js';
 import { bucketIsEmpty, listFiles, mirrorIn, sha256OfFile } from './object-store.js';
+import { shippedMigrations } from './migrations.js';
 import { databaseFacts, majorOf, restoreDatabase } from './postgres.js';
 import type { BackupTargets } from './targets.js';
 
@@ -41,6 +42,13 @@ export async function restoreBackup(
   progress(
     `checksums match (${manifest.databases.length} dumps, ${manifest.objectStore.objects} objects)`,
   );
+
+  const shipped = await shippedMigrations();
+  const dumped = manifest.service.databaseMigration.createdAt;
+  if (dumped !== null && dumped > (shipped.at(-1)?.when ?? 0))
+    throw new Error(
+      `this backup's database has migrations this release does not ship (its newest is ${manifest.service.databaseMigration.tag ?? `from ${new Date(dumped).toISOString()}`}, taken by release ${manifest.service.version}): restore with that release or a newer one`,
+    );
 
   const temporalParts = manifest.databases.filter((part) => part.part !== 'application');
   if (temporalParts.length > 0 && !targets.temporal)

@@ -117,6 +117,7 @@ describe('backup and restore (npm run backup, npm run restore)', () => {
     // The run's Temporal is the dev server: the backup says it holds no workflow.
     expect(manifest.temporalNotIncluded).toMatch(/SQLite/);
     expect(manifest.objectStore.objects).toBeGreaterThan(0);
+    expect(manifest.service.databaseMigration.tag).toBe(manifest.service.latestMigration);
     const objectList = await readFile(join(folder, 'objects.sha256'), 'utf8');
     expect(objectList).toContain(document.sha256);
 
@@ -150,6 +151,22 @@ describe('backup and restore (npm run backup, npm run restore)', () => {
     await expect(restoreInto()).rejects.toThrow(
       /is not empty \(\d+ relations\): a restore goes into an empty database/,
     );
+    // A backup of a database migrated by a newer release is refused by this one.
+    const manifestFile = join(folder, 'manifest.json');
+    const manifestText = await readFile(manifestFile, 'utf8');
+    await writeFile(
+      manifestFile,
+      JSON.stringify({
+        ...manifest,
+        service: {
+          ...manifest.service,
+          databaseMigration: { createdAt: Date.now() + 86_400_000, tag: null },
+        },
+      }),
+    );
+    await expect(restoreInto()).rejects.toThrow(/has migrations this release does not ship/);
+    await writeFile(manifestFile, manifestText);
+
     const objectKey = objectList
       .split('\n')
       .find((line) => line.startsWith(document.sha256))!
