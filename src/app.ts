@@ -346,7 +346,7 @@ export function createApp(deps: AppDeps): App {
     // roles and body schemas of its operations and its audit.
     consoleRoutes({
       db,
-      sessions: consoleSessions(config.keys.approvalDecision, clock),
+      sessions: consoleSessions(config.keys.consoleSession, clock),
       opsGuard: guards.ops,
       audit,
       operation: (operationId) => {
