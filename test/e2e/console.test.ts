@@ -9,7 +9,13 @@ import { launchChromium } from '../helpers/browser.js';
 import { offerOf, type LoanBody } from '../helpers/credit.js';
 import { registerCustomer, upload } from '../helpers/customers.js';
 import { completeBiometricsCapture, SigningBrowser } from '../helpers/hosted.js';
-import { createOperator, opsRequest, staff, type TestOperator } from '../helpers/operators.js';
+import {
+  createOperator,
+  enrollFromMail,
+  opsRequest,
+  staff,
+  type TestOperator,
+} from '../helpers/operators.js';
 import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
 import { endToEndId, notifyPsp } from '../helpers/psp.js';
 import { eventually, startStack, type TestStack } from '../helpers/stack.js';
@@ -566,6 +572,22 @@ describe('the back office, in a real browser', () => {
     await shows(page.locator('dl.facts'), email);
     await shows(page.locator('dl.facts'), 'análise de KYC');
     await check(page, 'operator');
+
+    // The new operator redeems the mailed code, signs in, and rotates their own token from their
+    // page: the new token is shown once, and the session (which named the old one) ends.
+    const enrolled = await enrollFromMail(stack, email);
+    const own = await signIn(enrolled);
+    contexts.push(own.context);
+    await own.page.locator('.who').getByRole('link', { name: enrolled.operator.id }).click();
+    await own.page.getByRole('button', { name: 'Trocar meu token' }).click();
+    await shows(own.page.locator('.notice.ok'), 'Seu novo token');
+    await shows(own.page.locator('.audit'), 'rotateOperatorToken');
+    const rotated = await own.page.locator('code.token').textContent();
+    expect(rotated).toMatch(/^opk_/);
+    expect(rotated).not.toBe(enrolled.token);
+    await own.page.goto(`${stack.baseUrl}/ops/console/kyc`);
+    expect(new URL(own.page.url()).pathname).toBe('/ops/console/sign-in');
+    contexts.push((await signIn({ ...enrolled, token: rotated! })).context);
 
     // An administrator has no payments role: the rerun is refused with a 403 page, nothing run.
     const refused = await postAnyway(page, '/ops/console/reconciliation/2021-03-01/run');
