@@ -42,6 +42,7 @@ const DEVELOPMENT_KEYS = {
   SIGNING_LINK_KEYS: 'dev:development-signing-link-key-not-for-production',
   TEMPORAL_PAYLOAD_KEYS: 'dev:development-temporal-payload-key-not-for-production',
   APPROVAL_DECISION_KEYS: 'dev:development-approval-decision-key-not-for-production',
+  CONSOLE_SESSION_KEYS: 'dev:development-console-session-key-not-for-production',
 } as const;
 type KeyPurpose = keyof typeof DEVELOPMENT_KEYS;
 const keyPurposes = Object.keys(DEVELOPMENT_KEYS) as KeyPurpose[];
@@ -237,6 +238,8 @@ const schema = z.object({
   SIGNING_LINK_KEYS: keyRingVariable,
   // The API's proof of each approval decision, verified by the worker (issue 37).
   APPROVAL_DECISION_KEYS: keyRingVariable,
+  // The back office's session cookies and CSRF tokens (issue 40).
+  CONSOLE_SESSION_KEYS: keyRingVariable,
   TRUSTED_PROXY_COUNT: z.coerce.number().int().min(0).max(10).default(0),
   MAX_CREDENTIALS_PER_PARTNER: z.coerce.number().int().min(2).max(1000).default(10),
   WEBHOOK_ALLOWED_PORTS: z
@@ -370,6 +373,8 @@ export interface Config {
      * decision-proof.ts): the API and the worker hold them, Temporal never sees them.
      */
     readonly approvalDecision: KeyRing;
+    /** Keys of the back office's session cookies and CSRF tokens (console/session.ts). */
+    readonly consoleSession: KeyRing;
   };
   /** Proxies in front of the API whose `X-Forwarded-For` entries are trusted (0: none). */
   readonly trustedProxyCount: number;
@@ -734,6 +739,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       dataEncryption: e.DATA_ENCRYPTION_KEYS ?? developmentRing('DATA_ENCRYPTION_KEYS'),
       signingLink: e.SIGNING_LINK_KEYS ?? developmentRing('SIGNING_LINK_KEYS'),
       approvalDecision: e.APPROVAL_DECISION_KEYS ?? developmentRing('APPROVAL_DECISION_KEYS'),
+      consoleSession: e.CONSOLE_SESSION_KEYS ?? developmentRing('CONSOLE_SESSION_KEYS'),
     }),
     trustedProxyCount: e.TRUSTED_PROXY_COUNT,
     maxCredentialsPerPartner: e.MAX_CREDENTIALS_PER_PARTNER,
