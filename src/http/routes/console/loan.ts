@@ -48,7 +48,7 @@ export function loanPages({ router, deps, staff }: ConsoleRoutes): void {
 <dt>Valor liberado</dt><dd>${reais(view.requested_amount)}</dd>
 <dt>Parcelas</dt><dd>${view.installments} × ${reais(view.installment_amount)}</dd>
 <dt>Liberação</dt><dd>${escapeHtml(view.release_date)}</dd>
-<dt>Workflow</dt><dd><a href="${escapeHtml(workflow)}">${escapeHtml(workflowIds.loan(loan.id))} no Temporal UI</a></dd>
+${view.written_off_at ? `<dt>Baixado como perda</dt><dd>${escapeHtml(view.written_off_at)} (o cliente ainda deve; pagamentos vão a recuperações)</dd>\n` : ''}<dt>Workflow</dt><dd><a href="${escapeHtml(workflow)}">${escapeHtml(workflowIds.loan(loan.id))} no Temporal UI</a></dd>
 </dl>
 <h2>Cronograma</h2>
 ${table(
