@@ -185,6 +185,8 @@ const schema = z.object({
   // Money due back on a production loan leaves by devolução at the PSP this long after it became
   // due, unless ops returned it first (contract §16).
   REFUND_AFTER: duration('1d'),
+  // Contract §17: a loan with a row overdue more than this many days is written off.
+  WRITE_OFF_AFTER_DAYS: z.coerce.number().int().min(1).max(3650).default(360),
   // A production loan's payout (contract §16): when no notification of its outcome came, the loan's
   // workflow asks the PSP after this, then at twice the wait each time, up to an hour apart.
   PAYOUT_POLL_INTERVAL: duration('2m'),
@@ -391,6 +393,8 @@ export interface Config {
   readonly approvalTtlMs: number;
   /** REFUND_AFTER: when money due back on a production loan leaves by devolução on its own. */
   readonly refundAfterMs: number;
+  /** WRITE_OFF_AFTER_DAYS: a row overdue longer writes its loan off (contract §17). */
+  readonly writeOffAfterDays: number;
   /**
    * RETENTION_AFTER_LOAN_END: an erased customer's contracts and ledger are kept this long after
    * the last loan ends; DENIED_DOCUMENT_RETENTION: a denied applicant's documents, after the denial.
@@ -750,6 +754,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: e.REQUEST_TIMEOUT,
     approvalTtlMs: e.APPROVAL_TTL,
     refundAfterMs: e.REFUND_AFTER,
+    writeOffAfterDays: e.WRITE_OFF_AFTER_DAYS,
     retention: Object.freeze({
       afterLoanEndMs: e.RETENTION_AFTER_LOAN_END,
       deniedDocumentsMs: e.DENIED_DOCUMENT_RETENTION,

@@ -1292,6 +1292,26 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'loan.written_off': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A row stayed overdue past the lender’s write-off period: `written_off_at` is set; the loan stays `active` and what the borrower owes is unchanged.
+     * @description A row stayed overdue past the lender’s write-off period: `written_off_at` is set; the loan stays `active` and what the borrower owes is unchanged. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.loan.written_off'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'charge.created': {
     parameters: {
       query?: never;
@@ -1592,6 +1612,7 @@ export interface components {
         | 'loan.error'
         | 'loan.refund_due'
         | 'loan.refund_sent'
+        | 'loan.written_off'
         | 'charge.created'
         | 'charge.paid'
         | 'charge.expired'
@@ -1633,6 +1654,7 @@ export interface components {
         | 'loan.error'
         | 'loan.refund_due'
         | 'loan.refund_sent'
+        | 'loan.written_off'
         | 'charge.created'
         | 'charge.paid'
         | 'charge.expired'
@@ -2471,6 +2493,8 @@ export interface components {
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
+      written_off_at: string | null;
       /**
        * Format: date-time
        * @description When the loan was created.
@@ -2558,7 +2582,8 @@ export interface components {
         | 'withdrawal'
         | 'overpayment'
         | 'refund'
-        | 'payout_returned';
+        | 'payout_returned'
+        | 'write_off';
       /** @description The money that moved, in centavos. */
       amount: number;
       /**
@@ -2612,7 +2637,9 @@ export interface components {
           | 'late_fee_income'
           | 'late_interest_income'
           | 'refunds_payable'
-          | 'unidentified_receipts';
+          | 'unidentified_receipts'
+          | 'credit_losses'
+          | 'recoveries';
         /**
          * @description `debit` or `credit`.
          * @enum {string}
@@ -2769,6 +2796,7 @@ export interface components {
       | components['schemas']['LoanErrorEvent']
       | components['schemas']['LoanRefundDueEvent']
       | components['schemas']['LoanRefundSentEvent']
+      | components['schemas']['LoanWrittenOffEvent']
       | components['schemas']['ChargeCreatedEvent']
       | components['schemas']['ChargePaidEvent']
       | components['schemas']['ChargeExpiredEvent']
@@ -3395,6 +3423,8 @@ export interface components {
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
+      written_off_at: string | null;
       /**
        * Format: date-time
        * @description When the loan was created.
@@ -3583,6 +3613,8 @@ export interface components {
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
+      written_off_at: string | null;
       /**
        * Format: date-time
        * @description When the loan was created.
@@ -3853,6 +3885,8 @@ export interface components {
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
+      written_off_at: string | null;
       /**
        * Format: date-time
        * @description When the loan was created.
@@ -4041,6 +4075,8 @@ export interface components {
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
+      written_off_at: string | null;
       /**
        * Format: date-time
        * @description When the loan was created.
@@ -4053,6 +4089,28 @@ export interface components {
       updated_at: string;
       /** @description What was sent back. */
       refund: components['schemas']['Refund'];
+    };
+    /** @description A row stayed overdue past the lender’s write-off period: `written_off_at` is set; the loan stays `active` and what the borrower owes is unchanged. */
+    LoanWrittenOffEvent: {
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
+      id: string;
+      /**
+       * @description A row stayed overdue past the lender’s write-off period: `written_off_at` is set; the loan stays `active` and what the borrower owes is unchanged. (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      type: 'loan.written_off';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
+      data: components['schemas']['Loan'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
     };
     /** @description A Pix charge (BR Code) was issued. */
     ChargeCreatedEvent: {
@@ -4173,6 +4231,7 @@ export interface components {
         | 'loan.error'
         | 'loan.refund_due'
         | 'loan.refund_sent'
+        | 'loan.written_off'
         | 'charge.created'
         | 'charge.paid'
         | 'charge.expired'
@@ -4241,6 +4300,7 @@ export interface components {
         | 'loan.error'
         | 'loan.refund_due'
         | 'loan.refund_sent'
+        | 'loan.written_off'
         | 'charge.created'
         | 'charge.paid'
         | 'charge.expired'
@@ -6848,6 +6908,7 @@ export interface operations {
            *       "error": null,
            *       "cancellation_reason": null,
            *       "refund_due_amount": 0,
+           *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:58.341Z",
            *       "updated_at": "2026-11-27T14:36:58.341Z"
            *     }
@@ -7047,6 +7108,7 @@ export interface operations {
            *       "error": null,
            *       "cancellation_reason": "signature_deadline",
            *       "refund_due_amount": 0,
+           *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:37:09.093Z",
            *       "updated_at": "2026-11-27T14:37:09.506Z"
            *     }
@@ -7213,6 +7275,7 @@ export interface operations {
            *       "error": null,
            *       "cancellation_reason": "customer gave up",
            *       "refund_due_amount": 0,
+           *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:58.341Z",
            *       "updated_at": "2026-11-27T14:36:58.493Z"
            *     }
@@ -8293,6 +8356,7 @@ export interface operations {
           | 'loan.error'
           | 'loan.refund_due'
           | 'loan.refund_sent'
+          | 'loan.written_off'
           | 'charge.created'
           | 'charge.paid'
           | 'charge.expired'
@@ -9902,6 +9966,7 @@ export interface operations {
            *       "error": null,
            *       "cancellation_reason": null,
            *       "refund_due_amount": 0,
+           *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:37:39.543Z",
            *       "updated_at": "2026-11-27T14:37:39.978Z"
            *     }
@@ -10114,6 +10179,7 @@ export interface operations {
            *       "error": null,
            *       "cancellation_reason": null,
            *       "refund_due_amount": 0,
+           *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:50.174Z",
            *       "updated_at": "2026-11-27T14:36:54.693Z"
            *     }
@@ -10321,6 +10387,7 @@ export interface operations {
            *       "error": null,
            *       "cancellation_reason": null,
            *       "refund_due_amount": 0,
+           *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:51.411Z",
            *       "updated_at": "2026-11-27T14:36:52.294Z"
            *     }
@@ -10532,6 +10599,7 @@ export interface operations {
            *       "error": null,
            *       "cancellation_reason": null,
            *       "refund_due_amount": 0,
+           *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:33.157Z",
            *       "updated_at": "2026-11-27T14:36:33.284Z"
            *     }
@@ -11568,6 +11636,42 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['LoanRefundSentEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.loan.written_off': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoanWrittenOffEvent'];
       };
     };
     responses: {

@@ -16,6 +16,8 @@ const accountNames: Record<LedgerAccount, string> = {
   late_interest_income: 'Receita de juros de mora',
   refunds_payable: 'Devoluções a pagar',
   unidentified_receipts: 'Recebimentos não identificados',
+  credit_losses: 'Perdas de crédito (baixas)',
+  recoveries: 'Recuperações de créditos baixados',
 };
 
 /**
