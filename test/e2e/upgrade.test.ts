@@ -15,15 +15,16 @@ import { workflowIds } from '../../src/temporal/workflow-ids.js';
 import { activeLoan, type LoanBody, type OfferBody } from '../helpers/credit.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { eventually, OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
+import { spawnApiProcess, type ApiProcess } from '../helpers/api-process.js';
 import { spawnWorkerProcess } from '../helpers/worker-process.js';
 
 /**
- * A deploy with work in flight: the previous release's worker (its tree extracted from git, its
- * workflow sources bundled by its own worker process) starts a customer's offers workflow and a
- * loan's workflow and takes the loan to its first payment; it stops as a deploy stops it, and the
- * current worker takes over the same task queue, replays those runs on the new code and finishes
- * them. The API is the current one throughout (a rolling deploy updates it too; its contract with
- * the workflows is what the old runs must keep).
+ * A deploy with work in flight: the previous release's API and worker (its tree extracted from
+ * git, its workflow sources bundled by its own worker process), on the schema the current
+ * migrations made — as in a rolling deploy, where migrations run first and the old release keeps
+ * serving (expand, then contract: docs/operations/rollback.md) — take a customer to active and a
+ * loan to its first payment; they stop as a deploy stops them, and the current API and worker take
+ * over the same task queue, replay those runs on the new code and finish them.
  */
 
 type TransactionBody = z.infer<typeof loanTransactionSchema>;
@@ -86,6 +87,9 @@ async function extractRelease(sha: string): Promise<string> {
 let releaseDir: string | undefined;
 let stack: TestStack;
 let api: Client;
+/** The partner's calls while the previous release serves them. */
+let oldApi: Client;
+let oldApiProcess: ApiProcess | undefined;
 let oldWorker: ChildProcess | undefined;
 let newWorker: Awaited<ReturnType<TestStack['startWorker']>> | undefined;
 
@@ -93,17 +97,23 @@ beforeAll(async () => {
   releaseDir = await extractRelease(await previousRelease());
   // No worker of the stack's own: the task queue is served by the old worker, then the new one.
   stack = await startStack({ worker: false, env });
-  api = client(stack, await tokenFor(stack, (await createPartner(stack)).credentials.sandbox));
-  oldWorker = await spawnWorkerProcess(stack, {
-    root: releaseDir,
-    // A release before the migrate command migrated at start, which takes the owner's role (its
-    // migrations are all applied: it changes nothing).
-    env: { ...env, SMTP_URL: inject('smtpUrl'), DATABASE_URL: inject('ownerDatabaseUrl') },
-  });
+  const token = await tokenFor(stack, (await createPartner(stack)).credentials.sandbox);
+  api = client(stack, token);
+  [oldWorker, oldApiProcess] = await Promise.all([
+    spawnWorkerProcess(stack, {
+      root: releaseDir,
+      // The owner's role, as a release that migrated at start needed (its migrations are all
+      // applied: it changes nothing).
+      env: { ...env, SMTP_URL: inject('smtpUrl'), DATABASE_URL: inject('ownerDatabaseUrl') },
+    }),
+    spawnApiProcess(stack, { root: releaseDir, env }),
+  ]);
+  oldApi = client({ baseUrl: oldApiProcess.baseUrl } as TestStack, token);
 });
 afterAll(async () => {
   if (oldWorker && oldWorker.exitCode === null && oldWorker.signalCode === null)
     oldWorker.kill('SIGKILL');
+  await oldApiProcess?.stop();
   await newWorker?.stop();
   await stack?.stop();
   if (releaseDir) await rm(releaseDir, { recursive: true, force: true });
@@ -193,8 +203,8 @@ describe('an upgrade with a loan and an offer in flight', () => {
       old: `${oldWorker!.pid}@${hostname()}`,
       new: `${process.pid}@${hostname()}`,
     };
-    const pay = async (loanId: string): Promise<LoanBody> => {
-      const response = await api(`/v3/sandbox/loans/${loanId}/payments`, {
+    const pay = async (loanId: string, through: Client = api): Promise<LoanBody> => {
+      const response = await through(`/v3/sandbox/loans/${loanId}/payments`, {
         method: 'POST',
         body: {},
       });
@@ -213,10 +223,12 @@ describe('an upgrade with a loan and an offer in flight', () => {
 
     // The old release: a customer to active (its offers workflow started and run by the old
     // code), a loan of its offer signed and disbursed, one payment.
-    const loan = await activeLoan(stack, api, { opsToken: OPS_TOKEN });
+    const loan = await activeLoan({ baseUrl: oldApiProcess!.baseUrl }, oldApi, {
+      opsToken: OPS_TOKEN,
+    });
     const offerId = loan.credit_offer_id;
     const customerId = loan.customer_id;
-    const firstPayment = await pay(loan.id);
+    const firstPayment = await pay(loan.id, oldApi);
     expect(firstPayment).toMatchObject({ status: 'active', paid_installments: 1 });
     // The runs the old worker started, by their run ids: the offers workflow continues as new
     // once it renews, and a run started later would prove nothing.
@@ -241,6 +253,8 @@ describe('an upgrade with a loan and an offer in flight', () => {
     const exited = new Promise<number | null>((resolve) => oldWorker!.once('exit', resolve));
     oldWorker!.kill('SIGTERM');
     expect(await exited).toBe(0);
+    await oldApiProcess!.stop();
+    expect(oldApiProcess!.child.exitCode).toBe(0);
     newWorker = await stack.startWorker();
 
     // The new release pays the loan to the end.

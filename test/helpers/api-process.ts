@@ -20,12 +20,14 @@ export interface ApiProcess {
  * under tsx on the stack's database, Temporal server and task queue, with the stack's issuer
  * (`PUBLIC_BASE_URL`), so a token from either API is good at the other, and nothing in memory
  * shared with the test's own API. Resolved once it listens. `env` adds to or overrides its
- * environment (give it the same limits as the stack's).
+ * environment (give it the same limits as the stack's); `root` runs the API of another tree (a
+ * previous release's, test/e2e/upgrade.test.ts).
  */
 export async function spawnApiProcess(
   stack: TestStack,
-  options: { env?: Record<string, string> } = {},
+  options: { env?: Record<string, string>; root?: string } = {},
 ): Promise<ApiProcess> {
+  const root = options.root ?? projectRoot;
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -46,8 +48,8 @@ export async function spawnApiProcess(
     LOG_LEVEL: 'info',
     ...options.env,
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'src/main/api.ts')], {
-    cwd: projectRoot,
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/main/api.ts')], {
+    cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
