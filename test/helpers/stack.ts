@@ -1,3 +1,4 @@
+import { optOutUrl } from '../../src/domain/reminders/opt-out-token.js';
 import { signingUrls } from '../../src/domain/loans/signing-token.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
@@ -144,6 +145,10 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   const mailer = createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, logger });
   const approvals = { decisionKeys: config.keys.approvalDecision, mailer };
   const pspClient = config.psp && pspClientFor(config.psp);
+  const reminders = {
+    optOutUrl: (customerId: string) =>
+      optOutUrl(config.publicBaseUrl, config.keys.signingLink, customerId),
+  };
   const stops: (() => Promise<void>)[] = [];
   /** A worker of this stack, as src/main/worker.ts starts one, on the database given. */
   const startWorkerOn = (db: typeof database.db) =>
@@ -164,6 +169,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         deniedDocumentRetentionMs,
         approvals,
         psp: pspClient,
+        reminders,
       },
     );
   if (options.worker ?? true) {
@@ -215,6 +221,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         deniedDocumentRetentionMs,
         approvals,
         psp: pspClient,
+        reminders,
       }),
     webhooks,
     files,
