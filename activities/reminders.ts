@@ -102,8 +102,10 @@ export function createReminderActivities(deps: ActivityDeps) {
       if ('withdrawn' in created) return null;
       return (await findCharge(deps.db, loan, created.chargeId)) ?? null;
     } catch (error) {
-      // The loan's rules refuse a charge now (it ended, nothing to charge): remind without one.
-      if (error instanceof ProblemError && error.status < 500) return null;
+      // The loan's rules refuse a charge now (it ended, nothing to charge), or the PSP refuses
+      // it (502, not a passing outage): remind without one. A PSP that is away (503) is retried.
+      if (error instanceof ProblemError && (error.status < 500 || error.code === 'psp_refused'))
+        return null;
       throw error;
     }
   }
