@@ -36,6 +36,12 @@ export interface ReminderActivityDeps {
 
 /** A loan with nothing left to look at is re-read this often while it stays active (an agreement may break). */
 const IDLE_RECHECK_DAYS = 30;
+/**
+ * How often a loan of a partner with no schedule (the default) looks for one inside a row's
+ * window: weekly, so the many loans of partners without reminders cost a seventh of the daily
+ * looks; a schedule set for the first time reaches them within a week (docs/decisions.md).
+ */
+const UNSCHEDULED_STRIDE_DAYS = 7;
 
 /** Rows statuses reminders know: an unpaid row marked anything else (renegotiated…) is left alone. */
 const remindableStatuses = new Set([undefined, 'pending', 'overdue']);
@@ -111,7 +117,10 @@ export function createReminderActivities(deps: ActivityDeps) {
   }
 
   return {
-    /** The next business date after `after` worth a look, or the loan's end. */
+    /**
+     * The next business date after `after` worth a look (the next day inside a row's window; a
+     * week on for a partner without a schedule), or the loan's end.
+     */
     async planReminders(input: {
       tenant: Tenant;
       loanId: string;
@@ -119,7 +128,9 @@ export function createReminderActivities(deps: ActivityDeps) {
     }): Promise<ReminderPlan> {
       const loan = await loanOf(input.tenant, input.loanId);
       if (loan.status !== 'active') return { ended: true };
-      const next = nextReminderCheck(reminderRows(loan), input.after);
+      const schedule = await findCollectionSchedule(deps.db, input.tenant);
+      const stride = schedule && schedule.steps.length > 0 ? 1 : UNSCHEDULED_STRIDE_DAYS;
+      const next = nextReminderCheck(reminderRows(loan), addDays(input.after, stride - 1));
       return { ended: false, next: next ?? addDays(input.after, IDLE_RECHECK_DAYS) };
     },
 

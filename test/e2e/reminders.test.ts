@@ -240,7 +240,10 @@ describe('the collections schedule (contract §17)', () => {
     const confirmed = await browser.post('', {});
     expect(confirmed.status).toBe(200);
     expect(await confirmed.text()).toContain('Lembretes por e-mail desativados');
-    const forged = new HostedBrowser(stack.baseUrl, optOutLink!.replace(/.$/, 'A'));
+    const forged = new HostedBrowser(
+      stack.baseUrl,
+      optOutLink!.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')),
+    );
     expect((await forged.fetch()).status).toBe(404);
 
     // Row 2 (paid) is reminded of nothing; row 3 three days ahead: the event goes on, no e-mail.
