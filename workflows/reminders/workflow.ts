@@ -14,6 +14,8 @@ const { planReminders } = proxyActivities<Activities>(databaseWrite);
  */
 const { sendReminders } = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
+  // As presets.ts's: a killed worker's attempt is retried elsewhere after 10 s, not 2 minutes.
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '2 seconds', maximumInterval: '5 minutes' },
 });
 
