@@ -15,6 +15,7 @@ import { createReminderActivities, type ReminderActivityDeps } from './reminders
 import { createSandboxClockActivities } from './sandbox-clock.js';
 import { createSmokeCheckActivities } from './smoke-check.js';
 import { createWebhookActivities } from './webhooks.js';
+import { createWriteOffActivities } from './write-off.js';
 import type { SealedBox } from '../src/domain/sealed-box.js';
 import type { OfferTiming } from '../src/temporal/credit-workflows.js';
 import type { FileStore } from '../src/storage/file-store.js';
@@ -82,6 +83,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createCustomerDataActivities(deps),
     ...createReconciliationActivities(deps),
     ...createReminderActivities(deps),
+    ...createWriteOffActivities(deps),
   };
 }
 

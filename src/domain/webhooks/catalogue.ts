@@ -21,6 +21,7 @@ export const eventCatalogue = [
   'loan.error',
   'loan.refund_due',
   'loan.refund_sent',
+  'loan.written_off',
   'charge.created',
   'charge.paid',
   'charge.expired',

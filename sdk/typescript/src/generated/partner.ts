@@ -1316,6 +1316,26 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'loan.written_off': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A row stayed overdue past the lender’s write-off period: `written_off_at` is set; the loan stays `active` and what the borrower owes is unchanged.
+     * @description A row stayed overdue past the lender’s write-off period: `written_off_at` is set; the loan stays `active` and what the borrower owes is unchanged. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.loan.written_off'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'charge.created': {
     parameters: {
       query?: never;
@@ -1655,6 +1675,7 @@ export interface components {
         | 'loan.error'
         | 'loan.refund_due'
         | 'loan.refund_sent'
+        | 'loan.written_off'
         | 'charge.created'
         | 'charge.paid'
         | 'charge.expired'
@@ -1698,6 +1719,7 @@ export interface components {
         | 'loan.error'
         | 'loan.refund_due'
         | 'loan.refund_sent'
+        | 'loan.written_off'
         | 'charge.created'
         | 'charge.paid'
         | 'charge.expired'
@@ -2540,6 +2562,8 @@ export interface components {
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
+      written_off_at: string | null;
       /**
        * Format: date-time
        * @description When the loan was created.
@@ -2627,7 +2651,8 @@ export interface components {
         | 'withdrawal'
         | 'overpayment'
         | 'refund'
-        | 'payout_returned';
+        | 'payout_returned'
+        | 'write_off';
       /** @description The money that moved, in centavos. */
       amount: number;
       /**
@@ -2681,7 +2706,9 @@ export interface components {
           | 'late_fee_income'
           | 'late_interest_income'
           | 'refunds_payable'
-          | 'unidentified_receipts';
+          | 'unidentified_receipts'
+          | 'credit_losses'
+          | 'recoveries';
         /**
          * @description `debit` or `credit`.
          * @enum {string}
@@ -2844,6 +2871,7 @@ export interface components {
       | components['schemas']['LoanErrorEvent']
       | components['schemas']['LoanRefundDueEvent']
       | components['schemas']['LoanRefundSentEvent']
+      | components['schemas']['LoanWrittenOffEvent']
       | components['schemas']['ChargeCreatedEvent']
       | components['schemas']['ChargePaidEvent']
       | components['schemas']['ChargeExpiredEvent']
@@ -3471,6 +3499,8 @@ export interface components {
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
+      written_off_at: string | null;
       /**
        * Format: date-time
        * @description When the loan was created.
@@ -3659,6 +3689,8 @@ export interface components {
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
+      written_off_at: string | null;
       /**
        * Format: date-time
        * @description When the loan was created.
@@ -3929,6 +3961,8 @@ export interface components {
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
+      written_off_at: string | null;
       /**
        * Format: date-time
        * @description When the loan was created.
@@ -4117,6 +4151,8 @@ export interface components {
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
+      written_off_at: string | null;
       /**
        * Format: date-time
        * @description When the loan was created.
@@ -4129,6 +4165,28 @@ export interface components {
       updated_at: string;
       /** @description What was sent back. */
       refund: components['schemas']['Refund'];
+    };
+    /** @description A row stayed overdue past the lender’s write-off period: `written_off_at` is set; the loan stays `active` and what the borrower owes is unchanged. */
+    LoanWrittenOffEvent: {
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
+      id: string;
+      /**
+       * @description A row stayed overdue past the lender’s write-off period: `written_off_at` is set; the loan stays `active` and what the borrower owes is unchanged. (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      type: 'loan.written_off';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
+      data: components['schemas']['Loan'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
     };
     /** @description A Pix charge (BR Code) was issued. */
     ChargeCreatedEvent: {
@@ -4309,6 +4367,7 @@ export interface components {
         | 'loan.error'
         | 'loan.refund_due'
         | 'loan.refund_sent'
+        | 'loan.written_off'
         | 'charge.created'
         | 'charge.paid'
         | 'charge.expired'
@@ -4379,6 +4438,7 @@ export interface components {
         | 'loan.error'
         | 'loan.refund_due'
         | 'loan.refund_sent'
+        | 'loan.written_off'
         | 'charge.created'
         | 'charge.paid'
         | 'charge.expired'
@@ -6988,6 +7048,7 @@ export interface operations {
            *       "error": null,
            *       "cancellation_reason": null,
            *       "refund_due_amount": 0,
+           *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:58.341Z",
            *       "updated_at": "2026-11-27T14:36:58.341Z"
            *     }
@@ -7187,6 +7248,7 @@ export interface operations {
            *       "error": null,
            *       "cancellation_reason": "signature_deadline",
            *       "refund_due_amount": 0,
+           *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:37:09.093Z",
            *       "updated_at": "2026-11-27T14:37:09.506Z"
            *     }
@@ -7353,6 +7415,7 @@ export interface operations {
            *       "error": null,
            *       "cancellation_reason": "customer gave up",
            *       "refund_due_amount": 0,
+           *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:58.341Z",
            *       "updated_at": "2026-11-27T14:36:58.493Z"
            *     }
@@ -8656,6 +8719,7 @@ export interface operations {
           | 'loan.error'
           | 'loan.refund_due'
           | 'loan.refund_sent'
+          | 'loan.written_off'
           | 'charge.created'
           | 'charge.paid'
           | 'charge.expired'
@@ -10266,6 +10330,7 @@ export interface operations {
            *       "error": null,
            *       "cancellation_reason": null,
            *       "refund_due_amount": 0,
+           *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:37:39.543Z",
            *       "updated_at": "2026-11-27T14:37:39.978Z"
            *     }
@@ -10478,6 +10543,7 @@ export interface operations {
            *       "error": null,
            *       "cancellation_reason": null,
            *       "refund_due_amount": 0,
+           *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:50.174Z",
            *       "updated_at": "2026-11-27T14:36:54.693Z"
            *     }
@@ -10685,6 +10751,7 @@ export interface operations {
            *       "error": null,
            *       "cancellation_reason": null,
            *       "refund_due_amount": 0,
+           *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:51.411Z",
            *       "updated_at": "2026-11-27T14:36:52.294Z"
            *     }
@@ -10896,6 +10963,7 @@ export interface operations {
            *       "error": null,
            *       "cancellation_reason": null,
            *       "refund_due_amount": 0,
+           *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:33.157Z",
            *       "updated_at": "2026-11-27T14:36:33.284Z"
            *     }
@@ -11932,6 +12000,42 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['LoanRefundSentEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.loan.written_off': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoanWrittenOffEvent'];
       };
     };
     responses: {

@@ -127,6 +127,7 @@ const dataOf = {
   'loan.refund_sent': loanSchema
     .extend({ refund: refund.meta({ description: 'What was sent back.' }) })
     .meta({ id: 'LoanRefundSentData' }),
+  'loan.written_off': loanSchema,
   'charge.created': chargeSchema,
   'charge.paid': chargeSchema,
   'charge.expired': chargeSchema,
@@ -158,6 +159,8 @@ export const eventMeanings: Record<EventType, string> = {
   'loan.error': 'The disbursement failed: `error` says why.',
   'loan.refund_due': 'Money received belongs back to the borrower: `refund`.',
   'loan.refund_sent': 'Money due back was sent: `refund`.',
+  'loan.written_off':
+    'A row stayed overdue past the lender’s write-off period: `written_off_at` is set; the loan stays `active` and what the borrower owes is unchanged.',
   'charge.created': 'A Pix charge (BR Code) was issued.',
   'charge.paid': 'A Pix paid the charge; its payment is recorded on the loan.',
   'charge.expired': 'The charge passed `expires_at` unpaid.',
