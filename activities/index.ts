@@ -11,6 +11,7 @@ import { createPayoutActivities } from './payouts.js';
 import { createPixActivities } from './pix.js';
 import { createRefundActivities } from './refunds.js';
 import { createReconciliationActivities } from './reconciliation.js';
+import { createReminderActivities, type ReminderActivityDeps } from './reminders.js';
 import { createSandboxClockActivities } from './sandbox-clock.js';
 import { createSmokeCheckActivities } from './smoke-check.js';
 import { createWebhookActivities } from './webhooks.js';
@@ -45,6 +46,8 @@ export interface ActivityDeps {
    * manual path.
    */
   psp: PspClient | null;
+  /** Reminders' opt-out links (contract §17); absent: reminder e-mails are recorded, not sent. */
+  reminders?: ReminderActivityDeps;
   approvals: {
     /** APPROVAL_DECISION_KEYS: verify the API's proof of each decision (never in Temporal). */
     decisionKeys: KeyRing;
@@ -79,6 +82,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createApprovalActivities(deps),
     ...createCustomerDataActivities(deps),
     ...createReconciliationActivities(deps),
+    ...createReminderActivities(deps),
     ...createWriteOffActivities(deps),
   };
 }

@@ -1,3 +1,5 @@
+import { remindersStart } from '../src/temporal/reminder-workflows.js';
+import type { WorkflowStart } from '../src/temporal/outbox.js';
 import { ApplicationFailure } from '@temporalio/common';
 import type { DbOrTx } from '../src/db/client.js';
 import {
@@ -67,7 +69,9 @@ export function createLoanActivities(deps: ActivityDeps) {
 
   const write = <T>(
     tenant: Tenant,
-    change: (tx: DbOrTx) => Promise<{ result: T; events: NewEvent[] }>,
+    change: (
+      tx: DbOrTx,
+    ) => Promise<{ result: T; events: NewEvent[]; starts?: WorkflowStart[] | undefined }>,
   ) => writeWithEvents(deps, tenant, change);
 
   /** The loan under its row lock (see `lockAndReadLoan`); a loan that is not there is final. */
@@ -240,6 +244,8 @@ export function createLoanActivities(deps: ActivityDeps) {
           events: [
             { ...event(input.eventId, loanEventTypes.active, after, input.at), actor: input.actor },
           ],
+          // Its reminders (contract §17) run from now until it ends.
+          starts: [remindersStart(after, deps.taskQueue)],
         };
       });
     },

@@ -32,7 +32,7 @@ export function createSandboxClockActivities(deps: ActivityDeps) {
         .where(eq(customers.id, input.customerId));
       if (!customer) return { told: [], starting: 0 };
       const open = await deps.db
-        .select({ id: loans.id })
+        .select({ id: loans.id, status: loans.status })
         .from(loans)
         .where(
           and(
@@ -49,6 +49,10 @@ export function createSandboxClockActivities(deps: ActivityDeps) {
           ? [workflowIds.creditOffers(input.customerId)]
           : []),
         ...open.map((loan) => workflowIds.loan(loan.id)),
+        // An active loan's reminders (contract §17).
+        ...open
+          .filter((loan) => loan.status === 'active')
+          .map((loan) => workflowIds.reminders(loan.id)),
         ...(customer.status === 'denied' &&
         !erased &&
         (await hasDocuments(deps.db, input.customerId))

@@ -1,3 +1,4 @@
+import { collectionRoutes } from './http/routes/collections/router.js';
 import { sql } from 'drizzle-orm';
 import type { Client } from '@temporalio/client';
 import Koa from 'koa';
@@ -240,6 +241,7 @@ export function createApp(deps: AppDeps): App {
   creditOfferRoutes(partnerApi, { db, iof: config.iof, clock, simulations });
   loanRoutes(partnerApi, loanDeps);
   chargeRoutes(partnerApi, loanDeps);
+  collectionRoutes(partnerApi, { db });
   eventRoutes(partnerApi, { db });
   webhookEndpointRoutes(partnerApi, {
     db,

@@ -287,6 +287,9 @@ export const fieldErrorCatalogue = {
   above_returnable:
     'A refund by devolução larger than the loan’s Pix can return (each at most what it brought, less its earlier devoluções): `message` says how much can.',
   nothing_overdue: 'A charge for the overdue installments of a loan with none overdue.',
+  duplicate_offset:
+    'Two steps of a reminder schedule on the same day (`offset_days`): each step needs its own.',
+  duplicate_channel: 'A channel named twice in one reminder step.',
   not_a_production_loan:
     'A Pix the PSP received matched to a loan that is not production’s, or that never took money.',
   codec_failed:

@@ -9,3 +9,4 @@ export { approvalWorkflow } from './approval/workflow.js';
 export { customerErasureWorkflow, deniedDocumentsWorkflow } from './customer-data/workflow.js';
 export { refundWorkflow } from './refund/workflow.js';
 export { reconciliationWorkflow } from './reconciliation/workflow.js';
+export { remindersWorkflow } from './reminders/workflow.js';

@@ -25,6 +25,7 @@ export const idPrefixes = {
   approval: 'apr',
   payout: 'pyt',
   customerDataKey: 'cdk',
+  reminder: 'rmd',
 } as const;
 
 export type IdPrefix = (typeof idPrefixes)[keyof typeof idPrefixes];

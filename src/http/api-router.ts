@@ -32,7 +32,7 @@ export interface ResponseSpec {
 }
 
 export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
-  method: 'get' | 'post' | 'patch' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** Relative to the router's prefix, in OpenAPI form: `/auth/credentials/{client_id}`. */
   path: string;
   operationId: string;

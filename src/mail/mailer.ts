@@ -7,6 +7,10 @@ export interface MailMessage {
   subject: string;
   text: string;
   html?: string;
+  /** Extra headers (a reminder's `List-Unsubscribe`). */
+  headers?: Record<string, string>;
+  /** A Message-ID of the caller's, stable across retries of one message. */
+  messageId?: string;
 }
 
 export interface Mailer {
@@ -74,7 +78,7 @@ export function createMailer(settings: MailerSettings): Mailer {
   });
 
   return {
-    async send({ to, subject, text, html }) {
+    async send({ to, subject, text, html, headers, messageId }) {
       try {
         const info = await transport.sendMail({
           from,
@@ -82,6 +86,8 @@ export function createMailer(settings: MailerSettings): Mailer {
           subject,
           text,
           ...(html === undefined ? {} : { html }),
+          ...(headers === undefined ? {} : { headers }),
+          ...(messageId === undefined ? {} : { messageId }),
           signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
         });
         logger.info({ to: maskEmail(to), messageId: info.messageId }, 'mail sent');

@@ -1,3 +1,4 @@
+import { optOutUrl } from '../domain/reminders/opt-out-token.js';
 import { loadConfig, pixPayee } from '../config.js';
 import { createDatabase } from '../db/client.js';
 import { checkDatabaseAtStart } from '../db/start-check.js';
@@ -84,6 +85,10 @@ await runMain('worker', async (logger) => {
       files: createFileStore(config.fileStore),
       deniedDocumentRetentionMs: config.retention.deniedDocumentsMs,
       approvals: { decisionKeys: config.keys.approvalDecision, mailer },
+      reminders: {
+        optOutUrl: (customerId) =>
+          optOutUrl(config.publicBaseUrl, config.keys.signingLink, customerId),
+      },
       psp: config.psp && pspClientFor(config.psp),
       metrics,
       offers: { validityMs: config.offerValidityMs, renewalDelayMs: config.offerRenewalDelayMs },

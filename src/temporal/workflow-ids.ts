@@ -16,6 +16,8 @@ export const workflowIds = {
   refund: (refundId: string) => `refund/${refundId}`,
   /** Ops' run `run` of a business date (the schedule's runs are `reconciliation/daily-…`). */
   reconciliation: (date: string, run: number) => `reconciliation/${date}/${run}`,
+  /** A loan's reminders (contract §17), while it is active. */
+  reminders: (loanId: string) => `reminders/${loanId}`,
 };
 
 /**
@@ -35,4 +37,5 @@ export const workflowTypes = {
   deniedDocuments: 'deniedDocumentsWorkflow',
   refund: 'refundWorkflow',
   reconciliation: 'reconciliationWorkflow',
+  reminders: 'remindersWorkflow',
 } as const satisfies Record<keyof typeof workflowIds, keyof typeof workflows>;

@@ -36,6 +36,7 @@ export interface WorkerDeps {
   files: ActivityDeps['files'];
   deniedDocumentRetentionMs: number;
   approvals: ActivityDeps['approvals'];
+  reminders?: ActivityDeps['reminders'];
   psp: ActivityDeps['psp'];
   logger: Logger;
   /**
@@ -94,6 +95,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     deniedDocumentRetentionMs: deps.deniedDocumentRetentionMs,
     approvals: deps.approvals,
     psp: deps.psp,
+    ...(deps.reminders ? { reminders: deps.reminders } : {}),
   });
   const create = (taskQueue: string) =>
     Worker.create({

@@ -47,6 +47,7 @@ export async function startWorker(
     | 'deniedDocumentRetentionMs'
     | 'approvals'
     | 'psp'
+    | 'reminders'
   > & {
     metrics?: WorkerMetrics;
   },
@@ -80,6 +81,7 @@ export async function startWorker(
     deniedDocumentRetentionMs: deps.deniedDocumentRetentionMs,
     approvals: deps.approvals,
     psp: deps.psp,
+    ...(deps.reminders ? { reminders: deps.reminders } : {}),
     ...(settings.workflowBundlePath ? { workflowBundlePath: settings.workflowBundlePath } : {}),
     ...(settings.maxCachedWorkflows !== undefined
       ? { maxCachedWorkflows: settings.maxCachedWorkflows }

@@ -67,6 +67,8 @@ describe('the partner OpenAPI document', () => {
         'GET /v3/charges/{charge_id}/qr.png getChargeQrCode',
         'POST /v3/loans/{loan_id}/withdrawal requestWithdrawal',
         'POST /v3/sandbox/charges/{charge_id}/pay sandboxPayCharge',
+        'GET /v3/collections/schedule getCollectionSchedule',
+        'PUT /v3/collections/schedule putCollectionSchedule',
         'POST /v3/sandbox/loans/{loan_id}/disbursement sandboxReportLoanDisbursement',
         'POST /v3/sandbox/loans/{loan_id}/payments sandboxRecordLoanPayment',
         'POST /v3/sandbox/loans/{loan_id}/payoff sandboxSettleLoan',

@@ -1,3 +1,4 @@
+import { optOutUrl } from '../../src/domain/reminders/opt-out-token.js';
 import { signingUrls } from '../../src/domain/loans/signing-token.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
@@ -145,6 +146,10 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   const mailer = createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, logger });
   const approvals = { decisionKeys: config.keys.approvalDecision, mailer };
   const pspClient = config.psp && pspClientFor(config.psp);
+  const reminders = {
+    optOutUrl: (customerId: string) =>
+      optOutUrl(config.publicBaseUrl, config.keys.signingLink, customerId),
+  };
   const stops: (() => Promise<void>)[] = [];
   /** A worker of this stack, as src/main/worker.ts starts one, on the database given. */
   const startWorkerOn = (db: typeof database.db) =>
@@ -165,6 +170,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         deniedDocumentRetentionMs,
         approvals,
         psp: pspClient,
+        reminders,
       },
     );
   if (options.worker ?? true) {
@@ -216,6 +222,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         deniedDocumentRetentionMs,
         approvals,
         psp: pspClient,
+        reminders,
       }),
     webhooks,
     files,

@@ -26,6 +26,7 @@ export const eventCatalogue = [
   'charge.paid',
   'charge.expired',
   'charge.cancelled',
+  'installment.reminder',
 ] as const;
 
 export type EventType = (typeof eventCatalogue)[number];

@@ -554,6 +554,30 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v3/collections/schedule': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Your reminder schedule
+     * @description The régua de cobrança of this environment: which steps remind each unpaid installment, and how. Never set: no steps.
+     */
+    get: operations['getCollectionSchedule'];
+    /**
+     * Set your reminder schedule
+     * @description Replaces the schedule whole. On each step’s day (09:00 in São Paulo, on the customer’s clock in the sandbox), every unpaid installment of an `active` loan whose due date plus `offset_days` is that day is reminded once per step and channel: `email` (unless the borrower opted out) and/or your event `installment.reminder`. An installment paid before its step is not reminded. A change applies to loans already running from the next day they are looked at. 422 `validation_error` for an offset outside −10…90, two steps on one day (`duplicate_offset`), a channel twice, or more steps than allowed.
+     */
+    put: operations['putCollectionSchedule'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v3/events': {
     parameters: {
       query?: never;
@@ -1392,6 +1416,26 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'installment.reminder': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A step of your collections schedule reached an unpaid installment: remind the borrower (the e-mail went too if the step has `email`).
+     * @description A step of your collections schedule reached an unpaid installment: remind the borrower (the e-mail went too if the step has `email`). Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.installment.reminder'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
@@ -1583,6 +1627,25 @@ export interface components {
       /** @description Centavos the Pix brings; default the charge’s amount. Any amount: money received is never refused (contract §14). */
       amount?: number;
     };
+    CollectionScheduleInput: {
+      /** @description At most 12 steps; empty: no reminders. */
+      steps: components['schemas']['ReminderStep'][];
+    };
+    ReminderStep: {
+      /**
+       * @description Days from the installment’s due date: negative before it, 0 on it, positive after it (-10…90). Each step its own day.
+       * @example -3
+       */
+      offset_days: number;
+      /**
+       * @description `email`: the borrower gets an e-mail in Portuguese with the amount due that day, a Pix “copia e cola” of a charge made (or reused) for it, and a one-click opt-out link. `webhook`: you get the event `installment.reminder`.
+       * @example [
+       *       "email",
+       *       "webhook"
+       *     ]
+       */
+      channels: ('email' | 'webhook')[];
+    };
     CreateWebhookEndpointRequest: {
       /**
        * @description Where deliveries are POSTed: https, a host name (no IP address), port 443 or 8443 (http to localhost too under `npm run dev`).
@@ -1617,10 +1680,12 @@ export interface components {
         | 'charge.paid'
         | 'charge.expired'
         | 'charge.cancelled'
+        | 'installment.reminder'
         | 'customer.*'
         | 'credit_offer.*'
         | 'loan.*'
         | 'charge.*'
+        | 'installment.*'
       )[];
       /** @description Your note about the endpoint. */
       description?: string;
@@ -1659,10 +1724,12 @@ export interface components {
         | 'charge.paid'
         | 'charge.expired'
         | 'charge.cancelled'
+        | 'installment.reminder'
         | 'customer.*'
         | 'credit_offer.*'
         | 'loan.*'
         | 'charge.*'
+        | 'installment.*'
       )[];
       description?: string | null;
       /**
@@ -1993,6 +2060,8 @@ export interface components {
         | 'above_refund_due'
         | 'above_returnable'
         | 'nothing_overdue'
+        | 'duplicate_offset'
+        | 'duplicate_channel'
         | 'not_a_production_loan'
         | 'codec_failed';
       /** @description What to fix, for a person: the bounds, the format. */
@@ -2767,6 +2836,12 @@ export interface components {
       /** @description Whether more follow: ask again with `starting_after` = the last `id` of `data`. */
       has_more: boolean;
     };
+    CollectionSchedule: {
+      /** @description The steps, in the order they fall. */
+      steps: components['schemas']['ReminderStep'][];
+      /** @description When the schedule was last set (null: never; no reminders). */
+      updated_at: string | null;
+    };
     EventList: {
       /** @description This page, in the order asked for. */
       data: components['schemas']['Event'][];
@@ -2800,7 +2875,8 @@ export interface components {
       | components['schemas']['ChargeCreatedEvent']
       | components['schemas']['ChargePaidEvent']
       | components['schemas']['ChargeExpiredEvent']
-      | components['schemas']['ChargeCancelledEvent'];
+      | components['schemas']['ChargeCancelledEvent']
+      | components['schemas']['InstallmentReminderEvent'];
     /** @description A customer was registered; its KYC begins. */
     CustomerCreatedEvent: {
       /**
@@ -4200,6 +4276,66 @@ export interface components {
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
+    /** @description A step of your collections schedule reached an unpaid installment: remind the borrower (the e-mail went too if the step has `email`). */
+    InstallmentReminderEvent: {
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
+      id: string;
+      /**
+       * @description A step of your collections schedule reached an unpaid installment: remind the borrower (the e-mail went too if the step has `email`). (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      type: 'installment.reminder';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
+      data: components['schemas']['InstallmentReminderData'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    InstallmentReminderData: {
+      /**
+       * @description The loan's id (`ln_` and 32 hex digits).
+       * @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
+      loan_id: string;
+      /**
+       * @description The customer's id (`cust_` and 32 hex digits).
+       * @example cust_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
+      customer_id: string;
+      /** @description The step’s offset from the due date. */
+      offset_days: number;
+      /** @description The step’s channels as the schedule had them. */
+      channels: ('email' | 'webhook')[];
+      /** @description The installment reminded of. */
+      installment: {
+        /** @description The installment’s number. */
+        number: number;
+        /**
+         * Format: date
+         * @description Its due date.
+         */
+        due_date: string;
+        /** @description What it asks for on the reminder’s day, late charges included after the due date (centavos). */
+        amount_due: number;
+      };
+      /** @description The charge the e-mail carried (made or reused), when the step e-mailed. */
+      charge: {
+        /**
+         * @description The charge's id (`chg_` and 32 hex digits).
+         * @example chg_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+         */
+        id: string;
+        /** @description The charge’s Pix “copia e cola”. */
+        br_code: string;
+      } | null;
+    };
     CreatedWebhookEndpoint: {
       /**
        * @description The webhook endpoint's id (`we_` and 32 hex digits).
@@ -4236,10 +4372,12 @@ export interface components {
         | 'charge.paid'
         | 'charge.expired'
         | 'charge.cancelled'
+        | 'installment.reminder'
         | 'customer.*'
         | 'credit_offer.*'
         | 'loan.*'
         | 'charge.*'
+        | 'installment.*'
       )[];
       /** @description Your note about the endpoint. */
       description: string | null;
@@ -4305,10 +4443,12 @@ export interface components {
         | 'charge.paid'
         | 'charge.expired'
         | 'charge.cancelled'
+        | 'installment.reminder'
         | 'customer.*'
         | 'credit_offer.*'
         | 'loan.*'
         | 'charge.*'
+        | 'installment.*'
       )[];
       /** @description Your note about the endpoint. */
       description: string | null;
@@ -8322,6 +8462,229 @@ export interface operations {
       };
     };
   };
+  getCollectionSchedule: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The schedule. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "steps": [
+           *         {
+           *           "channels": [
+           *             "email",
+           *             "webhook"
+           *           ],
+           *           "offset_days": -3
+           *         },
+           *         {
+           *           "channels": [
+           *             "email"
+           *           ],
+           *           "offset_days": 1
+           *         }
+           *       ],
+           *       "updated_at": "2026-11-28T21:51:09.819Z"
+           *     }
+           */
+          'application/json': components['schemas']['CollectionSchedule'];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credentials. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limited; see `Retry-After`. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A dependency is unreachable; see `Retry-After`. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  putCollectionSchedule: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the first response is replayed for 24 hours. */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "steps": [
+         *         {
+         *           "offset_days": 1,
+         *           "channels": [
+         *             "email"
+         *           ]
+         *         },
+         *         {
+         *           "offset_days": -3,
+         *           "channels": [
+         *             "webhook",
+         *             "email"
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
+        'application/json': components['schemas']['CollectionScheduleInput'];
+      };
+    };
+    responses: {
+      /** @description The schedule as stored. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "steps": [
+           *         {
+           *           "channels": [
+           *             "email",
+           *             "webhook"
+           *           ],
+           *           "offset_days": -3
+           *         },
+           *         {
+           *           "channels": [
+           *             "email"
+           *           ],
+           *           "offset_days": 1
+           *         }
+           *       ],
+           *       "updated_at": "2026-11-28T21:51:09.819Z"
+           *     }
+           */
+          'application/json': components['schemas']['CollectionSchedule'];
+        };
+      };
+      /** @description Bad request (unparseable body or unknown cursor). */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credentials. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The record or the idempotency key is in a state that forbids this. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Body too large. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Unsupported media type. */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Invalid fields; `errors[]` lists each. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ValidationProblem'];
+        };
+      };
+      /** @description Rate limited; see `Retry-After`. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A dependency is unreachable; see `Retry-After`. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
   listEvents: {
     parameters: {
       query?: {
@@ -8360,7 +8723,8 @@ export interface operations {
           | 'charge.created'
           | 'charge.paid'
           | 'charge.expired'
-          | 'charge.cancelled';
+          | 'charge.cancelled'
+          | 'installment.reminder';
         resource_id?: string;
       };
       header?: never;
@@ -11816,6 +12180,42 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['ChargeCancelledEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.installment.reminder': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['InstallmentReminderEvent'];
       };
     };
     responses: {

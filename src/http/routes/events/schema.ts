@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { eventCatalogue, type EventType } from '../../../domain/webhooks/catalogue.js';
 import { idField } from '../../ids.js';
 import { chargeSchema } from '../charges/schema.js';
+import { installmentReminderSchema } from '../collections/schema.js';
 import { creditOfferSchema } from '../credit-offers/schema.js';
 import { customerSchema } from '../customers/schema.js';
 import { loanSchema } from '../loans/schema.js';
@@ -131,6 +132,7 @@ const dataOf = {
   'charge.paid': chargeSchema,
   'charge.expired': chargeSchema,
   'charge.cancelled': chargeSchema,
+  'installment.reminder': installmentReminderSchema,
 } as const satisfies Record<EventType, z.ZodType>;
 
 /** What each event type means, for the document's `webhooks` and the SDK. */
@@ -163,6 +165,8 @@ export const eventMeanings: Record<EventType, string> = {
   'charge.paid': 'A Pix paid the charge; its payment is recorded on the loan.',
   'charge.expired': 'The charge passed `expires_at` unpaid.',
   'charge.cancelled': 'A newer charge replaced it, or its loan ended.',
+  'installment.reminder':
+    'A step of your collections schedule reached an unpaid installment: remind the borrower (the e-mail went too if the step has `email`).',
 };
 
 /** `Customer.created` → `CustomerCreatedEvent`: the component name of one event type. */

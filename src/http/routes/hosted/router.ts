@@ -10,6 +10,7 @@ import { biometricsRoutes } from './biometrics.js';
 import { messagePage } from './layout.js';
 import { html } from './respond.js';
 import { hostedForms, hostedLinkOf } from './forms.js';
+import { reminderOptOutRoutes } from './reminders.js';
 import { signingRoutes } from './signing.js';
 
 export interface HostedDeps {
@@ -67,5 +68,6 @@ export function hostedRoutes(deps: HostedDeps): Router<AppState> {
   );
   biometricsRoutes(router, deps);
   signingRoutes(router, deps);
+  reminderOptOutRoutes(router, deps);
   return router;
 }
