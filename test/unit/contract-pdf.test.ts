@@ -107,6 +107,27 @@ describe('the contract (CCB) PDF', () => {
     expect(sha256(await renderContractPdf(other))).not.toBe(sha256(a));
   });
 
+  it('names the contracts it refinances, their payoff and the rest released (contract §17)', async () => {
+    const plain = await renderContractPdf(input(12));
+    const old = `ln_${'cd'.repeat(16)}`;
+    const contract = input(12, {
+      refinanced: [{ loanId: old, payoffAmount: 456_789, date: '2026-11-22' }],
+    });
+    const bytes = await renderContractPdf(contract);
+    const text = (await pagesOf(bytes)).join(' ');
+    for (const expected of [
+      'Contratos refinanciados',
+      `Quitação da CCB ${old} em 22/11/2026`,
+      formatBrl(456_789),
+      formatBrl(contract.figures.requested_amount - 456_789),
+    ])
+      expect(text).toContain(expected);
+    expect(sha256(bytes)).not.toBe(sha256(plain));
+    // No refinancing: the section is absent and the bytes are what they were.
+    expect(sha256(await renderContractPdf(input(12, { refinanced: [] })))).toBe(sha256(plain));
+    expect((await pagesOf(plain)).join(' ')).not.toContain('refinanciados');
+  });
+
   it('marks sandbox contracts, and only those', async () => {
     const production = (
       await pagesOf(await renderContractPdf(input(3, { environment: 'production' })))

@@ -5,7 +5,15 @@ import {
   iofPaidThroughDays,
   refinancingIofRate,
   refinancingPrincipal,
+  simulateRefinancing,
 } from '../../src/domain/credit/refinancing-iof.js';
+import { simulateLoan } from '../../src/domain/credit/simulation.js';
+import {
+  refinancedLoanChanged,
+  refinancedLoanRefusal,
+  refinancesProblems,
+  refinancingCoverage,
+} from '../../src/domain/loans/refinancing.js';
 import { Decimal } from '../../src/domain/money.js';
 import { decreeIof } from '../helpers/iof.js';
 
@@ -150,5 +158,99 @@ describe('IOF of a refinancing (contract §17)', () => {
         ...rates,
       }),
     ).toThrow(RangeError);
+  });
+});
+
+describe('a refinancing’s simulation and its checks (contract §17)', () => {
+  const simulation = {
+    requestedAmount: 1_000_000,
+    installments: 1,
+    monthlyInterestRate: '0.0199',
+    releaseDate: '2026-01-01',
+    firstDueDate: '2026-04-01',
+    borrower: 'individual' as const,
+    iof: decreeIof,
+  };
+
+  it('prices the IOF with the refinancing rule, the rest as §7', () => {
+    // The worked example's loan: one row due in 90 days, R$ 6,000.00 of an old loan released 300
+    // days before whose IOF covered 320 days.
+    const payoffs = [
+      { loanId: 'ln_old', payoffAmount: 600_000, releasedOn: '2025-03-07', paidThroughDays: 320 },
+    ];
+    const coverage = refinancingCoverage(1_000_000, '2026-01-01', payoffs);
+    expect(coverage).toEqual({
+      covered: true,
+      newMoney: 400_000,
+      balances: [{ amount: 600_000, elapsedDays: 300, paidThroughDays: 320 }],
+    });
+    if (!coverage.covered) return;
+    const figures = simulateRefinancing(simulation, coverage.balances);
+    expect(figures).toMatchObject({ principal_amount: 1_006_731, iof_amount: 6_731 });
+    const plain = simulateLoan(simulation);
+    expect(plain.principal_amount).toBe(1_011_306);
+    expect(simulateRefinancing(simulation, [])).toEqual(plain);
+    // The schedule is §7's on the financed principal.
+    expect(figures.schedule.reduce((sum, row) => sum + row.principal_amount, 0)).toBe(1_006_731);
+  });
+
+  it('refuses a requested amount below the payoffs, naming each', () => {
+    const refused = refinancingCoverage(100_000, '2026-01-01', [
+      { loanId: 'ln_a', payoffAmount: 60_000, releasedOn: '2025-06-01', paidThroughDays: 200 },
+      { loanId: 'ln_b', payoffAmount: 40_001, releasedOn: '2025-06-01', paidThroughDays: 200 },
+    ]);
+    expect(refused).toMatchObject({ covered: false, payoffTotal: 100_001 });
+    if (refused.covered) return;
+    expect(refused.message).toContain('ln_a 60000, ln_b 40001');
+  });
+
+  it('checks the list, then each loan', () => {
+    expect(refinancesProblems(['ln_a', 'ln_b'])).toEqual([]);
+    expect(refinancesProblems(['ln_a', 'ln_b', 'ln_a'])).toMatchObject([
+      { code: 'duplicate_refinanced_loan', index: 2 },
+    ]);
+    expect(refinancesProblems(['1', '2', '3', '4', '5', '6'])).toMatchObject([
+      { code: 'too_many_refinanced_loans' },
+    ]);
+    const loan = {
+      id: 'ln_a',
+      customerId: 'cus_1',
+      status: 'active',
+      writtenOffAt: null,
+      refinancedBy: null,
+    };
+    expect(refinancedLoanRefusal(loan, 'ln_a', 'cus_1')).toBeUndefined();
+    expect(refinancedLoanRefusal(undefined, 'ln_a', 'cus_1')).toMatchObject({
+      status: 404,
+      code: 'loan_not_found',
+    });
+    expect(refinancedLoanRefusal(loan, 'ln_a', 'cus_2')).toMatchObject({ code: 'loan_not_found' });
+    expect(refinancedLoanRefusal({ ...loan, status: 'finished' }, 'ln_a', 'cus_1')).toMatchObject({
+      status: 409,
+      code: 'refinanced_loan_not_active',
+    });
+    expect(
+      refinancedLoanRefusal({ ...loan, writtenOffAt: new Date() }, 'ln_a', 'cus_1'),
+    ).toMatchObject({ code: 'refinanced_loan_written_off' });
+    expect(refinancedLoanRefusal({ ...loan, refinancedBy: 'ln_z' }, 'ln_a', 'cus_1')).toMatchObject(
+      { code: 'loan_already_being_refinanced' },
+    );
+  });
+
+  it('at the release: the old loan still active and its payoff what the CCB covers', () => {
+    const covered = { loanId: 'ln_a', payoffAmount: 50_000 };
+    expect(
+      refinancedLoanChanged(covered, { status: 'active', payoffAmount: 50_000 }),
+    ).toBeUndefined();
+    // Lower (paid meanwhile): the difference would be new money taxed as a refinanced balance.
+    expect(refinancedLoanChanged(covered, { status: 'active', payoffAmount: 49_000 })).toContain(
+      'not the 50000',
+    );
+    expect(refinancedLoanChanged(covered, { status: 'active', payoffAmount: 50_001 })).toContain(
+      'not the 50000',
+    );
+    expect(refinancedLoanChanged(covered, { status: 'finished', payoffAmount: null })).toContain(
+      'is finished',
+    );
   });
 });

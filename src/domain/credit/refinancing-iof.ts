@@ -21,7 +21,13 @@
  * Pure and deterministic: decimal.js only.
  */
 import { Decimal, fromCentavos, toCentavos } from '../money.js';
-import { IOF_MAX_DAYS, iofRate } from './simulation.js';
+import {
+  IOF_MAX_DAYS,
+  iofRate,
+  simulateLoan,
+  type SimulationFigures,
+  type SimulationInput,
+} from './simulation.js';
 
 /** An old loan the new one pays off, as its IOF saw it. */
 export interface RefinancedBalance {
@@ -100,4 +106,27 @@ export function refinancingPrincipal(input: Parameters<typeof refinancingIofRate
     fromCentavos(input.requestedAmount).div(new Decimal(1).minus(refinancingIofRate(input))),
   );
   return { principal_amount: principal, iof_amount: principal - input.requestedAmount };
+}
+
+/**
+ * A refinancing's simulation: `simulateLoan` with its IOF priced by `refinancingIofRate`, the
+ * refinanced balances as of the release date (`SimulationInput.releaseDate`). The schedule, the
+ * installments and the CET are §7's on the financed principal; the borrower's daily rate (and the
+ * MEI limit) are chosen as for any loan. With no balance it is `simulateLoan` itself.
+ */
+export function simulateRefinancing(
+  input: SimulationInput,
+  refinanced: readonly RefinancedBalance[],
+): SimulationFigures {
+  if (refinanced.length === 0) return simulateLoan(input);
+  return simulateLoan(input, (shares, days, flat, daily) =>
+    refinancingIofRate({
+      requestedAmount: input.requestedAmount,
+      refinanced,
+      shares,
+      days,
+      flat,
+      daily,
+    }),
+  );
 }

@@ -141,13 +141,21 @@ export function iofRate(shares: Decimal[], days: number[], flat: string, daily: 
   return new Decimal(flat).plus(new Decimal(daily).times(weightedDays));
 }
 
+/** τ of a schedule for one daily rate: `iofRate`, or a refinancing's (refinancing-iof.ts). */
+export type IofRateOf = (shares: Decimal[], days: number[], flat: string, daily: string) => Decimal;
+
 /** The principal that leaves `requested` in the customer's hands once IOF is financed. */
-function financedPrincipal(input: SimulationInput, shares: Decimal[], days: number[]): number {
+function financedPrincipal(
+  input: SimulationInput,
+  shares: Decimal[],
+  days: number[],
+  rateOf: IofRateOf,
+): number {
   const { iof } = input;
   const principalAt = (daily: string) =>
     toCentavos(
       fromCentavos(input.requestedAmount).div(
-        new Decimal(1).minus(iofRate(shares, days, iof.flat, daily)),
+        new Decimal(1).minus(rateOf(shares, days, iof.flat, daily)),
       ),
     );
   if (input.borrower === 'individual') return principalAt(iof.dailyIndividual);
@@ -155,13 +163,17 @@ function financedPrincipal(input: SimulationInput, shares: Decimal[], days: numb
   return asMei <= iof.meiPrincipalLimitAmount ? asMei : principalAt(iof.dailyCompany);
 }
 
-export function simulateLoan(input: SimulationInput): SimulationFigures {
+/** `rateOf`: how IOF is priced (a refinancing prices its refinanced balances apart, §17). */
+export function simulateLoan(
+  input: SimulationInput,
+  rateOf: IofRateOf = iofRate,
+): SimulationFigures {
   const { installments: n, releaseDate, firstDueDate } = input;
   const dates = dueDates(firstDueDate, n);
   const days = dates.map((date) => daysBetween(releaseDate, date));
   const unit = unitSchedule(input.monthlyInterestRate, days);
 
-  const principal = financedPrincipal(input, unit.shares, days);
+  const principal = financedPrincipal(input, unit.shares, days, rateOf);
   const installment = toCentavos(unit.installment.times(fromCentavos(principal)));
 
   let balance = principal;

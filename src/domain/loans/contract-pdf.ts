@@ -27,6 +27,11 @@ export interface ContractInput {
   /** The loan's late-charge terms (contract §12), stated in a clause. */
   lateCharges: LateChargeRates;
   disbursementAccount: DisbursementAccount;
+  /**
+   * The contracts this one refinances (contract §17), each paid off from the amount released on
+   * `date` (the planned release): named in a section of their own. Absent or empty: none.
+   */
+  refinanced?: readonly { loanId: string; payoffAmount: number; date: string }[];
 }
 
 const A4 = { width: 595.28, height: 841.89 };
@@ -222,6 +227,30 @@ export async function renderContractPdf(input: ContractInput): Promise<Uint8Arra
       { text: label, x: MARGIN },
       { text: value, x: A4.width - MARGIN, right: true },
     ]);
+
+  const refinanced = input.refinanced ?? [];
+  if (refinanced.length > 0) {
+    // Contract §17: the old contracts are paid off from the amount released; the rest goes out.
+    layout.heading('2.1. Contratos refinanciados');
+    layout.paragraph(
+      'Do valor liberado, o credor quita na data da liberação os contratos abaixo do emitente, pelo saldo devedor dessa data; somente o restante é creditado na conta de liberação. O IOF sobre o saldo refinanciado é cobrado apenas pelos dias que a operação original não pagou, até 365 dias contados dela (Decreto 6.306/2007, art. 7º, § 7º).',
+    );
+    const payoffTotal = refinanced.reduce((sum, loan) => sum + loan.payoffAmount, 0);
+    for (const [label, value] of [
+      ...refinanced.map((loan): [string, string] => [
+        `Quitação da CCB ${loan.loanId} em ${brDate(loan.date)}`,
+        formatBrl(loan.payoffAmount),
+      ]),
+      ['Restante creditado ao emitente', formatBrl(figures.requested_amount - payoffTotal)] as [
+        string,
+        string,
+      ],
+    ])
+      layout.row([
+        { text: label, x: MARGIN },
+        { text: value, x: A4.width - MARGIN, right: true },
+      ]);
+  }
 
   layout.heading('3. Conta de liberação');
   const account = input.disbursementAccount;
