@@ -9,6 +9,7 @@ import { removeClosedCharges } from '../psp/charges.js';
 import type { FileStore } from '../storage/file-store.js';
 import { sweepOrphanedFiles } from '../storage/orphan-sweeper.js';
 import { sweepOutbox } from '../temporal/outbox.js';
+import { queueMissingReminders } from '../temporal/reminder-workflows.js';
 import type { WorkerMetrics } from './metrics.js';
 
 const PURGE_EVERY_MS = 10 * 60 * 1000;
@@ -18,7 +19,8 @@ const BUCKET_GRACE_MS = 10 * 60 * 1000;
 /**
  * The worker's housekeeping, one task at a time: re-drive workflow starts that did not happen after
  * their commit (every `intervalMs`), drop idempotency records past their 24 hours and rate-limit
- * buckets full for 10 minutes, post unmatched Pix an older API stored unposted, and remove stored files no row names after a day (hourly; counted
+ * buckets full for 10 minutes, post unmatched Pix an older API stored unposted, queue the reminders
+ * workflow of loans an older worker made active without it, and remove stored files no row names after a day (hourly; counted
  * in `file_store_orphans_removed_total`). With a PSP, every round also removes there the closed
  * production charges their activities could not (contract §16: the PSP was down, the worker died
  * after the commit), so a cancelled or expired charge cannot be paid.
@@ -33,6 +35,8 @@ export function startMaintenance(deps: {
   psp?: PspClient | null;
   metrics: WorkerMetrics;
   intervalMs: number;
+  /** The service's task queue (starts the housekeeping queues). */
+  taskQueue: string;
 }) {
   let running: Promise<void> = Promise.resolve();
   let lastPurge = 0;
@@ -59,6 +63,9 @@ export function startMaintenance(deps: {
         // Unmatched Pix an API of the previous release stored without posting (a rolling deploy).
         const receipts = await postUnpostedReceipts(deps.db);
         if (receipts > 0) deps.logger.warn({ receipts }, 'unmatched Pix posted late to the ledger');
+        // Loans the previous release made active, without their reminders workflow.
+        const reminders = await queueMissingReminders(deps.db, deps.taskQueue);
+        if (reminders > 0) deps.logger.warn({ reminders }, 'missing reminders workflows queued');
       }
       if (deps.files && Date.now() - lastOrphanSweep >= ORPHAN_SWEEP_EVERY_MS) {
         lastOrphanSweep = Date.now();

@@ -102,6 +102,7 @@ export async function startWorker(
     psp: deps.psp,
     metrics: deps.metrics ?? createWorkerMetrics({ processMetrics: false }),
     intervalMs: settings.maintenanceIntervalMs,
+    taskQueue: settings.taskQueue,
   });
   const running = workers.run();
   return {

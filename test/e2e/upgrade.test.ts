@@ -256,6 +256,17 @@ describe('an upgrade with a loan and an offer in flight', () => {
     await oldApiProcess!.stop();
     expect(oldApiProcess!.child.exitCode).toBe(0);
     newWorker = await stack.startWorker();
+    // The old release made the loan active without a reminders workflow (contract §17 came
+    // after it): the new worker's housekeeping queues one.
+    const reminders = await eventually(
+      () =>
+        stack.temporal.workflow
+          .getHandle(workflowIds.reminders(loan.id))
+          .describe()
+          .catch(() => undefined),
+      'the reminders workflow of a loan the old release made active',
+    );
+    expect(reminders.type).toBe('remindersWorkflow');
 
     // The new release pays the loan to the end.
     let current = firstPayment;
