@@ -15,10 +15,18 @@ import type { Logger } from '../logger.js';
 import { projectRoot } from '../project-root.js';
 import { deliveryTaskQueue } from '../temporal/task-queues.js';
 import { temporalLogger } from './temporal-logger.js';
+import { tracingWorkerOptions } from '../observability/tracing.js';
 
 /** Prebuilt by `npm run build` for production workers; development and tests bundle the sources. */
 export const prebuiltWorkflowBundle = join(projectRoot, 'dist', 'workflow-bundle.js');
 export const workflowsSource = join(projectRoot, 'workflows', 'index.ts');
+/**
+ * Bundled with the workflows, wherever a bundle is made: the workflow side of tracing, which does
+ * nothing for a workflow whose start carried no trace context (workflows/tracing-interceptors.ts).
+ */
+export const workflowInterceptorModules = [
+  join(projectRoot, 'workflows', 'tracing-interceptors.ts'),
+];
 
 export interface WorkerDeps {
   connection: NativeConnection;
@@ -75,6 +83,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     ? { codePath: deps.workflowBundlePath }
     : await bundleWorkflowCode({
         workflowsPath: workflowsSource,
+        workflowInterceptorModules,
         logger: temporalLogger(deps.logger),
       });
   const activities = createActivities({
@@ -100,6 +109,8 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
       identity,
       activities,
       workflowBundle,
+      // With tracing on: the activities' interceptors and the workflow spans' sink.
+      ...tracingWorkerOptions(),
       ...(deps.maxCachedWorkflows !== undefined
         ? { maxCachedWorkflows: deps.maxCachedWorkflows }
         : {}),
