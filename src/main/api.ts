@@ -13,7 +13,7 @@ await runMain('api', async (logger) => {
   const config = loadConfig();
   logger.level = config.logLevel;
   // Before any client or app is made: they add their tracing parts only when it is on.
-  const tracing = startTracing(config.tracing, 'embedded-credit-api');
+  const tracing = await startTracing(config.tracing, 'embedded-credit-api');
   // Migrations are the migrate command's (as the owner); this role reads and writes rows only.
   const database = createDatabase(config.databaseUrl, { max: config.databasePoolSize });
   await checkDatabaseAtStart(database.sql, config.nodeEnv, logger);

@@ -25,7 +25,7 @@ await runMain('worker', async (logger) => {
   const config = loadConfig();
   logger.level = config.logLevel;
   // Before the workers are made: they add their tracing parts only when it is on.
-  const tracing = startTracing(config.tracing, 'embedded-credit-worker');
+  const tracing = await startTracing(config.tracing, 'embedded-credit-worker');
   // runMain owns the signals, so the shutdown order (housekeeping, worker, connections) stays ours.
   // The SDK's own logs (the worker's, Core's, workflows' and activities' `log`) are lines of this
   // process's pino logger: one JSON format for the log shipper (issue 42).

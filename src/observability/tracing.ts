@@ -1,24 +1,9 @@
 import { context, propagation, ROOT_CONTEXT, trace, type Tracer } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { Resource } from '@opentelemetry/resources';
-import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  TraceIdRatioBasedSampler,
-  type Sampler,
-  type SpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import type { Resource } from '@opentelemetry/resources';
+import type * as TraceBase from '@opentelemetry/sdk-trace-base';
+import type { Sampler, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ClientInterceptors } from '@temporalio/client';
-import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client/index.js';
-import {
-  makeWorkflowExporter,
-  OpenTelemetryActivityInboundInterceptor,
-  OpenTelemetryActivityOutboundInterceptor,
-} from '@temporalio/interceptors-opentelemetry/lib/worker/index.js';
+import type * as TemporalTracing from '@temporalio/interceptors-opentelemetry';
 import type { WorkerOptions } from '@temporalio/worker';
 import type { TracingConfig, TracesSampler } from './tracing-config.js';
 
@@ -26,7 +11,7 @@ import type { TracingConfig, TracesSampler } from './tracing-config.js';
  * OpenTelemetry traces of one process (the API's, the worker's): the SDK registered once, spans
  * batched and sent by OTLP over HTTP. Off (undefined) unless configured, and then nothing of it
  * runs: no context manager (its AsyncLocalStorage costs every promise of the process), no client
- * or worker interceptor, no span, no connection.
+ * or worker interceptor, no span, no connection; the SDK's modules are not even loaded (14 MB).
  *
  * One trace follows a request: the API's server span (src/http/middleware/trace-requests.ts), the
  * Temporal client's StartWorkflow/SignalWorkflow/UpdateWorkflow spans, whose context travels in the
@@ -40,6 +25,8 @@ export interface Tracing {
   readonly processor: SpanProcessor;
   /** Sends what is batched and stops (the process is stopping). */
   shutdown(): Promise<void>;
+  /** Temporal's interceptors, loaded with the SDK. */
+  readonly temporal: typeof TemporalTracing;
 }
 
 let current: Tracing | undefined;
@@ -48,24 +35,32 @@ let current: Tracing | undefined;
 export const activeTracing = (): Tracing | undefined => current;
 
 /** Starts tracing for this process when configured (once; later calls return the first). */
-export function startTracing(
+export async function startTracing(
   config: TracingConfig | undefined,
   defaultServiceName: string,
-): Tracing | undefined {
+): Promise<Tracing | undefined> {
   if (!config) return undefined;
   if (current) return current;
+  const [{ OTLPTraceExporter }, { Resource }, base, { NodeTracerProvider }, temporal] =
+    await Promise.all([
+      import('@opentelemetry/exporter-trace-otlp-proto'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/sdk-trace-base'),
+      import('@opentelemetry/sdk-trace-node'),
+      import('@temporalio/interceptors-opentelemetry'),
+    ]);
   const resource = new Resource({
-    [ATTR_SERVICE_NAME]: config.serviceName ?? defaultServiceName,
-    [ATTR_SERVICE_VERSION]: process.env.npm_package_version ?? '0.1.0',
+    'service.name': config.serviceName ?? defaultServiceName,
+    'service.version': process.env.npm_package_version ?? '0.1.0',
   });
-  const processor = new BatchSpanProcessor(new OTLPTraceExporter({ url: config.tracesUrl }), {
+  const processor = new base.BatchSpanProcessor(new OTLPTraceExporter({ url: config.tracesUrl }), {
     // A request's spans leave within a second; a collector away costs memory up to the queue only.
     scheduledDelayMillis: 1000,
     maxQueueSize: 4096,
   });
   const provider = new NodeTracerProvider({
     resource,
-    sampler: samplerFor(config.sampler, config.ratio),
+    sampler: samplerFor(base, config.sampler, config.ratio),
     spanProcessors: [processor],
   });
   // The AsyncLocalStorage context manager and the W3C trace-context propagator, globally.
@@ -74,6 +69,7 @@ export function startTracing(
     tracer: trace.getTracer('embedded-credit'),
     resource,
     processor,
+    temporal,
     async shutdown() {
       await provider.shutdown();
       trace.disable();
@@ -83,26 +79,27 @@ export function startTracing(
   return current;
 }
 
-function samplerFor(name: TracesSampler, ratio: number): Sampler {
+function samplerFor(base: typeof TraceBase, name: TracesSampler, ratio: number): Sampler {
   switch (name) {
     case 'always_on':
-      return new AlwaysOnSampler();
+      return new base.AlwaysOnSampler();
     case 'always_off':
-      return new AlwaysOffSampler();
+      return new base.AlwaysOffSampler();
     case 'traceidratio':
-      return new TraceIdRatioBasedSampler(ratio);
+      return new base.TraceIdRatioBasedSampler(ratio);
     case 'parentbased_always_on':
-      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+      return new base.ParentBasedSampler({ root: new base.AlwaysOnSampler() });
     case 'parentbased_always_off':
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+      return new base.ParentBasedSampler({ root: new base.AlwaysOffSampler() });
     case 'parentbased_traceidratio':
-      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) });
+      return new base.ParentBasedSampler({ root: new base.TraceIdRatioBasedSampler(ratio) });
   }
 }
 
 /** The Temporal client's interceptors with tracing on (every client of ours: API, worker, tests). */
 export function tracingClientInterceptors(): ClientInterceptors | undefined {
   if (!current) return undefined;
+  const { OpenTelemetryWorkflowClientInterceptor } = current.temporal;
   return { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer: current.tracer })] };
 }
 
@@ -115,6 +112,11 @@ export function tracingWorkerOptions(): Pick<WorkerOptions, 'interceptors' | 'si
   // Off: a sink that drops what a workflow started by a traced process (an API with tracing on,
   // a worker without) would hand out, rather than the SDK's warning of a missing sink.
   if (!tracing) return { sinks: { exporter: { export: { fn: () => {} } } } };
+  const {
+    makeWorkflowExporter,
+    OpenTelemetryActivityInboundInterceptor,
+    OpenTelemetryActivityOutboundInterceptor,
+  } = tracing.temporal;
   return {
     interceptors: {
       activity: [

@@ -54,7 +54,7 @@ describe('traces of a partner request, API → workflow → activity, in Jaeger'
     });
     expect(problems).toEqual([]);
     // Before the stack: its app, clients and worker add their tracing parts when it is on.
-    tracing = startTracing(config, 'unused');
+    tracing = await startTracing(config, 'unused');
     stack = await startStack({
       env: { LOG_LEVEL: 'info', WEBHOOK_ALLOW_LOOPBACK_HTTP: 'true' },
       logDestination: { write: (line: string) => void logLines.push(line) },

@@ -6,16 +6,16 @@ import {
   trace,
   type Tracer,
 } from '@opentelemetry/api';
-import {
-  ATTR_HTTP_REQUEST_METHOD,
-  ATTR_HTTP_RESPONSE_STATUS_CODE,
-  ATTR_HTTP_ROUTE,
-} from '@opentelemetry/semantic-conventions';
 import type { Middleware } from 'koa';
 import type { AppState } from '../context.js';
 
 /** The span attribute holding the request's X-Request-Id: how ops find a partner's request. */
 export const REQUEST_ID_ATTRIBUTE = 'embedded_credit.request_id';
+
+// OpenTelemetry's HTTP semantic conventions (stable): named here rather than loading their module.
+const ATTR_HTTP_REQUEST_METHOD = 'http.request.method';
+const ATTR_HTTP_RESPONSE_STATUS_CODE = 'http.response.status_code';
+const ATTR_HTTP_ROUTE = 'http.route';
 
 const untraced = new Set(['/healthz', '/readyz', '/metrics']);
 
