@@ -42,6 +42,8 @@ import { separateOpsListener } from './http/middleware/listeners.js';
 import { opsAudit } from './http/middleware/ops-audit.js';
 import { requestBudget } from './http/middleware/request-budget.js';
 import { requestContext } from './http/middleware/request-context.js';
+import { traceRequests } from './http/middleware/trace-requests.js';
+import { activeTracing } from './observability/tracing.js';
 import { securityHeaders } from './http/middleware/security-headers.js';
 import { buildOpenApiDocument } from './http/openapi.js';
 import { partnerExamples, type RecordedExchange } from './http/examples/examples.js';
@@ -389,6 +391,8 @@ export function createApp(deps: AppDeps): App {
     maxIpsCount: config.trustedProxyCount,
   });
   koa.silent = true;
+  const tracing = activeTracing();
+  if (tracing) koa.use(traceRequests(tracing.tracer));
   koa.use(
     requestContext(
       logger,

@@ -12,6 +12,7 @@ import { parseProxyRanges, type PspAuthentication } from './domain/pix/psp-mtls.
 import { projectRoot } from './project-root.js';
 import type { PayloadEncryption } from './temporal/payload-codec.js';
 import { parseTemporalSecurity, type TemporalTls } from './temporal/connection-security.js';
+import { parseTracingConfig, type TracingConfig } from './observability/tracing-config.js';
 
 /** The OPS_TOKEN used when none is configured in development and tests. Printed by `npm run dev`. */
 export const DEVELOPMENT_OPS_TOKEN = 'dev-ops-token-not-for-production';
@@ -299,6 +300,8 @@ const schema = z.object({
 
 export interface Config {
   readonly nodeEnv: 'development' | 'test' | 'production';
+  /** OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT …): undefined, off. */
+  readonly tracing: TracingConfig | undefined;
   readonly port: number;
   /** The API's listening address (HOST). */
   readonly host: string;
@@ -627,6 +630,7 @@ export class ConfigError extends Error {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = schema.safeParse(env);
   const temporalSecurity = parseTemporalSecurity(env, !isDevelopment(env));
+  const tracing = parseTracingConfig(env);
   const problems = [
     ...(parsed.error?.issues ?? []).map(
       (issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`,
@@ -634,6 +638,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...crossRules(env),
     ...failClosedRules(env),
     ...temporalSecurity.problems,
+    ...tracing.problems,
   ];
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const e = parsed.data;
@@ -764,6 +769,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       limit: e.TOKEN_FAILURE_LIMIT,
       windowMs: e.TOKEN_FAILURE_WINDOW,
     }),
+    tracing: tracing.tracing,
   });
 }
 

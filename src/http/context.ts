@@ -10,6 +10,8 @@ import type { Tenant } from '../domain/tenant.js';
 export interface AppState {
   requestId: string;
   log: Logger;
+  /** With tracing on: the request's trace id (src/http/middleware/trace-requests.ts). */
+  traceId?: string;
   /** Set by partner authentication. */
   tenant?: Tenant;
   /** The credential whose token authenticated the request. */

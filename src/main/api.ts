@@ -6,11 +6,14 @@ import { checkDatabaseAtStart } from '../db/start-check.js';
 import { createHttpMetrics } from '../http/metrics.js';
 import { connectTemporalClient } from '../temporal/client.js';
 import { customerKeysIn } from '../temporal/customer-keys.js';
+import { startTracing } from '../observability/tracing.js';
 import { runMain } from './run-main.js';
 
 await runMain('api', async (logger) => {
   const config = loadConfig();
   logger.level = config.logLevel;
+  // Before any client or app is made: they add their tracing parts only when it is on.
+  const tracing = await startTracing(config.tracing, 'embedded-credit-api');
   // Migrations are the migrate command's (as the owner); this role reads and writes rows only.
   const database = createDatabase(config.databaseUrl, { max: config.databasePoolSize });
   await checkDatabaseAtStart(database.sql, config.nodeEnv, logger);
@@ -49,5 +52,6 @@ await runMain('api', async (logger) => {
     await closeApp();
     await temporal.connection.close();
     await database.close();
+    await tracing?.shutdown();
   };
 });

@@ -2,7 +2,7 @@
  * `npm run dev`: the whole service on one machine, as one supervised process tree — embedded
  * PostgreSQL, migrations (as the owner; the API and the worker connect as a role with row access
  * only), the Temporal dev server with its UI, MinIO, Mailpit (the mailbox of every
- * e-mail sent), the PSP simulator (the lender's PSP, contract §16), the worker and the API. Ctrl-C
+ * e-mail sent), Jaeger (traces), the PSP simulator (the lender's PSP, contract §16), the worker and the API. Ctrl-C
  * stops all of it. DATABASE_URL, TEMPORAL_ADDRESS, SMTP_URL or PSP_API_URL point at servers of your
  * own instead.
  */
@@ -27,6 +27,7 @@ import { migrateDatabase } from '../db/migrate.js';
 import { partners } from '../db/schema/index.js';
 import { migrateForApplication } from '../devstack/database-roles.js';
 import { startEmbeddedPostgres, type RunningPostgres } from '../devstack/embedded-postgres.js';
+import { startJaeger, type JaegerServer } from '../devstack/jaeger.js';
 import { startMailpit, type MailpitServer } from '../devstack/mailpit.js';
 import { startMinio, type MinioServer } from '../devstack/minio.js';
 import { isSupervisor, relayToSupervisor } from '../devstack/own-process-group.js';
@@ -57,6 +58,7 @@ let postgresServer: RunningPostgres | undefined;
 let temporalServer: TestWorkflowEnvironment | undefined;
 let minioServer: MinioServer | undefined;
 let mailpitServer: MailpitServer | undefined;
+let jaegerServer: JaegerServer | undefined;
 let pspSimulator: PspSimulator | undefined;
 const children: { name: string; process: ChildProcess }[] = [];
 let stopping = false;
@@ -147,6 +149,10 @@ async function main(): Promise<void> {
     mailbox = `  Mailbox (Mailpit) http://localhost:${mailpitUiPort}   (SMTP 127.0.0.1:${smtpPort}; every e-mail the service sends lands here)`;
   }
 
+  // Traces: Jaeger receives the API's and the worker's spans and shows them, unless an OTLP
+  // endpoint of your own is set or OTEL_SDK_DISABLED=true turns tracing off.
+  const traces = await startDevTraces();
+
   // The lender's PSP (contract §16): the simulator, unless PSP_API_URL names a PSP of your own.
   let pspEnv: Record<string, string> = {};
   let pspLine: string | undefined;
@@ -200,6 +206,7 @@ async function main(): Promise<void> {
     ...env,
     ...objectStore,
     ...pspEnv,
+    ...traces.env,
     SMTP_URL: smtpUrl,
     NODE_ENV: env.NODE_ENV ?? 'development',
     DATABASE_URL: databaseUrl,
@@ -242,6 +249,7 @@ async function main(): Promise<void> {
           ]
         : []),
       ...(mailbox ? [mailbox] : []),
+      ...(traces.line ? [traces.line] : []),
       ...(pspLine ? [pspLine] : []),
       `  Ops token        ${opsToken}${env.OPS_TOKEN ? '' : '   (development default)'}`,
       '    the break-glass administrator, for incidents: every use is audited and counted',
@@ -259,6 +267,31 @@ async function main(): Promise<void> {
       '',
     ].join('\n'),
   );
+}
+
+/** Jaeger for the traces, unless OTEL_EXPORTER_OTLP_ENDPOINT names a collector or tracing is off. */
+async function startDevTraces(): Promise<{ env: Record<string, string>; line?: string }> {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') {
+    say('tracing off (OTEL_SDK_DISABLED=true)');
+    return { env: {} };
+  }
+  if (env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) {
+    say('using OTEL_EXPORTER_OTLP_ENDPOINT for traces');
+    return { env: {} };
+  }
+  const uiPort = Number(env.JAEGER_UI_PORT ?? 16686);
+  say(`starting Jaeger on 127.0.0.1:${uiPort} (traces kept in memory)…`);
+  jaegerServer = await startJaeger({
+    uiPort,
+    otlpHttpPort: Number(env.JAEGER_OTLP_HTTP_PORT ?? 4318),
+    otlpGrpcPort: Number(env.JAEGER_OTLP_GRPC_PORT ?? 4317),
+    progress: say,
+  });
+  const ui = `http://localhost:${uiPort}`;
+  return {
+    env: jaegerServer.env,
+    line: `  Traces (Jaeger)  ${ui}   (service embedded-credit-api, or search by tag embedded_credit.request_id=<X-Request-Id>; OTLP in at ${jaegerServer.otlpEndpoint})`,
+  };
 }
 
 /**
@@ -379,6 +412,7 @@ async function shutdown(exitCode: number): Promise<void> {
   );
   await pspSimulator?.stop().catch((error: unknown) => say(`PSP simulator: ${String(error)}`));
   await mailpitServer?.stop().catch((error: unknown) => say(`Mailpit: ${String(error)}`));
+  await jaegerServer?.stop().catch((error: unknown) => say(`Jaeger: ${String(error)}`));
   await minioServer?.stop().catch((error: unknown) => say(`MinIO: ${String(error)}`));
   await temporalServer
     ?.teardown()

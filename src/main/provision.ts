@@ -1,9 +1,10 @@
 /**
  * `npm run provision`: finds or builds everything the dev and test commands run besides npm
  * packages — both Temporal servers, MinIO and its client (mc), Mailpit, promtool (the alert rules'
- * tests), PostgreSQL's client tools (backup and restore) and, for the browser tests, Chromium — and says where it is. `--cluster` adds the real Temporal server on PostgreSQL and its Web UI.
+ * tests), PostgreSQL's client tools (backup and restore), Jaeger (traces) and, for the browser tests, Chromium — and says where it is. `--cluster` adds the real Temporal server on PostgreSQL and its Web UI.
  */
 import { ensureChromium } from '../devstack/browser.js';
+import { resolveJaeger } from '../devstack/jaeger.js';
 import { resolveMailpit } from '../devstack/mailpit.js';
 import { resolveMinio, resolveMinioClient } from '../devstack/minio.js';
 import { resolvePostgresClientTools } from '../devstack/postgres-client-tools.js';
@@ -26,6 +27,9 @@ try {
   const promtool = await resolvePromtool(progress);
   console.log(`promtool:             ${promtool.source}`);
   console.log(`pg_dump, pg_restore:  ${(await resolvePostgresClientTools(progress)).source}`);
+  // The traces' backend of `npm run dev` and of the trace test (test/e2e/traces.test.ts).
+  const jaeger = await resolveJaeger(progress);
+  console.log(`Jaeger:               ${jaeger.source}`);
   // `--cluster`: the real Temporal server (with its SQL tool and schemas) and its Web UI, built
   // only when asked, so `npm test` does not pay for their build.
   if (process.argv.includes('--cluster')) {

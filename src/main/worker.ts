@@ -19,11 +19,14 @@ import {
 } from '../observability/certificate-expiry.js';
 import { startWorker } from '../worker/start-worker.js';
 import { pspClientFor } from '../psp/client.js';
+import { startTracing } from '../observability/tracing.js';
 import { runMain } from './run-main.js';
 
 await runMain('worker', async (logger) => {
   const config = loadConfig();
   logger.level = config.logLevel;
+  // Before the workers are made: they add their tracing parts only when it is on.
+  const tracing = await startTracing(config.tracing, 'embedded-credit-worker');
   // runMain owns the signals, so the shutdown order (housekeeping, worker, connections) stays ours.
   // The SDK's own logs (the worker's, Core's, workflows' and activities' `log`) are lines of this
   // process's pino logger: one JSON format for the log shipper (issue 42).
@@ -120,6 +123,7 @@ await runMain('worker', async (logger) => {
     await worker.stop();
     mailer.close();
     await database.close();
+    await tracing?.shutdown();
   };
 });
 

@@ -3,6 +3,7 @@ import {
   Connection,
   defaultGrpcRetryOptions,
   makeGrpcRetryInterceptor,
+  type ClientInterceptors,
   type ConnectionOptions,
   type Metadata,
 } from '@temporalio/client';
@@ -11,6 +12,7 @@ import type { KeyRing } from '../domain/key-ring.js';
 import type { TemporalConnectionSecurity } from './connection-security.js';
 import type { CustomerKeys } from './customer-keys.js';
 import { payloadDataConverter, type PayloadEncryption } from './payload-codec.js';
+import { tracingClientInterceptors } from '../observability/tracing.js';
 
 /** What a client or worker needs to reach Temporal: `config.temporal` has every field. */
 export interface TemporalSettings extends Partial<TemporalConnectionSecurity> {
@@ -121,6 +123,8 @@ export function lazyTemporalClient(settings: TemporalSettings): Client {
     connection,
     namespace: settings.namespace,
     dataConverter: payloadDataConverter(settings),
+    // With tracing on, a start, signal or Update carries the caller's trace to the workflow.
+    ...withTracing(),
   });
 }
 
@@ -149,4 +153,10 @@ export async function temporalReachable(client: Client): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** The client interceptors of tracing, when it is on (src/observability/tracing.ts). */
+export function withTracing(): { interceptors?: ClientInterceptors } {
+  const interceptors = tracingClientInterceptors();
+  return interceptors ? { interceptors } : {};
 }

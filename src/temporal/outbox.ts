@@ -12,6 +12,7 @@ import { and, eq, inArray, isNull, lte, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/client.js';
 import { workflowOutbox } from '../db/schema/index.js';
 import type { Logger } from '../logger.js';
+import { currentTraceContext, withTraceContext } from '../observability/tracing.js';
 import { searchAttributes, type SearchAttributeName } from './search-attributes.js';
 
 export interface WorkflowStart {
@@ -55,6 +56,7 @@ export async function enqueueWorkflowStarts(
         args: start.args,
         searchAttributes: start.searchAttributes ?? {},
         summary: start.summary ?? null,
+        traceContext: currentTraceContext(),
         nextAttemptAt: sql`now() + make_interval(secs => ${SWEEP_GRACE_SECONDS})`,
       })),
     )
@@ -72,15 +74,18 @@ export async function dispatchWorkflowStart(
 ): Promise<boolean> {
   try {
     // Bounded by the call's deadline (src/temporal/client.ts): a request must not hang on an
-    // unreachable Temporal while the client retries.
-    await deps.temporal.workflow.start(row.workflowType, {
-      workflowId: row.workflowId,
-      taskQueue: row.taskQueue,
-      args: row.args,
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      typedSearchAttributes: toTypedSearchAttributes(row.searchAttributes),
-      ...(row.summary ? { staticSummary: row.summary } : {}),
-    });
+    // unreachable Temporal while the client retries. With tracing on, in the trace of whoever
+    // enqueued it (the request, the activity), also when the sweeper starts it later.
+    await withTraceContext(row.traceContext, () =>
+      deps.temporal.workflow.start(row.workflowType, {
+        workflowId: row.workflowId,
+        taskQueue: row.taskQueue,
+        args: row.args,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        typedSearchAttributes: toTypedSearchAttributes(row.searchAttributes),
+        ...(row.summary ? { staticSummary: row.summary } : {}),
+      }),
+    );
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
       const message = error instanceof Error ? error.message : String(error);

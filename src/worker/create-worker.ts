@@ -16,10 +16,18 @@ import { projectRoot } from '../project-root.js';
 import { deliveryTaskQueue } from '../temporal/task-queues.js';
 import { heartbeatWhileRunning } from './heartbeats.js';
 import { temporalLogger } from './temporal-logger.js';
+import { tracingWorkerOptions } from '../observability/tracing.js';
 
 /** Prebuilt by `npm run build` for production workers; development and tests bundle the sources. */
 export const prebuiltWorkflowBundle = join(projectRoot, 'dist', 'workflow-bundle.js');
 export const workflowsSource = join(projectRoot, 'workflows', 'index.ts');
+/**
+ * Bundled with the workflows, wherever a bundle is made: the workflow side of tracing, which does
+ * nothing for a workflow whose start carried no trace context (workflows/tracing-interceptors.ts).
+ */
+export const workflowInterceptorModules = [
+  join(projectRoot, 'workflows', 'tracing-interceptors.ts'),
+];
 
 export interface WorkerDeps {
   connection: NativeConnection;
@@ -80,6 +88,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     ? { codePath: deps.workflowBundlePath }
     : await bundleWorkflowCode({
         workflowsPath: workflowsSource,
+        workflowInterceptorModules,
         logger: temporalLogger(deps.logger),
       });
   const activities = createActivities({
@@ -97,6 +106,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     psp: deps.psp,
     ...(deps.reminders ? { reminders: deps.reminders } : {}),
   });
+  const tracing = tracingWorkerOptions();
   const create = (taskQueue: string) =>
     Worker.create({
       connection: deps.connection,
@@ -106,7 +116,12 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
       identity,
       activities,
       workflowBundle,
-      interceptors: { activity: [heartbeatWhileRunning] },
+      // Heartbeats for every activity that has a heartbeat timeout, and with tracing on the
+      // activities' spans; the workflow spans' sink.
+      interceptors: {
+        activity: [heartbeatWhileRunning, ...(tracing.interceptors?.activity ?? [])],
+      },
+      sinks: tracing.sinks,
       // Heartbeats reach the server every 3 s at most (the SDK's default would wait 80 % of the
       // 10 s timeout, 2 s from giving a live but busy worker's attempt up).
       maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,

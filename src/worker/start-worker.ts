@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import {
   connectionSecurity,
   temporalConnectionOptions,
+  withTracing,
   type TemporalSettings,
 } from '../temporal/client.js';
 import { customerKeysIn } from '../temporal/customer-keys.js';
@@ -65,6 +66,7 @@ export async function startWorker(
     connection: await Connection.connect(temporalConnectionOptions(settings)),
     namespace: settings.namespace,
     dataConverter,
+    ...withTracing(),
   });
   const workers = await createWorkers({
     connection,

@@ -16,7 +16,7 @@ import { makePki } from '../../src/devstack/pki.js';
 import { startPspSimulator, type PspSimulator } from '../../src/devstack/psp-simulator/index.js';
 import { resolveTemporalCli, resolveTestServer } from '../../src/devstack/temporal-binaries.js';
 import { startTemporalDevServer } from '../../src/devstack/temporal-dev-server.js';
-import { workflowsSource } from '../../src/worker/create-worker.js';
+import { workflowInterceptorModules, workflowsSource } from '../../src/worker/create-worker.js';
 import { freePort } from '../../src/devstack/free-port.js';
 import { seedStaff, type SeededStaff } from './seed-staff.js';
 
@@ -123,6 +123,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const staff = await seedStaff(databaseUrl);
     const { code } = await bundleWorkflowCode({
       workflowsPath: workflowsSource,
+      workflowInterceptorModules,
       logger: quietBundlerLogger,
     });
     const workflowBundlePath = join(scratch, 'workflow-bundle.js');

@@ -1,3 +1,4 @@
+import { tracingWorkerOptions } from '../../src/observability/tracing.js';
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { Worker } from '@temporalio/worker';
@@ -50,6 +51,8 @@ describe('replaying recorded histories', async () => {
             payloadKeys: developmentRing('TEMPORAL_PAYLOAD_KEYS'),
             plainPayloads: 'accept',
           }),
+          // The workers' sinks: a traced run's workflow spans go to the (here idle) exporter.
+          sinks: tracingWorkerOptions().sinks,
         },
         history,
         file,

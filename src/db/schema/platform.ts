@@ -22,6 +22,11 @@ export const workflowOutbox = pgTable(
     attempts: integer('attempts').notNull().default(0),
     lastError: text('last_error'),
     startedAt: timestamp('started_at', { withTimezone: true, precision: 3 }),
+    /**
+     * With tracing on: the W3C trace context (`traceparent`, `tracestate`) of whoever enqueued the
+     * start, so a start the sweeper makes later still continues that trace.
+     */
+    traceContext: jsonb('trace_context').$type<Record<string, string>>(),
   },
   (t) => [
     index('workflow_outbox_due_idx')

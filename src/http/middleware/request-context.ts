@@ -32,10 +32,13 @@ export function requestContext(
       ? incoming
       : `req_${randomUUID().replaceAll('-', '')}`;
     ctx.state.requestId = requestId;
+    // With tracing on, every line of the request names its trace (set by traceRequests).
+    const traceId = ctx.state.traceId;
+    const ids = traceId ? { requestId, traceId } : { requestId };
     // Made on first use: most requests log nothing but their access line.
     let log: Logger | undefined;
     Object.defineProperty(ctx.state, 'log', {
-      get: () => (log ??= logger.child({ requestId })),
+      get: () => (log ??= logger.child(ids)),
       enumerable: true,
     });
     ctx.set({ ...headers, 'X-Request-Id': requestId, 'API-Version': API_VERSION });
@@ -47,7 +50,7 @@ export function requestContext(
       metrics.observe(ctx.method, route, ctx.status, seconds);
       accessLog[accessLevel](
         {
-          requestId,
+          ...ids,
           method: ctx.method,
           path: ctx.path.replace(hostedToken, '$1[redacted]'),
           route,

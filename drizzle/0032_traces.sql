@@ -1,0 +1,1 @@
+ALTER TABLE "workflow_outbox" ADD COLUMN "trace_context" jsonb;
