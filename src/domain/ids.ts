@@ -25,6 +25,8 @@ export const idPrefixes = {
   approval: 'apr',
   payout: 'pyt',
   customerDataKey: 'cdk',
+  agreementSimulation: 'ags',
+  agreement: 'agr',
 } as const;
 
 export type IdPrefix = (typeof idPrefixes)[keyof typeof idPrefixes];

@@ -15,3 +15,4 @@ export * from './data-keys.js';
 export * from './refunds.js';
 export * from './reconciliation.js';
 export * from './payouts.js';
+export * from './agreements.js';

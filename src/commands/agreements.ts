@@ -1,0 +1,222 @@
+/**
+ * Payment agreements (contract §17; docs/agreements.md): the partner simulates one on a late loan
+ * and makes it from that simulation. The figures are the domain's (`domain/loans/agreements.ts`),
+ * on the customer's clock; what the agreement later does to the loan is the loan workflow's.
+ */
+import {
+  findAgreementSimulation,
+  insertAgreement,
+  insertAgreementSimulation,
+  lapseAgreement,
+  liveAgreementOf,
+  type Agreement,
+  type AgreementSimulation,
+} from '../db/queries/agreements.js';
+import { findLoan, repaymentOf, repaymentTerms, type LoanView } from '../db/queries/loans.js';
+import { addDays, businessDate, startOfBusinessDate } from '../domain/business-date.js';
+import { newId } from '../domain/ids.js';
+import {
+  agreementEventTypes,
+  AgreementRefusal,
+  simulateAgreement,
+  type AgreementDiscount,
+  type AgreementScope,
+} from '../domain/loans/agreements.js';
+import type { Tenant } from '../domain/tenant.js';
+import { ProblemError, problems, type FieldError } from '../errors.js';
+import { presentAgreement } from '../presenters/agreements.js';
+import { recordAndFanOut, startDeliveries } from '../webhooks/fan-out.js';
+import { clockNow } from './customer-clock.js';
+import { loanNotFound, type LoanDeps } from './loan-deps.js';
+
+export const agreementNotFound = (id: string) =>
+  problems.notFound('agreement_not_found', `No agreement ${id}.`);
+export const agreementSimulationNotFound = (id: string) =>
+  problems.notFound('agreement_simulation_not_found', `No agreement simulation ${id}.`);
+
+export interface AgreementSimulationCommand {
+  rows: AgreementScope;
+  discount_percentage?: number | undefined;
+  discount_amount?: number | undefined;
+  installments: number;
+  first_due_date: string;
+}
+
+/** The end of a business date (São Paulo): the instant the next one starts, less a millisecond. */
+const endOf = (date: string) => new Date(startOfBusinessDate(addDays(date, 1)) - 1);
+
+async function activeLoan(deps: LoanDeps, tenant: Tenant, loanId: string): Promise<LoanView> {
+  const loan = await findLoan(deps.db, tenant, loanId);
+  if (!loan) throw loanNotFound(loanId);
+  if (loan.status !== 'active')
+    throw new ProblemError(
+      'invalid_state',
+      `The loan is ${loan.status}; only an active loan takes an agreement.`,
+    );
+  return loan;
+}
+
+const fieldOf: Record<AgreementRefusal['code'], Pick<FieldError, 'path' | 'code'>> = {
+  nothing_overdue: { path: 'body.rows', code: 'nothing_overdue' },
+  nothing_to_agree: { path: 'body.rows', code: 'nothing_overdue' },
+  agreement_discount_above_charges: {
+    path: 'body.discount_amount',
+    code: 'discount_above_charges',
+  },
+  invalid_first_due_date: { path: 'body.first_due_date', code: 'out_of_range' },
+};
+
+/**
+ * Simulates an agreement on the loan's rows as they stand today (the customer's clock), and keeps
+ * the simulation until the end of that day (the debt's late charges change daily).
+ */
+export async function simulateLoanAgreement(
+  deps: LoanDeps,
+  tenant: Tenant,
+  loanId: string,
+  command: AgreementSimulationCommand,
+): Promise<AgreementSimulation> {
+  const loan = await activeLoan(deps, tenant, loanId);
+  const now = clockNow(loan, deps.clock());
+  const date = businessDate(now);
+  const discount: AgreementDiscount =
+    command.discount_percentage !== undefined
+      ? { percentage: String(command.discount_percentage) }
+      : command.discount_amount !== undefined
+        ? { amount: command.discount_amount }
+        : null;
+  let figures;
+  try {
+    figures = simulateAgreement(
+      repaymentOf(loan),
+      {
+        date,
+        scope: command.rows,
+        discount,
+        installments: command.installments,
+        firstDueDate: command.first_due_date,
+      },
+      repaymentTerms(loan),
+    );
+  } catch (error) {
+    if (!(error instanceof AgreementRefusal)) throw error;
+    throw problems.validation([{ ...fieldOf[error.code], message: error.message }]);
+  }
+  return insertAgreementSimulation(deps.db, {
+    id: newId('ags'),
+    partnerId: tenant.partnerId,
+    environment: tenant.environment,
+    loanId: loan.id,
+    figures,
+    validUntil: endOf(date),
+  });
+}
+
+const agreementExists = (agreement: Pick<Agreement, 'id' | 'status'>) =>
+  new ProblemError(
+    'agreement_exists',
+    `The loan has a live agreement, ${agreement.id} (${agreement.status}): one at a time.`,
+  );
+
+/**
+ * An agreement still `pending_acceptance` past its deadline (the customer's clock) is `lapsed`
+ * here, when a new agreement asks for its place (`loan.agreement_lapsed`): until the loan's
+ * workflow keeps that deadline with a durable timer (not built yet; docs/agreements.md), an
+ * agreement nobody accepted never blocks the loan. A conditional write: two racing requests lapse
+ * it once. Answers whether the agreement is lapsed now.
+ */
+async function lapsedUnaccepted(
+  deps: LoanDeps,
+  tenant: Tenant,
+  agreement: Agreement,
+  now: Date,
+): Promise<boolean> {
+  if (agreement.status !== 'pending_acceptance' || now <= agreement.acceptanceDeadline)
+    return false;
+  const deliveries = await deps.db.transaction(async (tx) => {
+    const lapsed = await lapseAgreement(tx, agreement.id, now);
+    if (!lapsed) return [];
+    return recordAndFanOut(
+      tx,
+      tenant,
+      [
+        {
+          id: newId('evt'),
+          type: agreementEventTypes.lapsed,
+          data: presentAgreement(lapsed),
+          createdAt: lapsed.updatedAt,
+        },
+      ],
+      deps.taskQueue,
+    );
+  });
+  await startDeliveries(deps, deliveries);
+  return true;
+}
+
+/**
+ * Makes the agreement of a simulation: `pending_acceptance` until the borrower accepts it, at the
+ * latest by the end of its first row's due date. One live agreement per loan (409
+ * `agreement_exists`); a simulation past its day, or made before the loan last changed, is 409
+ * `simulation_expired` (simulate again).
+ */
+export async function createLoanAgreement(
+  deps: LoanDeps,
+  tenant: Tenant,
+  loanId: string,
+  simulationId: string,
+): Promise<Agreement> {
+  const loan = await activeLoan(deps, tenant, loanId);
+  const simulation = await findAgreementSimulation(deps.db, tenant, loan.id, simulationId);
+  if (!simulation) throw agreementSimulationNotFound(simulationId);
+  const now = clockNow(loan, deps.clock());
+  const live = await liveAgreementOf(deps.db, loan.id);
+  if (live && !(await lapsedUnaccepted(deps, tenant, live, now))) throw agreementExists(live);
+  if (now > simulation.validUntil)
+    throw new ProblemError(
+      'simulation_expired',
+      `The simulation was valid until ${simulation.validUntil.toISOString()}; simulate again.`,
+    );
+  if (loan.updatedAt > simulation.createdAt)
+    throw new ProblemError(
+      'simulation_expired',
+      'The loan changed after the simulation (a payment, an overdue row): simulate again.',
+    );
+  const { agreement, deliveries } = await deps.db.transaction(async (tx) => {
+    const written = await insertAgreement(tx, {
+      id: newId('agr'),
+      partnerId: tenant.partnerId,
+      environment: tenant.environment,
+      loanId: loan.id,
+      simulationId: simulation.id,
+      status: 'pending_acceptance',
+      figures: simulation.figures,
+      acceptanceDeadline: endOf(simulation.figures.first_due_date),
+    });
+    if (!written) {
+      const other = await liveAgreementOf(tx, loan.id);
+      throw other
+        ? agreementExists(other)
+        : new ProblemError(
+            'agreement_exists',
+            `The simulation ${simulation.id} was made into an agreement already.`,
+          );
+    }
+    const outbox = await recordAndFanOut(
+      tx,
+      tenant,
+      [
+        {
+          id: newId('evt'),
+          type: agreementEventTypes.created,
+          data: presentAgreement(written),
+          createdAt: written.createdAt,
+        },
+      ],
+      deps.taskQueue,
+    );
+    return { agreement: written, deliveries: outbox };
+  });
+  await startDeliveries(deps, deliveries);
+  return agreement;
+}
