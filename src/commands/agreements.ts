@@ -7,6 +7,8 @@ import {
   findAgreementSimulation,
   insertAgreement,
   insertAgreementSimulation,
+  acceptAgreement,
+  findAgreement,
   lapseAgreement,
   liveAgreementOf,
   type Agreement,
@@ -119,11 +121,12 @@ const agreementExists = (agreement: Pick<Agreement, 'id' | 'status'>) =>
   );
 
 /**
- * An agreement still `pending_acceptance` past its deadline (the customer's clock) is `lapsed`
- * here, when a new agreement asks for its place (`loan.agreement_lapsed`): until the loan's
- * workflow keeps that deadline with a durable timer (not built yet; docs/agreements.md), an
- * agreement nobody accepted never blocks the loan. A conditional write: two racing requests lapse
- * it once. Answers whether the agreement is lapsed now.
+ * An agreement still `pending_acceptance` or `pending_entry` past its deadline (the end of its
+ * first row's due date, the customer's clock) is `lapsed` here, when it is read for a command
+ * (`loan.agreement_lapsed`): until the loan's workflow keeps that deadline with a durable timer
+ * (not built yet; docs/agreements.md), an agreement left unaccepted or without its entry never
+ * blocks the loan. A conditional write: two racing requests lapse it once. Answers whether the
+ * agreement is lapsed now.
  */
 async function lapsedUnaccepted(
   deps: LoanDeps,
@@ -131,8 +134,8 @@ async function lapsedUnaccepted(
   agreement: Agreement,
   now: Date,
 ): Promise<boolean> {
-  if (agreement.status !== 'pending_acceptance' || now <= agreement.acceptanceDeadline)
-    return false;
+  const waiting = agreement.status === 'pending_acceptance' || agreement.status === 'pending_entry';
+  if (!waiting || now <= agreement.acceptanceDeadline) return false;
   const deliveries = await deps.db.transaction(async (tx) => {
     const lapsed = await lapseAgreement(tx, agreement.id, now);
     if (!lapsed) return [];
@@ -219,4 +222,60 @@ export async function createLoanAgreement(
   });
   await startDeliveries(deps, deliveries);
   return agreement;
+}
+
+/**
+ * The sandbox's acceptance (contract §17: like the signing helper): what the hosted page will do
+ * once the borrower entered the e-mailed code, recorded with the channel `sandbox_api`, now on
+ * the customer's clock: `pending_entry`, `loan.agreement_accepted`. Accepting an agreement already
+ * accepted answers it as it is; one past its deadline lapses (409 `invalid_state`).
+ */
+export async function acceptAgreementInSandbox(
+  deps: LoanDeps,
+  tenant: Tenant,
+  agreementId: string,
+  evidence: { ipAddress: string | null; userAgent: string | null },
+): Promise<Agreement> {
+  const agreement = await findAgreement(deps.db, tenant, agreementId);
+  if (!agreement) throw agreementNotFound(agreementId);
+  const loan = await findLoan(deps.db, tenant, agreement.loanId);
+  if (!loan) throw loanNotFound(agreement.loanId);
+  const now = clockNow(loan, deps.clock());
+  if (await lapsedUnaccepted(deps, tenant, agreement, now))
+    throw new ProblemError(
+      'invalid_state',
+      `The agreement's deadline, ${agreement.acceptanceDeadline.toISOString()}, passed: it lapsed.`,
+    );
+  // Accepted already: the same acceptance again changes nothing.
+  if (agreement.status === 'pending_entry' || agreement.status === 'active') return agreement;
+  if (agreement.status !== 'pending_acceptance')
+    throw new ProblemError(
+      'invalid_state',
+      `The agreement is ${agreement.status}; it takes no acceptance.`,
+    );
+  const { accepted, deliveries } = await deps.db.transaction(async (tx) => {
+    const written = await acceptAgreement(tx, agreement.id, {
+      acceptedAt: now,
+      ...evidence,
+      channel: 'sandbox_api',
+    });
+    if (!written) return { accepted: undefined, deliveries: [] };
+    const outbox = await recordAndFanOut(
+      tx,
+      tenant,
+      [
+        {
+          id: newId('evt'),
+          type: agreementEventTypes.accepted,
+          data: presentAgreement(written),
+          createdAt: written.updatedAt,
+        },
+      ],
+      deps.taskQueue,
+    );
+    return { accepted: written, deliveries: outbox };
+  });
+  await startDeliveries(deps, deliveries);
+  // Accepted (or lapsed) meanwhile by a request racing this one: answer it as it stands.
+  return accepted ?? (await findAgreement(deps.db, tenant, agreementId))!;
 }

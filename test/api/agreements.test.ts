@@ -194,13 +194,25 @@ describe('payment agreements (contract §17)', () => {
     );
     expect(events.data.map((e) => e.type)).toEqual(['loan.agreement_created']);
 
+    // The borrower accepts (the sandbox helper): `pending_entry`, once, whatever is sent again.
+    const accept = (id: string) =>
+      api(`/v3/sandbox/agreements/${id}/acceptance`, { method: 'POST' });
+    const accepted = await json<AgreementBody>(accept(agreement.id));
+    expect(accepted.status).toBe('pending_entry');
+    expect(accepted.accepted_at?.slice(0, 14)).toBe(`${today}T15:`);
+    expect(await json<AgreementBody>(accept(agreement.id))).toEqual(accepted);
+    expect(
+      (await otherPartner(`/v3/sandbox/agreements/${agreement.id}/acceptance`, { method: 'POST' }))
+        .status,
+    ).toBe(404);
+
     // Nothing changed on the loan, and the books hold.
     const after = await json<LoanBody>(api(`/v3/loans/${loan.id}`));
     expect(after.schedule).toEqual(late.schedule);
     expect(await reconcileLedger(stack.database.db)).toEqual([]);
 
-    // Not accepted by the end of its first row's due date, it lapses when a new one asks for its
-    // place: nothing changed on the loan.
+    // Its entry not paid by the end of its first row's due date, it lapses when a new one asks
+    // for its place: nothing changed on the loan.
     const later = addDays(first, 1);
     await advanceClock(customerId, new Date(`${later}T15:00:00Z`));
     const again = await json<SimulationBody>(
@@ -212,12 +224,14 @@ describe('payment agreements (contract §17)', () => {
     const second = await json<AgreementBody>(create(loan.id, again.id), 201);
     expect(second.status).toBe('pending_acceptance');
     const lapsed = await json<AgreementBody>(api(`/v3/agreements/${agreement.id}`));
-    expect(lapsed).toMatchObject({ status: 'lapsed', accepted_at: null });
+    expect(lapsed).toMatchObject({ status: 'lapsed', accepted_at: accepted.accepted_at });
+    expect((await problemOf(accept(agreement.id), 409)).code).toBe('invalid_state');
     const history = await json<{ data: { type: string }[] }>(
       api(`/v3/events?resource_id=${agreement.id}&order=asc`),
     );
     expect(history.data.map((e) => e.type)).toEqual([
       'loan.agreement_created',
+      'loan.agreement_accepted',
       'loan.agreement_lapsed',
     ]);
     expect((await problemOf(create(loan.id, simulation.id), 409)).code).toBe('agreement_exists');

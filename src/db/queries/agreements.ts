@@ -1,4 +1,4 @@
-import { and, desc, eq, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
 import { paginate, type ListParams, type Page } from '../pagination.js';
@@ -99,8 +99,8 @@ export async function liveAgreementOf(db: DbOrTx, loanId: string): Promise<Agree
 }
 
 /**
- * `pending_acceptance` → `lapsed` (its deadline passed, `endedAt` the customer's clock); undefined
- * when it was no longer awaiting acceptance: nothing is written.
+ * `pending_acceptance` or `pending_entry` → `lapsed` (its deadline passed, `endedAt` the customer's
+ * clock); undefined when it was neither any more: nothing is written.
  */
 export async function lapseAgreement(
   tx: DbOrTx,
@@ -110,6 +110,37 @@ export async function lapseAgreement(
   const [row] = await tx
     .update(loanAgreements)
     .set({ status: 'lapsed', endedAt, updatedAt: sql`now()` })
+    .where(
+      and(
+        eq(loanAgreements.id, id),
+        inArray(loanAgreements.status, ['pending_acceptance', 'pending_entry']),
+      ),
+    )
+    .returning();
+  return row;
+}
+
+/** The borrower's acceptance and its evidence: `pending_acceptance` → `pending_entry`. */
+export async function acceptAgreement(
+  tx: DbOrTx,
+  id: string,
+  evidence: {
+    acceptedAt: Date;
+    ipAddress: string | null;
+    userAgent: string | null;
+    channel: string;
+  },
+): Promise<Agreement | undefined> {
+  const [row] = await tx
+    .update(loanAgreements)
+    .set({
+      status: 'pending_entry',
+      acceptedAt: evidence.acceptedAt,
+      acceptedIp: evidence.ipAddress,
+      acceptedUserAgent: evidence.userAgent,
+      acceptedChannel: evidence.channel,
+      updatedAt: sql`now()`,
+    })
     .where(and(eq(loanAgreements.id, id), eq(loanAgreements.status, 'pending_acceptance')))
     .returning();
   return row;

@@ -618,6 +618,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v3/sandbox/agreements/{agreement_id}/acceptance': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Accept an agreement as the borrower (sandbox)
+     * @description Records the borrower’s acceptance as the hosted page will once they entered the e-mailed code (channel `sandbox_api`), now on the customer’s clock: `pending_entry`, `loan.agreement_accepted`. The same acceptance again answers the agreement as it is. 409 `invalid_state` once it lapsed (not accepted by the end of its first row’s due date) or ended. The entry’s payment does not reach the agreement yet (docs/agreements.md): an accepted agreement lapses at that deadline.
+     */
+    post: operations['sandboxAcceptAgreement'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v3/events': {
     parameters: {
       query?: never;
@@ -8886,9 +8906,8 @@ export interface operations {
         /**
          * @example {
          *       "rows": "overdue",
-         *       "discount_percentage": 50,
-         *       "installments": 4,
-         *       "first_due_date": "2027-02-17"
+         *       "installments": 2,
+         *       "first_due_date": "2027-02-23"
          *     }
          */
         'application/json': components['schemas']['AgreementSimulationRequest'];
@@ -8903,79 +8922,63 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "id": "ags_c90d1e4a86a93b8cfc1b5c351e49a9e1",
-           *       "loan_id": "ln_b7bfabd6c931918badee35c7402c9664",
+           *       "id": "ags_4e1bb6309a512f95eb10ef2d2c60cab4",
+           *       "loan_id": "ln_1f2994c4628ad4b86a8507f0a9107a65",
            *       "currency": "BRL",
-           *       "date": "2027-02-07",
+           *       "date": "2027-02-18",
            *       "rows": "overdue",
            *       "covered_rows": [
            *         {
            *           "number": 1,
            *           "due_date": "2026-12-28",
            *           "status": "overdue",
-           *           "installment_amount": 18023,
-           *           "late_fee_amount": 360,
-           *           "late_interest_amount": 246,
-           *           "value_amount": 18629
+           *           "installment_amount": 17674,
+           *           "late_fee_amount": 353,
+           *           "late_interest_amount": 306,
+           *           "value_amount": 18333
            *         },
            *         {
            *           "number": 2,
            *           "due_date": "2027-01-28",
            *           "status": "overdue",
-           *           "installment_amount": 18023,
-           *           "late_fee_amount": 360,
-           *           "late_interest_amount": 60,
-           *           "value_amount": 18443
+           *           "installment_amount": 17674,
+           *           "late_fee_amount": 353,
+           *           "late_interest_amount": 124,
+           *           "value_amount": 18151
            *         }
            *       ],
-           *       "principal_amount": 32851,
-           *       "interest_amount": 3195,
-           *       "late_fee_amount": 720,
-           *       "late_interest_amount": 306,
-           *       "debt_amount": 37072,
-           *       "discount_amount": 2110,
-           *       "agreed_amount": 34962,
-           *       "installments": 4,
-           *       "first_due_date": "2027-02-17",
-           *       "monthly_interest_rate": 0.0349,
-           *       "total_amount": 37161,
-           *       "total_interest_amount": 2199,
+           *       "principal_amount": 32916,
+           *       "interest_amount": 2432,
+           *       "late_fee_amount": 706,
+           *       "late_interest_amount": 430,
+           *       "debt_amount": 36484,
+           *       "discount_amount": 0,
+           *       "agreed_amount": 36484,
+           *       "installments": 2,
+           *       "first_due_date": "2027-02-23",
+           *       "monthly_interest_rate": 0.0249,
+           *       "total_amount": 37054,
+           *       "total_interest_amount": 570,
            *       "schedule": [
            *         {
            *           "number": 1,
-           *           "due_date": "2027-02-17",
-           *           "balance_amount": 26074,
-           *           "interest_amount": 402,
-           *           "principal_amount": 8888,
-           *           "installment_amount": 9290
+           *           "due_date": "2027-02-23",
+           *           "balance_amount": 18107,
+           *           "interest_amount": 150,
+           *           "principal_amount": 18377,
+           *           "installment_amount": 18527
            *         },
            *         {
            *           "number": 2,
-           *           "due_date": "2027-03-17",
-           *           "balance_amount": 17632,
-           *           "interest_amount": 848,
-           *           "principal_amount": 8442,
-           *           "installment_amount": 9290
-           *         },
-           *         {
-           *           "number": 3,
-           *           "due_date": "2027-04-17",
-           *           "balance_amount": 8978,
-           *           "interest_amount": 636,
-           *           "principal_amount": 8654,
-           *           "installment_amount": 9290
-           *         },
-           *         {
-           *           "number": 4,
-           *           "due_date": "2027-05-17",
+           *           "due_date": "2027-03-23",
            *           "balance_amount": 0,
-           *           "interest_amount": 313,
-           *           "principal_amount": 8978,
-           *           "installment_amount": 9291
+           *           "interest_amount": 420,
+           *           "principal_amount": 18107,
+           *           "installment_amount": 18527
            *         }
            *       ],
-           *       "valid_until": "2027-02-08T02:59:59.999Z",
-           *       "created_at": "2026-11-28T21:21:37.939Z"
+           *       "valid_until": "2027-02-19T02:59:59.999Z",
+           *       "created_at": "2026-11-28T21:54:25.351Z"
            *     }
            */
           'application/json': components['schemas']['AgreementSimulation'];
@@ -9104,9 +9107,9 @@ export interface operations {
            * @example {
            *       "data": [
            *         {
-           *           "id": "agr_59cbafbe2322361f93a9885d9d2290bd",
-           *           "loan_id": "ln_b7bfabd6c931918badee35c7402c9664",
-           *           "simulation_id": "ags_c90d1e4a86a93b8cfc1b5c351e49a9e1",
+           *           "id": "agr_4c4ec8f2fb47a259607147b015f5faf2",
+           *           "loan_id": "ln_1f2994c4628ad4b86a8507f0a9107a65",
+           *           "simulation_id": "ags_426a000311912c31be58bdf51dd53297",
            *           "status": "pending_acceptance",
            *           "currency": "BRL",
            *           "date": "2027-02-07",
@@ -9116,73 +9119,73 @@ export interface operations {
            *               "number": 1,
            *               "due_date": "2026-12-28",
            *               "status": "overdue",
-           *               "installment_amount": 18023,
-           *               "late_fee_amount": 360,
-           *               "late_interest_amount": 246,
-           *               "value_amount": 18629
+           *               "installment_amount": 17674,
+           *               "late_fee_amount": 353,
+           *               "late_interest_amount": 242,
+           *               "value_amount": 18269
            *             },
            *             {
            *               "number": 2,
            *               "due_date": "2027-01-28",
            *               "status": "overdue",
-           *               "installment_amount": 18023,
-           *               "late_fee_amount": 360,
-           *               "late_interest_amount": 60,
-           *               "value_amount": 18443
+           *               "installment_amount": 17674,
+           *               "late_fee_amount": 353,
+           *               "late_interest_amount": 59,
+           *               "value_amount": 18086
            *             }
            *           ],
-           *           "principal_amount": 32851,
-           *           "interest_amount": 3195,
-           *           "late_fee_amount": 720,
-           *           "late_interest_amount": 306,
-           *           "debt_amount": 37072,
-           *           "discount_amount": 2110,
-           *           "agreed_amount": 34962,
+           *           "principal_amount": 33074,
+           *           "interest_amount": 2274,
+           *           "late_fee_amount": 706,
+           *           "late_interest_amount": 301,
+           *           "debt_amount": 36355,
+           *           "discount_amount": 1640,
+           *           "agreed_amount": 34715,
            *           "installments": 4,
            *           "first_due_date": "2027-02-17",
-           *           "monthly_interest_rate": 0.0349,
-           *           "total_amount": 37161,
-           *           "total_interest_amount": 2199,
+           *           "monthly_interest_rate": 0.0249,
+           *           "total_amount": 36273,
+           *           "total_interest_amount": 1558,
            *           "schedule": [
            *             {
            *               "number": 1,
            *               "due_date": "2027-02-17",
-           *               "balance_amount": 26074,
-           *               "interest_amount": 402,
-           *               "principal_amount": 8888,
-           *               "installment_amount": 9290
+           *               "balance_amount": 25933,
+           *               "interest_amount": 286,
+           *               "principal_amount": 8782,
+           *               "installment_amount": 9068
            *             },
            *             {
            *               "number": 2,
            *               "due_date": "2027-03-17",
-           *               "balance_amount": 17632,
-           *               "interest_amount": 848,
-           *               "principal_amount": 8442,
-           *               "installment_amount": 9290
+           *               "balance_amount": 17467,
+           *               "interest_amount": 602,
+           *               "principal_amount": 8466,
+           *               "installment_amount": 9068
            *             },
            *             {
            *               "number": 3,
            *               "due_date": "2027-04-17",
-           *               "balance_amount": 8978,
-           *               "interest_amount": 636,
-           *               "principal_amount": 8654,
-           *               "installment_amount": 9290
+           *               "balance_amount": 8849,
+           *               "interest_amount": 450,
+           *               "principal_amount": 8618,
+           *               "installment_amount": 9068
            *             },
            *             {
            *               "number": 4,
            *               "due_date": "2027-05-17",
            *               "balance_amount": 0,
-           *               "interest_amount": 313,
-           *               "principal_amount": 8978,
-           *               "installment_amount": 9291
+           *               "interest_amount": 220,
+           *               "principal_amount": 8849,
+           *               "installment_amount": 9069
            *             }
            *           ],
            *           "acceptance_deadline": "2027-02-18T02:59:59.999Z",
            *           "accepted_at": null,
            *           "active_at": null,
            *           "ended_at": null,
-           *           "created_at": "2026-11-28T21:21:38.147Z",
-           *           "updated_at": "2026-11-28T21:21:38.147Z"
+           *           "created_at": "2026-11-28T21:54:24.558Z",
+           *           "updated_at": "2026-11-28T21:54:24.558Z"
            *         }
            *       ],
            *       "has_more": false
@@ -9273,7 +9276,7 @@ export interface operations {
       content: {
         /**
          * @example {
-         *       "simulation_id": "ags_c90d1e4a86a93b8cfc1b5c351e49a9e1"
+         *       "simulation_id": "ags_4e1bb6309a512f95eb10ef2d2c60cab4"
          *     }
          */
         'application/json': components['schemas']['AgreementRequest'];
@@ -9290,85 +9293,69 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "id": "agr_59cbafbe2322361f93a9885d9d2290bd",
-           *       "loan_id": "ln_b7bfabd6c931918badee35c7402c9664",
-           *       "simulation_id": "ags_c90d1e4a86a93b8cfc1b5c351e49a9e1",
+           *       "id": "agr_bb9f4da8f2764f103f50412203360973",
+           *       "loan_id": "ln_1f2994c4628ad4b86a8507f0a9107a65",
+           *       "simulation_id": "ags_4e1bb6309a512f95eb10ef2d2c60cab4",
            *       "status": "pending_acceptance",
            *       "currency": "BRL",
-           *       "date": "2027-02-07",
+           *       "date": "2027-02-18",
            *       "rows": "overdue",
            *       "covered_rows": [
            *         {
            *           "number": 1,
            *           "due_date": "2026-12-28",
            *           "status": "overdue",
-           *           "installment_amount": 18023,
-           *           "late_fee_amount": 360,
-           *           "late_interest_amount": 246,
-           *           "value_amount": 18629
+           *           "installment_amount": 17674,
+           *           "late_fee_amount": 353,
+           *           "late_interest_amount": 306,
+           *           "value_amount": 18333
            *         },
            *         {
            *           "number": 2,
            *           "due_date": "2027-01-28",
            *           "status": "overdue",
-           *           "installment_amount": 18023,
-           *           "late_fee_amount": 360,
-           *           "late_interest_amount": 60,
-           *           "value_amount": 18443
+           *           "installment_amount": 17674,
+           *           "late_fee_amount": 353,
+           *           "late_interest_amount": 124,
+           *           "value_amount": 18151
            *         }
            *       ],
-           *       "principal_amount": 32851,
-           *       "interest_amount": 3195,
-           *       "late_fee_amount": 720,
-           *       "late_interest_amount": 306,
-           *       "debt_amount": 37072,
-           *       "discount_amount": 2110,
-           *       "agreed_amount": 34962,
-           *       "installments": 4,
-           *       "first_due_date": "2027-02-17",
-           *       "monthly_interest_rate": 0.0349,
-           *       "total_amount": 37161,
-           *       "total_interest_amount": 2199,
+           *       "principal_amount": 32916,
+           *       "interest_amount": 2432,
+           *       "late_fee_amount": 706,
+           *       "late_interest_amount": 430,
+           *       "debt_amount": 36484,
+           *       "discount_amount": 0,
+           *       "agreed_amount": 36484,
+           *       "installments": 2,
+           *       "first_due_date": "2027-02-23",
+           *       "monthly_interest_rate": 0.0249,
+           *       "total_amount": 37054,
+           *       "total_interest_amount": 570,
            *       "schedule": [
            *         {
            *           "number": 1,
-           *           "due_date": "2027-02-17",
-           *           "balance_amount": 26074,
-           *           "interest_amount": 402,
-           *           "principal_amount": 8888,
-           *           "installment_amount": 9290
+           *           "due_date": "2027-02-23",
+           *           "balance_amount": 18107,
+           *           "interest_amount": 150,
+           *           "principal_amount": 18377,
+           *           "installment_amount": 18527
            *         },
            *         {
            *           "number": 2,
-           *           "due_date": "2027-03-17",
-           *           "balance_amount": 17632,
-           *           "interest_amount": 848,
-           *           "principal_amount": 8442,
-           *           "installment_amount": 9290
-           *         },
-           *         {
-           *           "number": 3,
-           *           "due_date": "2027-04-17",
-           *           "balance_amount": 8978,
-           *           "interest_amount": 636,
-           *           "principal_amount": 8654,
-           *           "installment_amount": 9290
-           *         },
-           *         {
-           *           "number": 4,
-           *           "due_date": "2027-05-17",
+           *           "due_date": "2027-03-23",
            *           "balance_amount": 0,
-           *           "interest_amount": 313,
-           *           "principal_amount": 8978,
-           *           "installment_amount": 9291
+           *           "interest_amount": 420,
+           *           "principal_amount": 18107,
+           *           "installment_amount": 18527
            *         }
            *       ],
-           *       "acceptance_deadline": "2027-02-18T02:59:59.999Z",
+           *       "acceptance_deadline": "2027-02-24T02:59:59.999Z",
            *       "accepted_at": null,
            *       "active_at": null,
            *       "ended_at": null,
-           *       "created_at": "2026-11-28T21:21:38.147Z",
-           *       "updated_at": "2026-11-28T21:21:38.147Z"
+           *       "created_at": "2026-11-28T21:54:25.385Z",
+           *       "updated_at": "2026-11-28T21:54:25.385Z"
            *     }
            */
           'application/json': components['schemas']['Agreement'];
@@ -9486,9 +9473,9 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "id": "agr_59cbafbe2322361f93a9885d9d2290bd",
-           *       "loan_id": "ln_b7bfabd6c931918badee35c7402c9664",
-           *       "simulation_id": "ags_c90d1e4a86a93b8cfc1b5c351e49a9e1",
+           *       "id": "agr_4c4ec8f2fb47a259607147b015f5faf2",
+           *       "loan_id": "ln_1f2994c4628ad4b86a8507f0a9107a65",
+           *       "simulation_id": "ags_426a000311912c31be58bdf51dd53297",
            *       "status": "pending_acceptance",
            *       "currency": "BRL",
            *       "date": "2027-02-07",
@@ -9498,73 +9485,73 @@ export interface operations {
            *           "number": 1,
            *           "due_date": "2026-12-28",
            *           "status": "overdue",
-           *           "installment_amount": 18023,
-           *           "late_fee_amount": 360,
-           *           "late_interest_amount": 246,
-           *           "value_amount": 18629
+           *           "installment_amount": 17674,
+           *           "late_fee_amount": 353,
+           *           "late_interest_amount": 242,
+           *           "value_amount": 18269
            *         },
            *         {
            *           "number": 2,
            *           "due_date": "2027-01-28",
            *           "status": "overdue",
-           *           "installment_amount": 18023,
-           *           "late_fee_amount": 360,
-           *           "late_interest_amount": 60,
-           *           "value_amount": 18443
+           *           "installment_amount": 17674,
+           *           "late_fee_amount": 353,
+           *           "late_interest_amount": 59,
+           *           "value_amount": 18086
            *         }
            *       ],
-           *       "principal_amount": 32851,
-           *       "interest_amount": 3195,
-           *       "late_fee_amount": 720,
-           *       "late_interest_amount": 306,
-           *       "debt_amount": 37072,
-           *       "discount_amount": 2110,
-           *       "agreed_amount": 34962,
+           *       "principal_amount": 33074,
+           *       "interest_amount": 2274,
+           *       "late_fee_amount": 706,
+           *       "late_interest_amount": 301,
+           *       "debt_amount": 36355,
+           *       "discount_amount": 1640,
+           *       "agreed_amount": 34715,
            *       "installments": 4,
            *       "first_due_date": "2027-02-17",
-           *       "monthly_interest_rate": 0.0349,
-           *       "total_amount": 37161,
-           *       "total_interest_amount": 2199,
+           *       "monthly_interest_rate": 0.0249,
+           *       "total_amount": 36273,
+           *       "total_interest_amount": 1558,
            *       "schedule": [
            *         {
            *           "number": 1,
            *           "due_date": "2027-02-17",
-           *           "balance_amount": 26074,
-           *           "interest_amount": 402,
-           *           "principal_amount": 8888,
-           *           "installment_amount": 9290
+           *           "balance_amount": 25933,
+           *           "interest_amount": 286,
+           *           "principal_amount": 8782,
+           *           "installment_amount": 9068
            *         },
            *         {
            *           "number": 2,
            *           "due_date": "2027-03-17",
-           *           "balance_amount": 17632,
-           *           "interest_amount": 848,
-           *           "principal_amount": 8442,
-           *           "installment_amount": 9290
+           *           "balance_amount": 17467,
+           *           "interest_amount": 602,
+           *           "principal_amount": 8466,
+           *           "installment_amount": 9068
            *         },
            *         {
            *           "number": 3,
            *           "due_date": "2027-04-17",
-           *           "balance_amount": 8978,
-           *           "interest_amount": 636,
-           *           "principal_amount": 8654,
-           *           "installment_amount": 9290
+           *           "balance_amount": 8849,
+           *           "interest_amount": 450,
+           *           "principal_amount": 8618,
+           *           "installment_amount": 9068
            *         },
            *         {
            *           "number": 4,
            *           "due_date": "2027-05-17",
            *           "balance_amount": 0,
-           *           "interest_amount": 313,
-           *           "principal_amount": 8978,
-           *           "installment_amount": 9291
+           *           "interest_amount": 220,
+           *           "principal_amount": 8849,
+           *           "installment_amount": 9069
            *         }
            *       ],
            *       "acceptance_deadline": "2027-02-18T02:59:59.999Z",
            *       "accepted_at": null,
            *       "active_at": null,
            *       "ended_at": null,
-           *       "created_at": "2026-11-28T21:21:38.147Z",
-           *       "updated_at": "2026-11-28T21:21:38.147Z"
+           *       "created_at": "2026-11-28T21:54:24.558Z",
+           *       "updated_at": "2026-11-28T21:54:24.558Z"
            *     }
            */
           'application/json': components['schemas']['Agreement'];
@@ -9586,6 +9573,178 @@ export interface operations {
         };
         content: {
           'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limited; see `Retry-After`. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A dependency is unreachable; see `Retry-After`. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  sandboxAcceptAgreement: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the first response is replayed for 24 hours. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        /** @description The agreement's id (`agr_` and 32 hex digits). */
+        agreement_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The agreement, accepted. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "agr_4c4ec8f2fb47a259607147b015f5faf2",
+           *       "loan_id": "ln_1f2994c4628ad4b86a8507f0a9107a65",
+           *       "simulation_id": "ags_426a000311912c31be58bdf51dd53297",
+           *       "status": "pending_entry",
+           *       "currency": "BRL",
+           *       "date": "2027-02-07",
+           *       "rows": "overdue",
+           *       "covered_rows": [
+           *         {
+           *           "number": 1,
+           *           "due_date": "2026-12-28",
+           *           "status": "overdue",
+           *           "installment_amount": 17674,
+           *           "late_fee_amount": 353,
+           *           "late_interest_amount": 242,
+           *           "value_amount": 18269
+           *         },
+           *         {
+           *           "number": 2,
+           *           "due_date": "2027-01-28",
+           *           "status": "overdue",
+           *           "installment_amount": 17674,
+           *           "late_fee_amount": 353,
+           *           "late_interest_amount": 59,
+           *           "value_amount": 18086
+           *         }
+           *       ],
+           *       "principal_amount": 33074,
+           *       "interest_amount": 2274,
+           *       "late_fee_amount": 706,
+           *       "late_interest_amount": 301,
+           *       "debt_amount": 36355,
+           *       "discount_amount": 1640,
+           *       "agreed_amount": 34715,
+           *       "installments": 4,
+           *       "first_due_date": "2027-02-17",
+           *       "monthly_interest_rate": 0.0249,
+           *       "total_amount": 36273,
+           *       "total_interest_amount": 1558,
+           *       "schedule": [
+           *         {
+           *           "number": 1,
+           *           "due_date": "2027-02-17",
+           *           "balance_amount": 25933,
+           *           "interest_amount": 286,
+           *           "principal_amount": 8782,
+           *           "installment_amount": 9068
+           *         },
+           *         {
+           *           "number": 2,
+           *           "due_date": "2027-03-17",
+           *           "balance_amount": 17467,
+           *           "interest_amount": 602,
+           *           "principal_amount": 8466,
+           *           "installment_amount": 9068
+           *         },
+           *         {
+           *           "number": 3,
+           *           "due_date": "2027-04-17",
+           *           "balance_amount": 8849,
+           *           "interest_amount": 450,
+           *           "principal_amount": 8618,
+           *           "installment_amount": 9068
+           *         },
+           *         {
+           *           "number": 4,
+           *           "due_date": "2027-05-17",
+           *           "balance_amount": 0,
+           *           "interest_amount": 220,
+           *           "principal_amount": 8849,
+           *           "installment_amount": 9069
+           *         }
+           *       ],
+           *       "acceptance_deadline": "2027-02-18T02:59:59.999Z",
+           *       "accepted_at": "2027-02-07T15:00:00.917Z",
+           *       "active_at": null,
+           *       "ended_at": null,
+           *       "created_at": "2026-11-28T21:54:24.558Z",
+           *       "updated_at": "2026-11-28T21:54:24.807Z"
+           *     }
+           */
+          'application/json': components['schemas']['Agreement'];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credentials. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No such record for this partner and environment. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The record or the idempotency key is in a state that forbids this. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Invalid fields; `errors[]` lists each. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ValidationProblem'];
         };
       };
       /** @description Rate limited; see `Retry-After`. */

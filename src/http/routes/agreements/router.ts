@@ -1,4 +1,5 @@
 import {
+  acceptAgreementInSandbox,
   agreementNotFound,
   createLoanAgreement,
   simulateLoanAgreement,
@@ -8,7 +9,7 @@ import { findAgreement, listLoanAgreements } from '../../../db/queries/agreement
 import { findLoan } from '../../../db/queries/loans.js';
 import { presentAgreement, presentAgreementSimulation } from '../../../presenters/agreements.js';
 import type { ApiRouter } from '../../api-router.js';
-import { tenantOf } from '../../context.js';
+import { sandboxTenantOf, tenantOf } from '../../context.js';
 import { presentPage } from '../../list.js';
 import { loanParams } from '../loans/schema.js';
 import {
@@ -128,6 +129,32 @@ export function agreementRoutes(api: ApiRouter, deps: LoanDeps): void {
     async (ctx, { params }) => {
       const agreement = await findAgreement(deps.db, tenantOf(ctx), params.agreement_id);
       if (!agreement) throw agreementNotFound(params.agreement_id);
+      ctx.body = presentAgreement(agreement);
+    },
+  );
+
+  api.add(
+    {
+      method: 'post',
+      path: '/sandbox/agreements/{agreement_id}/acceptance',
+      operationId: 'sandboxAcceptAgreement',
+      summary: 'Accept an agreement as the borrower (sandbox)',
+      description:
+        'Records the borrower’s acceptance as the hosted page will once they entered the e-mailed code (channel `sandbox_api`), now on the customer’s clock: `pending_entry`, `loan.agreement_accepted`. The same acceptance again answers the agreement as it is. 409 `invalid_state` once it lapsed (not accepted by the end of its first row’s due date) or ended. The entry’s payment does not reach the agreement yet (docs/agreements.md): an accepted agreement lapses at that deadline.',
+      tag: 'Sandbox',
+      security: 'partner',
+      idempotent: true,
+      params: agreementParams,
+      responses: { 200: { description: 'The agreement, accepted.', schema: agreementSchema } },
+      errors: [404, 409],
+    },
+    async (ctx, { params }) => {
+      const agreement = await acceptAgreementInSandbox(
+        deps,
+        sandboxTenantOf(ctx),
+        params.agreement_id,
+        { ipAddress: ctx.ip || null, userAgent: ctx.get('User-Agent') || null },
+      );
       ctx.body = presentAgreement(agreement);
     },
   );
