@@ -14,6 +14,7 @@ import { createReconciliationActivities } from './reconciliation.js';
 import { createSandboxClockActivities } from './sandbox-clock.js';
 import { createSmokeCheckActivities } from './smoke-check.js';
 import { createWebhookActivities } from './webhooks.js';
+import { createWriteOffActivities } from './write-off.js';
 import type { SealedBox } from '../src/domain/sealed-box.js';
 import type { OfferTiming } from '../src/temporal/credit-workflows.js';
 import type { FileStore } from '../src/storage/file-store.js';
@@ -78,6 +79,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createApprovalActivities(deps),
     ...createCustomerDataActivities(deps),
     ...createReconciliationActivities(deps),
+    ...createWriteOffActivities(deps),
   };
 }
 

@@ -32,7 +32,7 @@ import {
 } from '../src/domain/loans/loans.js';
 import { amountDue, payoffQuote } from '../src/domain/loans/repayment.js';
 import { postEntries } from '../src/db/queries/ledger.js';
-import { disbursementEntries, paymentEntries } from '../src/domain/ledger/postings.js';
+import { bookedFor, disbursementEntries, paymentEntries } from '../src/domain/ledger/postings.js';
 import { releasedOn } from '../src/domain/credit/release-repricing.js';
 import type { IofRates } from '../src/domain/credit/simulation.js';
 import { businessDate } from '../src/domain/business-date.js';
@@ -56,6 +56,8 @@ export interface LoanActivityDeps {
   refundAfterMs?: number;
   /** PAYOUT_POLL_INTERVAL: the first wait before a payout's outcome is asked of the PSP (2 min). */
   payoutPollIntervalMs?: number;
+  /** WRITE_OFF_AFTER_DAYS (contract §17): a row overdue longer writes the loan off; absent: 360. */
+  writeOffAfterDays?: number;
 }
 
 export function createLoanActivities(deps: ActivityDeps) {
@@ -279,13 +281,16 @@ export function createLoanActivities(deps: ActivityDeps) {
           tx,
           input.tenant,
           written,
-          paymentEntries({
-            amount: input.amount,
-            principal: row.principal_amount,
-            interest: input.amount - row.principal_amount - due.lateFee - due.lateInterest,
-            lateFee: due.lateFee,
-            lateInterest: due.lateInterest,
-          }),
+          bookedFor(
+            before,
+            paymentEntries({
+              amount: input.amount,
+              principal: row.principal_amount,
+              interest: input.amount - row.principal_amount - due.lateFee - due.lateInterest,
+              lateFee: due.lateFee,
+              lateInterest: due.lateInterest,
+            }),
+          ),
         );
         await changeLoanRow(tx, input.loanId, {
           paidInstallments: input.installmentNumber,
@@ -399,7 +404,12 @@ export function createLoanActivities(deps: ActivityDeps) {
         });
         // The reference was looked up under the loan's lock: nothing else can have written it.
         if (!written) throw new Error(`payment ${payment.reference} written concurrently`);
-        await postEntries(tx, input.tenant, written, paymentEntries({ amount, ...allocation }));
+        await postEntries(
+          tx,
+          input.tenant,
+          written,
+          bookedFor(before, paymentEntries({ amount, ...allocation })),
+        );
         const progress = progressOf(allocation.after);
         await changeLoanRow(tx, input.loanId, {
           repayment: allocation.after,
@@ -506,13 +516,16 @@ export function createLoanActivities(deps: ActivityDeps) {
           tx,
           input.tenant,
           written,
-          paymentEntries({
-            amount: quote.payoffAmount,
-            principal,
-            interest: quote.payoffAmount - principal,
-            lateFee: 0,
-            lateInterest: 0,
-          }),
+          bookedFor(
+            before,
+            paymentEntries({
+              amount: quote.payoffAmount,
+              principal,
+              interest: quote.payoffAmount - principal,
+              lateFee: 0,
+              lateInterest: 0,
+            }),
+          ),
         );
         const settled = schedule.length - before.paidInstallments;
         await changeLoanRow(tx, input.loanId, {

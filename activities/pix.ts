@@ -153,6 +153,7 @@ export function createPixActivities(deps: ActivityDeps) {
         figures: before.figures,
         repayment: repaymentOf(before),
         terms: repaymentTerms(before),
+        writtenOffAt: before.writtenOffAt,
       },
       ...(unidentified ? { from: 'unidentified_receipts' as const } : {}),
       // Read only when the Pix may withdraw the loan.

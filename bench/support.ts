@@ -73,6 +73,7 @@ export function productionEnv(
     SIGNING_LINK_KEYS: 'bench:bench-signing-link-key-0123456789abcdef',
     TEMPORAL_PAYLOAD_KEYS: BENCH_TEMPORAL_PAYLOAD_KEYS,
     APPROVAL_DECISION_KEYS: 'bench:bench-approval-decision-key-0123456789abcdef',
+    CONSOLE_SESSION_KEYS: 'bench:bench-console-session-key-0123456789abcdef',
     LENDER_PIX_KEY: '11222333000181',
     LENDER_NAME: 'Embedded Credit Bench SCD S.A.',
     LENDER_CNPJ: '11444777000161',

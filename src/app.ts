@@ -258,7 +258,7 @@ export function createApp(deps: AppDeps): App {
 
   const codecSessionKeys = codecSessions(config.temporal.payloadKeys, clock);
   const opsApi = new ApiRouter('/ops/v1', guards, idempotencyGuard.middleware, audit);
-  operatorRoutes(opsApi, {
+  const staffDeps = {
     db,
     temporal,
     taskQueue: config.temporal.taskQueue,
@@ -266,15 +266,17 @@ export function createApp(deps: AppDeps): App {
     logger,
     approvalTtlMs: config.approvalTtlMs,
     mailer,
-  });
+  };
+  operatorRoutes(opsApi, staffDeps);
   approvalRoutes(opsApi, loanDeps);
   partnerRoutes(opsApi, { db });
   reviewRoutes(opsApi, customerDeps, 'ops');
-  erasureRoutes(opsApi, {
+  const erasureDeps = {
     ...customerDeps,
     sealedBox,
     retentionAfterLoanEndMs: config.retention.afterLoanEndMs,
-  });
+  };
+  erasureRoutes(opsApi, erasureDeps);
   creditDecisionRoutes(opsApi, {
     ...customerDeps,
     offers: { validityMs: config.offerValidityMs, renewalDelayMs: config.offerRenewalDelayMs },
@@ -348,7 +350,7 @@ export function createApp(deps: AppDeps): App {
     // roles and body schemas of its operations and its audit.
     consoleRoutes({
       db,
-      sessions: consoleSessions(config.keys.approvalDecision, clock),
+      sessions: consoleSessions(config.keys.consoleSession, clock),
       opsGuard: guards.ops,
       audit,
       operation: (operationId) => {
@@ -362,6 +364,10 @@ export function createApp(deps: AppDeps): App {
       },
       loans: loanDeps,
       temporalUi: { origin: config.temporal.uiOrigin, namespace: config.temporal.namespace },
+      erasure: erasureDeps,
+      pspConfigured: config.psp !== null,
+      reconciliation: { db, temporal, logger, taskQueue: config.temporal.taskQueue },
+      staff: staffDeps,
       https,
     }),
     hostedRoutes({

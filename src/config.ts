@@ -42,6 +42,7 @@ const DEVELOPMENT_KEYS = {
   SIGNING_LINK_KEYS: 'dev:development-signing-link-key-not-for-production',
   TEMPORAL_PAYLOAD_KEYS: 'dev:development-temporal-payload-key-not-for-production',
   APPROVAL_DECISION_KEYS: 'dev:development-approval-decision-key-not-for-production',
+  CONSOLE_SESSION_KEYS: 'dev:development-console-session-key-not-for-production',
 } as const;
 type KeyPurpose = keyof typeof DEVELOPMENT_KEYS;
 const keyPurposes = Object.keys(DEVELOPMENT_KEYS) as KeyPurpose[];
@@ -184,6 +185,8 @@ const schema = z.object({
   // Money due back on a production loan leaves by devolução at the PSP this long after it became
   // due, unless ops returned it first (contract §16).
   REFUND_AFTER: duration('1d'),
+  // Contract §17: a loan with a row overdue more than this many days is written off.
+  WRITE_OFF_AFTER_DAYS: z.coerce.number().int().min(1).max(3650).default(360),
   // A production loan's payout (contract §16): when no notification of its outcome came, the loan's
   // workflow asks the PSP after this, then at twice the wait each time, up to an hour apart.
   PAYOUT_POLL_INTERVAL: duration('2m'),
@@ -237,6 +240,8 @@ const schema = z.object({
   SIGNING_LINK_KEYS: keyRingVariable,
   // The API's proof of each approval decision, verified by the worker (issue 37).
   APPROVAL_DECISION_KEYS: keyRingVariable,
+  // The back office's session cookies and CSRF tokens (issue 40).
+  CONSOLE_SESSION_KEYS: keyRingVariable,
   TRUSTED_PROXY_COUNT: z.coerce.number().int().min(0).max(10).default(0),
   MAX_CREDENTIALS_PER_PARTNER: z.coerce.number().int().min(2).max(1000).default(10),
   WEBHOOK_ALLOWED_PORTS: z
@@ -370,6 +375,8 @@ export interface Config {
      * decision-proof.ts): the API and the worker hold them, Temporal never sees them.
      */
     readonly approvalDecision: KeyRing;
+    /** Keys of the back office's session cookies and CSRF tokens (console/session.ts). */
+    readonly consoleSession: KeyRing;
   };
   /** Proxies in front of the API whose `X-Forwarded-For` entries are trusted (0: none). */
   readonly trustedProxyCount: number;
@@ -386,6 +393,8 @@ export interface Config {
   readonly approvalTtlMs: number;
   /** REFUND_AFTER: when money due back on a production loan leaves by devolução on its own. */
   readonly refundAfterMs: number;
+  /** WRITE_OFF_AFTER_DAYS: a row overdue longer writes its loan off (contract §17). */
+  readonly writeOffAfterDays: number;
   /**
    * RETENTION_AFTER_LOAN_END: an erased customer's contracts and ledger are kept this long after
    * the last loan ends; DENIED_DOCUMENT_RETENTION: a denied applicant's documents, after the denial.
@@ -734,6 +743,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       dataEncryption: e.DATA_ENCRYPTION_KEYS ?? developmentRing('DATA_ENCRYPTION_KEYS'),
       signingLink: e.SIGNING_LINK_KEYS ?? developmentRing('SIGNING_LINK_KEYS'),
       approvalDecision: e.APPROVAL_DECISION_KEYS ?? developmentRing('APPROVAL_DECISION_KEYS'),
+      consoleSession: e.CONSOLE_SESSION_KEYS ?? developmentRing('CONSOLE_SESSION_KEYS'),
     }),
     trustedProxyCount: e.TRUSTED_PROXY_COUNT,
     maxCredentialsPerPartner: e.MAX_CREDENTIALS_PER_PARTNER,
@@ -744,6 +754,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: e.REQUEST_TIMEOUT,
     approvalTtlMs: e.APPROVAL_TTL,
     refundAfterMs: e.REFUND_AFTER,
+    writeOffAfterDays: e.WRITE_OFF_AFTER_DAYS,
     retention: Object.freeze({
       afterLoanEndMs: e.RETENTION_AFTER_LOAN_END,
       deniedDocumentsMs: e.DENIED_DOCUMENT_RETENTION,

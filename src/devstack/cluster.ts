@@ -48,6 +48,7 @@ export interface ClusterSecrets {
   SIGNING_LINK_KEYS: string;
   TEMPORAL_PAYLOAD_KEYS: string;
   APPROVAL_DECISION_KEYS: string;
+  CONSOLE_SESSION_KEYS: string;
   PSP_WEBHOOK_SECRET: string;
   /** The cluster's client secret at its PSP simulator. */
   PSP_CLIENT_SECRET: string;
@@ -63,6 +64,7 @@ export function freshSecrets(): ClusterSecrets {
     SIGNING_LINK_KEYS: `k1:${secret()}`,
     TEMPORAL_PAYLOAD_KEYS: `k1:${secret()}`,
     APPROVAL_DECISION_KEYS: `k1:${secret()}`,
+    CONSOLE_SESSION_KEYS: `k1:${secret()}`,
     PSP_WEBHOOK_SECRET: secret(),
     PSP_CLIENT_SECRET: secret(),
   };
@@ -70,7 +72,7 @@ export function freshSecrets(): ClusterSecrets {
 
 /**
  * A cluster's own secrets: made once, kept in `<dataDir>/secrets.json` (mode 600). A secret of a
- * purpose added since the file was written (TEMPORAL_PAYLOAD_KEYS, APPROVAL_DECISION_KEYS) is made and
+ * purpose added since the file was written (TEMPORAL_PAYLOAD_KEYS, APPROVAL_DECISION_KEYS, CONSOLE_SESSION_KEYS) is made and
  * kept beside the rest.
  */
 export async function keptSecrets(dataDir: string): Promise<ClusterSecrets> {

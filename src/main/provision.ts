@@ -1,11 +1,12 @@
 /**
  * `npm run provision`: finds or builds everything the dev and test commands run besides npm
  * packages — both Temporal servers, MinIO and its client (mc), Mailpit, promtool (the alert rules'
- * tests) and, for the browser tests, Chromium — and says where it is. `--cluster` adds the real Temporal server on PostgreSQL and its Web UI.
+ * tests), PostgreSQL's client tools (backup and restore) and, for the browser tests, Chromium — and says where it is. `--cluster` adds the real Temporal server on PostgreSQL and its Web UI.
  */
 import { ensureChromium } from '../devstack/browser.js';
 import { resolveMailpit } from '../devstack/mailpit.js';
 import { resolveMinio, resolveMinioClient } from '../devstack/minio.js';
+import { resolvePostgresClientTools } from '../devstack/postgres-client-tools.js';
 import { resolvePromtool } from '../devstack/promtool.js';
 import { resolveTemporalCli, resolveTestServer } from '../devstack/temporal-binaries.js';
 import { resolveTemporalServer, resolveTemporalUi } from '../devstack/temporal-server.js';
@@ -24,6 +25,7 @@ try {
   console.log(`Mailpit:              ${mailpit.source}`);
   const promtool = await resolvePromtool(progress);
   console.log(`promtool:             ${promtool.source}`);
+  console.log(`pg_dump, pg_restore:  ${(await resolvePostgresClientTools(progress)).source}`);
   // `--cluster`: the real Temporal server (with its SQL tool and schemas) and its Web UI, built
   // only when asked, so `npm test` does not pay for their build.
   if (process.argv.includes('--cluster')) {

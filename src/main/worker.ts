@@ -93,6 +93,7 @@ await runMain('worker', async (logger) => {
         pix: pixPayee(config),
         refundAfterMs: config.refundAfterMs,
         payoutPollIntervalMs: config.payoutPollIntervalMs,
+        writeOffAfterDays: config.writeOffAfterDays,
       },
       webhooks: {
         sealedBox: createSealedBox(config.keys.dataEncryption),

@@ -81,6 +81,7 @@ export function presentLoan(
     error: loan.error,
     cancellation_reason: loan.cancellationReason,
     refund_due_amount: loan.refundDueAmount,
+    written_off_at: loan.writtenOffAt?.toISOString() ?? null,
     created_at: loan.createdAt.toISOString(),
     updated_at: loan.updatedAt.toISOString(),
   };

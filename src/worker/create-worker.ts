@@ -14,6 +14,7 @@ import type { Db } from '../db/client.js';
 import type { Logger } from '../logger.js';
 import { projectRoot } from '../project-root.js';
 import { deliveryTaskQueue } from '../temporal/task-queues.js';
+import { heartbeatWhileRunning } from './heartbeats.js';
 import { temporalLogger } from './temporal-logger.js';
 
 /** Prebuilt by `npm run build` for production workers; development and tests bundle the sources. */
@@ -51,6 +52,9 @@ export interface WorkerDeps {
   maxCachedWorkflows?: number;
   identity?: string;
 }
+
+/** The longest gap between two heartbeats of an attempt sent to the server (src/worker/heartbeats.ts). */
+const HEARTBEAT_THROTTLE = '3 seconds';
 
 /** The workers of one process: one per task queue, run and shut down together. */
 export interface Workers {
@@ -100,6 +104,10 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
       identity,
       activities,
       workflowBundle,
+      interceptors: { activity: [heartbeatWhileRunning] },
+      // Heartbeats reach the server every 3 s at most (the SDK's default would wait 80 % of the
+      // 10 s timeout, 2 s from giving a live but busy worker's attempt up).
+      maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
       ...(deps.maxCachedWorkflows !== undefined
         ? { maxCachedWorkflows: deps.maxCachedWorkflows }
         : {}),

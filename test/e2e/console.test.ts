@@ -9,7 +9,13 @@ import { launchChromium } from '../helpers/browser.js';
 import { offerOf, type LoanBody } from '../helpers/credit.js';
 import { registerCustomer, upload } from '../helpers/customers.js';
 import { completeBiometricsCapture, SigningBrowser } from '../helpers/hosted.js';
-import { createOperator, opsRequest, staff, type TestOperator } from '../helpers/operators.js';
+import {
+  createOperator,
+  enrollFromMail,
+  opsRequest,
+  staff,
+  type TestOperator,
+} from '../helpers/operators.js';
 import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
 import { endToEndId, notifyPsp } from '../helpers/psp.js';
 import { eventually, startStack, type TestStack } from '../helpers/stack.js';
@@ -266,7 +272,7 @@ describe('the back office, in a real browser', () => {
     // The credit analysis runs in the customer's workflow: its decision waits for it.
     await eventually(async () => {
       await page.reload();
-      return (await page.getByRole('button', { name: 'Aprovar crédito' }).count()) > 0;
+      return (await page.getByRole('button', { name: 'Aprovar crédito' }).count()) > 0 || undefined;
     }, 'the credit decision form');
     await check(page, 'kyc-review', true);
 
@@ -320,7 +326,8 @@ describe('the back office, in a real browser', () => {
     expect((await signing.sign()).status).toBe(200);
     await eventually(
       async () =>
-        (await json<LoanBody>(production(`/v3/loans/${loan.id}`))).status === 'processing',
+        (await json<LoanBody>(production(`/v3/loans/${loan.id}`))).status === 'processing' ||
+        undefined,
       'the signed loan processing',
     );
   });
@@ -423,7 +430,7 @@ describe('the back office, in a real browser', () => {
         headers: { authorization: `Bearer ${checker.token}` },
       });
       const read = (await pix.json()) as { status: string; loan_id: string | null };
-      return read.status === 'recorded' && read.loan_id === loan.id;
+      return (read.status === 'recorded' && read.loan_id === loan.id) || undefined;
     }, 'the Pix booked on the loan');
   });
 
@@ -486,6 +493,115 @@ describe('the back office, in a real browser', () => {
     );
     expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/ops/console' });
     expect(foreign).toEqual([]);
+  });
+
+  it('a customer’s page, the loan’s events and devoluções, the trial balance, and a reconciliation rerun', async () => {
+    const page = checkerPage;
+    await page.goto(`${stack.baseUrl}/ops/console/loans/${loan.id}`);
+    await page.getByRole('link', { name: loan.customer_id }).click();
+    expect(await page.locator('h1').textContent()).toBe(`Cliente ${loan.customer_id}`);
+    // Identity masked as the service masks it outside the KYC review: no full cpf on this page.
+    const cpf = loan.signers[0]!.cpf;
+    await shows(page.locator('dl.facts'), `***.${cpf.slice(3, 6)}.${cpf.slice(6, 9)}-**`);
+    expect(await page.locator('main').innerText()).not.toContain(cpf);
+    await shows(page.getByRole('table', { name: 'Ofertas, mais recentes primeiro' }), 'co_');
+    await shows(page.locator('dl.facts'), `customer-onboarding/${loan.customer_id}`);
+    await check(page, 'customer', true);
+
+    await page.getByRole('link', { name: loan.id }).click();
+    await shows(page.getByRole('table', { name: /^Eventos do empréstimo/ }), 'loan.active');
+    await shows(page.locator('main'), 'Nenhuma devolução.');
+    // Nothing due back: no devolução to ask for.
+    expect(await page.getByRole('button', { name: 'Pedir devolução' }).count()).toBe(0);
+    await check(page, 'loan', true);
+
+    await nav(page, 'Devoluções');
+    await check(page, 'devolucoes', true);
+
+    await nav(page, 'Balancete');
+    await shows(page.getByRole('table', { name: 'Balancete de produção' }), 'loan_principal');
+    await shows(page.getByRole('table', { name: 'Balancete de produção' }), 'Total');
+    expect(await page.locator('.notice.error').count()).toBe(0);
+    await check(page, 'trial-balance', true);
+
+    // A day no other file reconciles (its PSP side is empty for every account): run it again.
+    await nav(page, 'Conciliação');
+    await page.getByLabel('Dia (São Paulo)').fill('2021-03-01');
+    await page.getByRole('button', { name: 'Ver' }).click();
+    await page.getByRole('button', { name: /^Rodar/ }).click();
+    await shows(page.locator('.notice.ok'), 'Conciliação de 2021-03-01 na fila');
+    await shows(page.locator('.audit'), 'runReconciliation');
+    await eventually(async () => {
+      await page.goto(`${stack.baseUrl}/ops/console/reconciliation?date=2021-03-01`);
+      return (
+        (await page.locator('main').innerText()).includes('conferido, sem divergências') ||
+        undefined
+      );
+    }, 'the rerun report');
+    await shows(page.locator('main'), 'Nenhuma divergência.');
+    await check(page, 'reconciliation', true);
+  });
+
+  it('an administrator asks for an operator and another approves it from a second session', async () => {
+    const [first, second] = staff().admins;
+    const asking = await signIn(first);
+    const approving = await signIn(second);
+    contexts.push(asking.context, approving.context);
+    const page = asking.page;
+    await nav(page, 'Operadores');
+    await check(page, 'operators', true);
+    const email = `console-${Date.now().toString(36)}@example.com`;
+    await page.getByLabel('Nome').fill('Operadora do Console');
+    await page.getByLabel('E-mail (recebe o código de cadastro)').fill(email);
+    await page.locator('#new-kyc_reviewer').check();
+    await page.getByRole('button', { name: 'Pedir operador' }).click();
+    await shows(page.locator('.notice.ok'), 'aguardando aprovação de outro administrador');
+    await shows(page.locator('.audit'), 'createOperator');
+    const approval = /apr_[0-9a-f]{32}/.exec((await page.locator('.notice.ok').textContent())!)![0];
+
+    await approving.page.goto(`${stack.baseUrl}/ops/console/approvals?limit=100`);
+    await approving.page.getByRole('button', { name: `Aprovar ${approval}` }).click();
+    await shows(approving.page.locator('.notice.ok'), 'aprovada');
+
+    await nav(page, 'Operadores');
+    await page
+      .getByRole('row', { name: /Operadora do Console/ })
+      .getByRole('link')
+      .first()
+      .click();
+    await shows(page.locator('dl.facts'), email);
+    await shows(page.locator('dl.facts'), 'análise de KYC');
+    await check(page, 'operator');
+
+    // The new operator redeems the mailed code, signs in, and rotates their own token from their
+    // page: the new token is shown once, and the session (which named the old one) ends.
+    const enrolled = await enrollFromMail(stack, email);
+    const own = await signIn(enrolled);
+    contexts.push(own.context);
+    await own.page.locator('.who').getByRole('link', { name: enrolled.operator.id }).click();
+    await own.page.getByRole('button', { name: 'Trocar meu token' }).click();
+    await shows(own.page.locator('.notice.ok'), 'Seu novo token');
+    await shows(own.page.locator('.audit'), 'rotateOperatorToken');
+    const rotated = await own.page.locator('code.token').textContent();
+    expect(rotated).toMatch(/^opk_/);
+    expect(rotated).not.toBe(enrolled.token);
+    await own.page.goto(`${stack.baseUrl}/ops/console/kyc`);
+    expect(new URL(own.page.url()).pathname).toBe('/ops/console/sign-in');
+    contexts.push((await signIn({ ...enrolled, token: rotated! })).context);
+
+    // An administrator has no payments role: the rerun is refused with a 403 page, nothing run.
+    const refused = await postAnyway(page, '/ops/console/reconciliation/2021-03-01/run');
+    expect(refused.status).toBe(403);
+    expect(refused.text).toContain('operator_role_required');
+
+    // Erasure: the customer's loan is in force, so the erasure is refused, audited, nothing erased.
+    await page.goto(`${stack.baseUrl}/ops/console/customers/${loan.customer_id}`);
+    await page.getByRole('button', { name: 'Apagar dados pessoais' }).click();
+    await shows(page.locator('.notice.error'), 'invalid_state');
+    await shows(page.locator('.audit'), 'eraseCustomer');
+    await shows(page.locator('main'), 'Nenhum pedido de apagamento.');
+    await nav(page, 'Apagamentos');
+    await check(page, 'erasures', true);
   });
 
   it('fits a tablet', async () => {

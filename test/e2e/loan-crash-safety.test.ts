@@ -257,7 +257,7 @@ describe('crash safety of the loan workflow', () => {
     } finally {
       await worker.stop();
     }
-  }, 240_000); // two lost activity attempts, each retried after its 30 s start-to-close timeout
+  }, 240_000); // two lost activity attempts, each retried after its 10 s heartbeat timeout
 
   it('a write retried after its commit (a worker that died before reporting) writes nothing twice', async () => {
     const worker = await stack.startWorker();

@@ -223,7 +223,7 @@ describe('a payout across a worker’s crash (contract §16)', () => {
 
     const worker = await stack.startWorker();
     try {
-      // The killed attempt is retried after its start-to-close timeout: the same key, the PSP's
+      // The killed attempt is retried after its heartbeat timeout: the same key, the PSP's
       // first payout answered back (pending), recorded.
       const pending = await eventually(
         async () => {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ensureDemoStaff } from '../../src/devstack/demo-staff.js';
-import { startStack, type TestStack } from '../helpers/stack.js';
+import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 import { runScript, walkthroughHome, walkthroughScript } from '../helpers/walkthrough.js';
 
 /*
@@ -47,4 +47,21 @@ describe('the production walkthrough (the PSP)', () => {
     ])
       expect(output).toContain(line);
   }, 300_000);
+
+  it("runs the README's shell snippets as written (a token, credentials, a smoke check)", async () => {
+    // Not the two commands (CI runs them), the SDK's packing (test/sdk/quick-start.test.ts) nor
+    // `docker compose` (no Docker here; test/unit/compose.test.ts reads it).
+    const script = await walkthroughScript(
+      'README.md',
+      (block) => !/npm (install|ci|pack) |docker compose/.test(block),
+    );
+    expect(script).toContain('/ops/v1/smoke-checks');
+    const { code, output } = await runScript(script, walkthrough.home, {
+      API: stack.baseUrl,
+      OPS_TOKEN,
+    });
+    expect({ code, tail: code === 0 ? '' : output.slice(-3000) }).toEqual({ code: 0, tail: '' });
+    expect(output).toContain('"name":"reporting"');
+    expect(output).toMatch(/"status":"completed","delay_ms":2000/);
+  }, 60_000);
 });

@@ -137,6 +137,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     pix: pixPayee(config),
     refundAfterMs: config.refundAfterMs,
     payoutPollIntervalMs: config.payoutPollIntervalMs,
+    writeOffAfterDays: config.writeOffAfterDays,
   };
   const files = createFileStore(config.fileStore);
   const deniedDocumentRetentionMs = config.retention.deniedDocumentsMs;

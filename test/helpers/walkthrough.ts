@@ -26,12 +26,17 @@ export async function walkthroughHome(
   return { home, remove: () => rm(home, { recursive: true, force: true }) };
 }
 
-/** A document's `sh` blocks, in order (those `keep` refuses left out), as one bash script. */
+/**
+ * A document's `sh` blocks, in order (those `keep` refuses left out), as one bash script: a
+ * walkthrough under `docs/`, or another file of the repository by its path (`README.md`).
+ */
 export async function walkthroughScript(
   document: string,
   keep: (block: string) => boolean = () => true,
 ): Promise<string> {
-  const text = await readFile(join(projectRoot, 'docs', document), 'utf8');
+  const path =
+    document.includes('/') || document === 'README.md' ? document : join('docs', document);
+  const text = await readFile(join(projectRoot, path), 'utf8');
   const blocks = [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
   return ['set -euo pipefail', ...blocks.filter(keep)].join('\n');
 }

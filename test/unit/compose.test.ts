@@ -190,6 +190,7 @@ describe('docker-compose.yml, read beside the README and .env.example', () => {
     const ownNames = [...required].filter((name) => blank[name] !== undefined);
     expect(ownNames.sort()).toEqual([
       'APPROVAL_DECISION_KEYS',
+      'CONSOLE_SESSION_KEYS',
       'DATA_ENCRYPTION_KEYS',
       'LENDER_CNPJ',
       'LENDER_NAME',

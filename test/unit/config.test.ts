@@ -25,6 +25,7 @@ const production = {
   SIGNING_LINK_KEYS: 'k1:signing-link-0123456789abcdef0123456789',
   TEMPORAL_PAYLOAD_KEYS: 'k1:temporal-payload-0123456789abcdef0123456789',
   APPROVAL_DECISION_KEYS: 'k1:approval-decision-0123456789abcdef0123456789',
+  CONSOLE_SESSION_KEYS: 'k1:console-session-0123456789abcdef0123456789',
   SMTP_URL: 'smtps://mailer:secret@smtp.credit.example:465',
   MAIL_FROM: 'Crédito <nao-responda@credit.example>',
   LENDER_PIX_KEY: '11222333000181',
@@ -70,7 +71,7 @@ describe('configuration', () => {
     });
     // Development gets a published key per purpose, never one key for two.
     const ids = Object.values(config.keys).map((r) => r.current.secret.toString());
-    expect(new Set(ids).size).toBe(4);
+    expect(new Set(ids).size).toBe(5);
   });
 
   it('reads durations in the ms format', () => {
@@ -106,6 +107,7 @@ describe('configuration', () => {
       'SIGNING_LINK_KEYS',
       'TEMPORAL_PAYLOAD_KEYS',
       'APPROVAL_DECISION_KEYS',
+      'CONSOLE_SESSION_KEYS',
       'SMTP_URL',
       'MAIL_FROM',
       'LENDER_PIX_KEY',
@@ -119,7 +121,7 @@ describe('configuration', () => {
     expect(text).toMatch(/^S3_BUCKET: required with FILE_STORE=s3/m);
     expect(text).toMatch(/^PUBLIC_BASE_URL: required outside development/m);
     expect(text).toMatch(/^PSP_API_URL, .*PSP_TLS_CA: required outside development/m);
-    expect(problems).toHaveLength(18);
+    expect(problems).toHaveLength(19);
   });
 
   it('takes OPS_PORT only apart from the partner port (issue 42)', () => {

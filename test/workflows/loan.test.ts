@@ -28,6 +28,7 @@ import { creditOffersWorkflow, loanWorkflow } from '../../workflows/index.js';
 import { PAYMENTS_PER_RUN } from '../../workflows/loan/workflow.js';
 import { clockAdvancedSignal } from '../../workflows/sandbox-clock/messages.js';
 import { addDays, businessDate, startOfBusinessDate } from '../../src/domain/business-date.js';
+import { writeOffDeadline } from '../../src/domain/loans/write-off.js';
 import { isBusinessDay, lastDayWithoutCharges } from '../../src/domain/calendar/business-days.js';
 import {
   allocatePayment,
@@ -70,9 +71,12 @@ type LoanActivities = Pick<
   | 'sendDisbursementPayout'
   | 'checkPayout'
   | 'recordPayoutReturned'
+  | 'writeOffTerms'
+  | 'recordWriteOff'
 >;
 interface Write {
-  kind: 'sign' | 'end' | 'claim' | 'disburse' | 'pay' | 'overdue' | 'payout' | 'returned';
+  kind:
+    'sign' | 'end' | 'claim' | 'disburse' | 'pay' | 'overdue' | 'payout' | 'returned' | 'write-off';
   at: number;
   detail: Record<string, unknown>;
 }
@@ -179,6 +183,17 @@ function recordingActivities(
     async recordPayoutReturned() {
       writes.push({ kind: 'returned', at: activityInfo().scheduledTimestampMs, detail: {} });
       return true;
+    },
+    async writeOffTerms() {
+      return { afterDays: 360 };
+    },
+    async recordWriteOff(input) {
+      writes.push({
+        kind: 'write-off',
+        at: activityInfo().scheduledTimestampMs,
+        detail: { at: input.at },
+      });
+      return { writtenOff: true };
     },
   };
   return { activities, writes };
@@ -654,6 +669,37 @@ describe('loan workflow', () => {
           paidInstallments: 2,
         });
         await record(handle, 'overdue-paid-with-late-charges-next-overdue');
+      },
+    );
+  });
+
+  it('writes the loan off once its oldest overdue row is overdue more than 360 days, once', async () => {
+    const today = businessDate(new Date(await env.currentTimeMs()));
+    const dueDates = [addDays(today, 30), addDays(today, 60), addDays(today, 90)];
+    const writtenOff = (writes: Write[]) => writes.filter((w) => w.kind === 'write-off');
+    await withLoan(
+      { signerCpfs: [CUSTOMER_CPF], installmentDueDates: dueDates },
+      async ({ handle, sign, writes }) => {
+        await sign(CUSTOMER_CPF);
+        await env.sleep(31 * SECOND);
+        const deadline = writeOffDeadline(dueDates[0]!, 360);
+        await env.sleep(deadline - 60 * SECOND - (await env.currentTimeMs()));
+        expect(writes.filter((w) => w.kind === 'overdue').map((w) => w.detail.n)).toEqual([
+          1, 2, 3,
+        ]);
+        expect(writtenOff(writes)).toEqual([]);
+        await env.sleep(2 * 60 * SECOND);
+        expect(writtenOff(writes).map((w) => w.detail)).toEqual([
+          { at: new Date(deadline).toISOString() },
+        ]);
+        expect(await handle.query(loanProgressQuery)).toMatchObject({
+          status: 'active',
+          writtenOff: true,
+        });
+        // Once: the rows behind it start no timer of their own.
+        await env.sleep(10 * DAY);
+        expect(writtenOff(writes)).toHaveLength(1);
+        await record(handle, 'written-off-after-360-days');
       },
     );
   });

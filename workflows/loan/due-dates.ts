@@ -15,6 +15,15 @@ export interface WatchedLoan {
   serialized: Serialized;
 }
 
+/**
+ * One more deadline the watcher waits for in the same wait (the write-off's, contract §17): its
+ * instant now (null: none), and what to do when it falls due, in the loan's step queue.
+ */
+export interface AlsoDue {
+  deadline(): number | null;
+  fire(deadline: number): Promise<void>;
+}
+
 /** The index of the oldest row neither paid nor yet marked overdue. */
 const oldestUnmarked = (progress: LoanProgress) =>
   Math.max(progress.overdueThrough ?? 0, progress.paidInstallments);
@@ -40,6 +49,7 @@ export async function watchDueDates(
   stop: () => boolean,
   markOverdue: (installmentNumber: number, deadline: number | null) => Promise<void>,
   expireCharge?: (chargeId: string) => Promise<void>,
+  also?: AlsoDue,
 ): Promise<void> {
   for (;;) {
     const next = oldestUnmarked(progress);
@@ -52,14 +62,24 @@ export async function watchDueDates(
     const charge = expireCharge ? progress.charge : undefined;
     const chargeFirst =
       charge !== undefined && (rowDeadline === null || charge.expiresAt < rowDeadline);
-    const deadline = chargeFirst ? charge.expiresAt : rowDeadline;
+    const ownDeadline = chargeFirst ? charge.expiresAt : rowDeadline;
+    const other = also?.deadline() ?? null;
+    const otherFirst = other !== null && (ownDeadline === null || other < ownDeadline);
+    const deadline = otherFirst ? other : ownDeadline;
     const moved = () =>
       stop() ||
       oldestUnmarked(progress) !== next ||
       watched() !== (dueDate !== undefined) ||
-      (expireCharge !== undefined && progress.charge?.id !== charge?.id);
+      (expireCharge !== undefined && progress.charge?.id !== charge?.id) ||
+      (also !== undefined && also.deadline() !== other);
     if (await clock.until(deadline, moved)) {
       if (stop()) return;
+      continue;
+    }
+    if (otherFirst) {
+      await serialized(async () => {
+        if (!stop() && also!.deadline() === other) await also!.fire(other);
+      });
       continue;
     }
     if (chargeFirst) {

@@ -60,6 +60,8 @@ export interface LoanProgress {
    * its idempotency key at the PSP. Set before it is sent; absent where ops disburse by hand.
    */
   payout?: { id: string };
+  /** Written off (contract §17): the write-off watcher has nothing more to do. */
+  writtenOff?: boolean;
 }
 
 export interface SignRequest {

@@ -50,6 +50,7 @@ import {
   type SignRequest,
 } from './messages.js';
 import { watchDueDates } from './due-dates.js';
+import { writeOffWatch } from './write-off.js';
 import { showLoanDetails, startingProgress } from './state.js';
 
 const {
@@ -614,12 +615,17 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
       paymentsThisRun >= PAYMENTS_PER_RUN ||
       (bounded ? historyFull(input.historyLimit) : workflowInfo().continueAsNewSuggested);
     const stop = () => progress.status !== 'active' || runIsFull();
+    // Contract §17: the write-off's deadline joins the due dates' (loans repaying before it, none).
+    const writeOff = patched('write-off')
+      ? await writeOffWatch(progress, dueDates, tenant, loanId, showDetails)
+      : undefined;
     if (patched('overdue-timers'))
       await watchDueDates(
         { progress, dueDates, clock, serialized },
         stop,
         markOverdue,
         expireActiveCharge,
+        writeOff,
       );
     // A loan started before due-date timers watches none, but still answers the sandbox clock
     // (through the helper: no command until a clock message arrives, as `condition` was).

@@ -248,8 +248,11 @@ async function reconcileIn(db: DbOrTx): Promise<LedgerFinding[]> {
   for (const loan of disbursed) {
     // A withdrawn loan (contract §14) owes nothing: the withdrawal closed its principal; nor does
     // one whose payout came back (§16).
+    // A written-off loan's principal left the book for `credit_losses` (contract §17).
     const owed =
-      loan.cancellationReason === 'withdrawal' || loan.cancellationReason === 'payout_returned'
+      loan.cancellationReason === 'withdrawal' ||
+      loan.cancellationReason === 'payout_returned' ||
+      loan.writtenOffAt !== null
         ? 0
         : repaymentOf(loan).principal_outstanding;
     const posted = balances.get(loan.id) ?? 0;

@@ -199,6 +199,7 @@ export type LoanChange = Partial<
     | 'disbursementStatus'
     | 'figures'
     | 'releaseAdjustment'
+    | 'writtenOffAt'
   >
 > & {
   /** `paid_at` of the rows this change pays, appended to `paidDates`. */

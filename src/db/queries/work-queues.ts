@@ -1,6 +1,14 @@
-import { and, asc, desc, eq, gt, isNull, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client.js';
-import { customers, documents, loans } from '../schema/index.js';
+import {
+  customerErasures,
+  customers,
+  documents,
+  loans,
+  reconciliationReports,
+} from '../schema/index.js';
+import type { Erasure } from './erasure.js';
+import type { ReconciliationReport } from './reconciliation.js';
 import type { Customer } from './customers.js';
 import type { Document } from './documents.js';
 import type { Loan } from './loans.js';
@@ -105,4 +113,53 @@ async function afterCursor<Row>(
       and(eq(sortColumn, cursor.sortValue), gt(idColumn, cursor.id)),
     ),
   );
+}
+
+/**
+ * Erasures (LGPD art. 18), newest first, `limit + 1` past the cursor (a customer id; `undefined`
+ * when it names no erasure). The ops API reads one customer's; the back office lists them.
+ */
+export async function recentErasures(
+  db: DbOrTx,
+  params: { limit: number; startingAfter?: string | undefined },
+): Promise<Erasure[] | undefined> {
+  let after: SQL | undefined;
+  if (params.startingAfter !== undefined) {
+    const [cursor] = await db
+      .select({ erasedAt: customerErasures.erasedAt, id: customerErasures.customerId })
+      .from(customerErasures)
+      .where(eq(customerErasures.customerId, params.startingAfter))
+      .limit(1);
+    if (!cursor) return undefined;
+    after = or(
+      lt(customerErasures.erasedAt, cursor.erasedAt),
+      and(
+        eq(customerErasures.erasedAt, cursor.erasedAt),
+        lt(customerErasures.customerId, cursor.id),
+      ),
+    );
+  }
+  return db
+    .select()
+    .from(customerErasures)
+    .where(after)
+    .orderBy(desc(customerErasures.erasedAt), desc(customerErasures.customerId))
+    .limit(params.limit + 1);
+}
+
+/** The reconciliation reports of the latest business dates, newest first. */
+export async function recentReconciliations(
+  db: DbOrTx,
+  limit: number,
+): Promise<Pick<ReconciliationReport, 'date' | 'status' | 'runs' | 'completedAt'>[]> {
+  return db
+    .select({
+      date: reconciliationReports.date,
+      status: reconciliationReports.status,
+      runs: reconciliationReports.runs,
+      completedAt: reconciliationReports.completedAt,
+    })
+    .from(reconciliationReports)
+    .orderBy(desc(reconciliationReports.date))
+    .limit(limit);
 }

@@ -104,6 +104,11 @@ export const loans = pgTable(
     /** `signature_deadline`, or the partner's reason (`requested` when it gave none). */
     cancellationReason: text('cancellation_reason'),
     /**
+     * When the loan was written off (contract §17: a row overdue more than WRITE_OFF_AFTER_DAYS):
+     * its principal left the book for `credit_losses`; money received since posts to `recoveries`.
+     */
+    writtenOffAt: ts('written_off_at'),
+    /**
      * Set when its customer was erased and the loan never became a contract (cancelled before its
      * signatures or its disbursement): its signers, payout account and contract are erased with
      * the customer, and no lookup shows it any more (contract §15).

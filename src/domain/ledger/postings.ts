@@ -25,6 +25,10 @@ export const ledgerAccounts = [
    * account from its arrival, until ops match it to a loan or return it to its payer.
    */
   'unidentified_receipts',
+  /** Principal written off (contract §17): an expense, the loss the book took. */
+  'credit_losses',
+  /** Money received for a written-off loan: income that offsets `credit_losses`. */
+  'recoveries',
 ] as const;
 export type LedgerAccount = (typeof ledgerAccounts)[number];
 
@@ -183,6 +187,46 @@ export function payoutReturnedEntries(
     credit('refunds_payable', reversed - principal),
   ]);
 }
+
+/**
+ * A loan written off (contract §17): its unpaid principal leaves the book (credit
+ * `loan_principal`) as a loss (debit `credit_losses`). What the borrower owes is unchanged.
+ */
+export function writeOffEntries(principal: number): LedgerEntry[] {
+  return posted([debit('credit_losses', principal), credit('loan_principal', principal)]);
+}
+
+/** What a payment's allocation credits on a loan still on the book. */
+const earnedAccounts: readonly LedgerAccount[] = [
+  'loan_principal',
+  'interest_income',
+  'late_fee_income',
+  'late_interest_income',
+];
+
+/**
+ * Money received for a written-off loan: the borrower's rows are paid as §13 allocates, but the
+ * book holds none of it any more (its principal went to `credit_losses`, its interest was never
+ * earned), so every part the allocation would credit to principal, interest or late charges is
+ * credited to `recoveries` instead, in one entry; money due back stays `refunds_payable`.
+ */
+export function recoveryEntries(entries: readonly LedgerEntry[]): LedgerEntry[] {
+  const recovered = entries
+    .filter((entry) => entry.direction === 'credit' && earnedAccounts.includes(entry.account))
+    .reduce((sum, entry) => sum + entry.amount, 0);
+  return posted([
+    ...entries.filter(
+      (entry) => !(entry.direction === 'credit' && earnedAccounts.includes(entry.account)),
+    ),
+    credit('recoveries', recovered),
+  ]);
+}
+
+/** A payment's entries as the book takes them: `recoveries` once the loan is written off. */
+export const bookedFor = (
+  loan: { writtenOffAt: Date | null },
+  entries: LedgerEntry[],
+): LedgerEntry[] => (loan.writtenOffAt ? recoveryEntries(entries) : entries);
 
 /** Debits minus credits. */
 export const signedSum = (entries: readonly LedgerEntry[]): number =>

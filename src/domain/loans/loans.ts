@@ -58,6 +58,8 @@ export const loanEventTypes = {
   error: 'loan.error',
   refundDue: 'loan.refund_due',
   refundSent: 'loan.refund_sent',
+  /** Contract §17: a row overdue more than WRITE_OFF_AFTER_DAYS; the loan stays `active`. */
+  writtenOff: 'loan.written_off',
 } as const;
 
 /** What ended a loan in `error`. */
@@ -92,6 +94,8 @@ export const loanTransactionTypes = [
   'refund',
   /** A production loan's payout came back (contract §16): the loan undone, its payments due back. */
   'payout_returned',
+  /** Contract §17: the unpaid principal moved to `credit_losses`; no money moves. */
+  'write_off',
 ] as const;
 export type LoanTransactionType = (typeof loanTransactionTypes)[number];
 
@@ -120,4 +124,6 @@ export const ledgerStep = {
   devolucao: (devolucaoId: string) => `devolucao:${devolucaoId}`,
   /** The loan's payout came back: once per loan. */
   payoutReturned: 'payout_returned',
+  /** The loan written off: once per loan. */
+  writeOff: 'write_off',
 } as const;

@@ -4,6 +4,7 @@
  * never refused — what a loan no longer owes is due back.
  */
 import {
+  bookedFor,
   overpaymentEntries,
   paymentEntries,
   withdrawalEntries,
@@ -46,6 +47,8 @@ export interface PixOnLoan {
     figures: { requested_amount: number; principal_amount: number };
     repayment: Repayment;
     terms: RepaymentTerms;
+    /** Set once the loan was written off (contract §17): its payments post to `recoveries`. */
+    writtenOffAt?: Date | null;
   };
   /** The loan's account balances (debits − credits); needed only for a withdrawal charge's Pix. */
   balances?: Partial<Record<LedgerAccount, number>>;
@@ -107,6 +110,9 @@ export function planPixBooking(pix: PixOnLoan): PixBooking {
     type: allocation.finished && applied === payoff ? 'payoff' : 'payment',
     refund,
     allocation,
-    entries: paymentEntries({ amount, ...allocation, refund, from: pix.from }),
+    entries: bookedFor(
+      { writtenOffAt: loan.writtenOffAt ?? null },
+      paymentEntries({ amount, ...allocation, refund, from: pix.from }),
+    ),
   };
 }

@@ -21,6 +21,7 @@ export const eventCatalogue = [
   'loan.error',
   'loan.refund_due',
   'loan.refund_sent',
+  'loan.written_off',
   'loan.agreement_created',
   'loan.agreement_accepted',
   'loan.agreement_active',

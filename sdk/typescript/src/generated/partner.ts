@@ -1376,6 +1376,26 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'loan.written_off': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A row stayed overdue past the lender’s write-off period: `written_off_at` is set; the loan stays `active` and what the borrower owes is unchanged.
+     * @description A row stayed overdue past the lender’s write-off period: `written_off_at` is set; the loan stays `active` and what the borrower owes is unchanged. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.loan.written_off'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'loan.agreement_created': {
     parameters: {
       query?: never;
@@ -1821,6 +1841,7 @@ export interface components {
         | 'loan.error'
         | 'loan.refund_due'
         | 'loan.refund_sent'
+        | 'loan.written_off'
         | 'loan.agreement_created'
         | 'loan.agreement_accepted'
         | 'loan.agreement_active'
@@ -1868,6 +1889,7 @@ export interface components {
         | 'loan.error'
         | 'loan.refund_due'
         | 'loan.refund_sent'
+        | 'loan.written_off'
         | 'loan.agreement_created'
         | 'loan.agreement_accepted'
         | 'loan.agreement_active'
@@ -2719,6 +2741,8 @@ export interface components {
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
+      written_off_at: string | null;
       /**
        * Format: date-time
        * @description When the loan was created.
@@ -2806,7 +2830,8 @@ export interface components {
         | 'withdrawal'
         | 'overpayment'
         | 'refund'
-        | 'payout_returned';
+        | 'payout_returned'
+        | 'write_off';
       /** @description The money that moved, in centavos. */
       amount: number;
       /**
@@ -2860,7 +2885,9 @@ export interface components {
           | 'late_fee_income'
           | 'late_interest_income'
           | 'refunds_payable'
-          | 'unidentified_receipts';
+          | 'unidentified_receipts'
+          | 'credit_losses'
+          | 'recoveries';
         /**
          * @description `debit` or `credit`.
          * @enum {string}
@@ -3251,6 +3278,7 @@ export interface components {
       | components['schemas']['LoanErrorEvent']
       | components['schemas']['LoanRefundDueEvent']
       | components['schemas']['LoanRefundSentEvent']
+      | components['schemas']['LoanWrittenOffEvent']
       | components['schemas']['LoanAgreementCreatedEvent']
       | components['schemas']['LoanAgreementAcceptedEvent']
       | components['schemas']['LoanAgreementActiveEvent']
@@ -3883,6 +3911,8 @@ export interface components {
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
+      written_off_at: string | null;
       /**
        * Format: date-time
        * @description When the loan was created.
@@ -4071,6 +4101,8 @@ export interface components {
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
+      written_off_at: string | null;
       /**
        * Format: date-time
        * @description When the loan was created.
@@ -4341,6 +4373,8 @@ export interface components {
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
+      written_off_at: string | null;
       /**
        * Format: date-time
        * @description When the loan was created.
@@ -4529,6 +4563,8 @@ export interface components {
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
+      written_off_at: string | null;
       /**
        * Format: date-time
        * @description When the loan was created.
@@ -4541,6 +4577,28 @@ export interface components {
       updated_at: string;
       /** @description What was sent back. */
       refund: components['schemas']['Refund'];
+    };
+    /** @description A row stayed overdue past the lender’s write-off period: `written_off_at` is set; the loan stays `active` and what the borrower owes is unchanged. */
+    LoanWrittenOffEvent: {
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
+      id: string;
+      /**
+       * @description A row stayed overdue past the lender’s write-off period: `written_off_at` is set; the loan stays `active` and what the borrower owes is unchanged. (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      type: 'loan.written_off';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
+      data: components['schemas']['Loan'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
     };
     /** @description A payment agreement was made on the loan (the data is the agreement): it awaits the borrower’s acceptance. */
     LoanAgreementCreatedEvent: {
@@ -4793,6 +4851,7 @@ export interface components {
         | 'loan.error'
         | 'loan.refund_due'
         | 'loan.refund_sent'
+        | 'loan.written_off'
         | 'loan.agreement_created'
         | 'loan.agreement_accepted'
         | 'loan.agreement_active'
@@ -4867,6 +4926,7 @@ export interface components {
         | 'loan.error'
         | 'loan.refund_due'
         | 'loan.refund_sent'
+        | 'loan.written_off'
         | 'loan.agreement_created'
         | 'loan.agreement_accepted'
         | 'loan.agreement_active'
@@ -7480,6 +7540,7 @@ export interface operations {
            *       "error": null,
            *       "cancellation_reason": null,
            *       "refund_due_amount": 0,
+           *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:58.341Z",
            *       "updated_at": "2026-11-27T14:36:58.341Z"
            *     }
@@ -7679,6 +7740,7 @@ export interface operations {
            *       "error": null,
            *       "cancellation_reason": "signature_deadline",
            *       "refund_due_amount": 0,
+           *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:37:09.093Z",
            *       "updated_at": "2026-11-27T14:37:09.506Z"
            *     }
@@ -7845,6 +7907,7 @@ export interface operations {
            *       "error": null,
            *       "cancellation_reason": "customer gave up",
            *       "refund_due_amount": 0,
+           *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:58.341Z",
            *       "updated_at": "2026-11-27T14:36:58.493Z"
            *     }
@@ -9810,6 +9873,7 @@ export interface operations {
           | 'loan.error'
           | 'loan.refund_due'
           | 'loan.refund_sent'
+          | 'loan.written_off'
           | 'loan.agreement_created'
           | 'loan.agreement_accepted'
           | 'loan.agreement_active'
@@ -11425,6 +11489,7 @@ export interface operations {
            *       "error": null,
            *       "cancellation_reason": null,
            *       "refund_due_amount": 0,
+           *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:37:39.543Z",
            *       "updated_at": "2026-11-27T14:37:39.978Z"
            *     }
@@ -11637,6 +11702,7 @@ export interface operations {
            *       "error": null,
            *       "cancellation_reason": null,
            *       "refund_due_amount": 0,
+           *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:50.174Z",
            *       "updated_at": "2026-11-27T14:36:54.693Z"
            *     }
@@ -11844,6 +11910,7 @@ export interface operations {
            *       "error": null,
            *       "cancellation_reason": null,
            *       "refund_due_amount": 0,
+           *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:51.411Z",
            *       "updated_at": "2026-11-27T14:36:52.294Z"
            *     }
@@ -12055,6 +12122,7 @@ export interface operations {
            *       "error": null,
            *       "cancellation_reason": null,
            *       "refund_due_amount": 0,
+           *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:33.157Z",
            *       "updated_at": "2026-11-27T14:36:33.284Z"
            *     }
@@ -13091,6 +13159,42 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['LoanRefundSentEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.loan.written_off': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoanWrittenOffEvent'];
       };
     };
     responses: {

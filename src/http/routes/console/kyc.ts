@@ -42,7 +42,7 @@ const statusNames: Record<string, string> = {
   pending_correction: 'correção pedida',
   manual_review_required: 'aguarda decisão',
 };
-const statusName = (status: string) => escapeHtml(statusNames[status] ?? status);
+export const statusName = (status: string) => escapeHtml(statusNames[status] ?? status);
 
 const itemNames: Record<string, string> = {
   identity_card_front: 'Documento de identidade (frente)',
@@ -57,6 +57,12 @@ const itemNames: Record<string, string> = {
   trading_name: 'Nome fantasia',
 };
 export const itemName = (type: string) => itemNames[type] ?? type;
+
+/** The credit decision in a line: its status, the limit approved, the reason given. */
+export const creditText = (analysis: Customer['creditAnalysis']) =>
+  analysis
+    ? `${statusName(analysis.status)}${analysis.approved_limit_amount !== null ? ` · limite ${reais(analysis.approved_limit_amount)}` : ''}${analysis.reason ? ` · ${escapeHtml(analysis.reason)}` : ''}`
+    : 'ainda não analisado';
 
 /** `1.234,56` or `1234,56` or `1234` reais as centavos; undefined when it is not an amount. */
 export function centavosOf(text: string): number | undefined {
@@ -176,11 +182,7 @@ ${customer.cnpj ? `<dt>CNPJ</dt><dd>${escapeHtml(customer.cnpj)}</dd>` : ''}
 <dt>Telefone</dt><dd>${escapeHtml(customer.phone)}</dd>
 <dt>Parceiro</dt><dd>${code(customer.partnerId)} (${escapeHtml(customer.environment)})</dd>
 <dt>Status</dt><dd><strong>${statusName(customer.status)}</strong>${customer.deniedReason ? ` — ${escapeHtml(customer.deniedReason)}` : ''}</dd>
-<dt>Crédito</dt><dd>${
-          analysis
-            ? `${statusName(analysis.status)}${analysis.approved_limit_amount !== null ? ` · limite ${reais(analysis.approved_limit_amount)}` : ''}${analysis.reason ? ` · ${escapeHtml(analysis.reason)}` : ''}`
-            : 'ainda não analisado'
-        }</dd>
+<dt>Crédito</dt><dd>${creditText(analysis)}</dd>
 </dl>
 <h2>Itens de KYC</h2>
 <div class="cards">${itemCards.join('\n')}</div>

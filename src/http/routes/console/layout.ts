@@ -24,6 +24,11 @@ export const sections = {
   approvals: ['Aprovações', `${CONSOLE_PATH}/approvals`],
   disbursements: ['Desembolsos', `${CONSOLE_PATH}/disbursements`],
   pix: ['Pix não identificados', `${CONSOLE_PATH}/unmatched-pix`],
+  devolucoes: ['Devoluções', `${CONSOLE_PATH}/devolucoes`],
+  reconciliation: ['Conciliação', `${CONSOLE_PATH}/reconciliation`],
+  ledger: ['Balancete', `${CONSOLE_PATH}/trial-balance`],
+  operators: ['Operadores', `${CONSOLE_PATH}/operators`],
+  erasures: ['Apagamentos', `${CONSOLE_PATH}/erasures`],
   audit: ['Auditoria', `${CONSOLE_PATH}/audit`],
 } as const;
 export type Section = keyof typeof sections;
@@ -34,6 +39,7 @@ const roleNames: Record<string, string> = {
   payments: 'pagamentos',
   admin: 'administração',
   workflow_viewer: 'workflows',
+  metrics_reader: 'métricas',
 };
 
 export const roleName = (role: string) => roleNames[role] ?? role;
@@ -49,7 +55,7 @@ export function consolePage(title: string, context: PageContext, body: string): 
             `<li><a href="${href}"${key === context.section ? ' aria-current="page"' : ''}>${escapeHtml(name)}</a></li>`,
         )
         .join('')}</ul></nav>
-<div class="who"><span>Operador <code>${escapeHtml(operator.actor.id)}</code>${
+<div class="who"><span>Operador <a href="${CONSOLE_PATH}/operators/${escapeHtml(operator.actor.id)}"><code>${escapeHtml(operator.actor.id)}</code></a>${
         operator.roles.length > 0
           ? ` · ${escapeHtml(operator.roles.map(roleName).join(', '))}`
           : ' · sem papéis'

@@ -11,7 +11,17 @@ import type { AppContext, AppState } from '../../context.js';
 import { securityHeaders } from '../../middleware/security-headers.js';
 import { field, html, parseForm } from '../hosted/respond.js';
 import type { ActionDeps } from './actions.js';
+import type { ApprovalRequestDeps } from '../../../commands/approvals.js';
+import type { ErasureDeps } from '../../../commands/erase-customer.js';
+import type { RequestReconciliationDeps } from '../../../commands/request-reconciliation.js';
+import type { StaffCommandDeps } from '../../../commands/staff-changes.js';
 import { approvalPages } from './approvals.js';
+import { customerPages } from './customer.js';
+import { devolucaoPages } from './devolucoes.js';
+import { erasurePages } from './erasures.js';
+import { operatorPages } from './operators.js';
+import { reconciliationPages } from './reconciliation.js';
+import { trialBalancePages } from './trial-balance.js';
 import { auditPages } from './audit.js';
 import { disbursementPages } from './disbursements.js';
 import { kycPages } from './kyc.js';
@@ -38,6 +48,14 @@ export interface ConsoleDeps extends ActionDeps {
   loans: ApprovalDeps & LoanDeps;
   /** The Temporal UI (TEMPORAL_UI_ORIGIN) and namespace: a loan's page links to its workflow. */
   temporalUi: { origin: string; namespace: string };
+  /** Whether a PSP is configured (PSP_API_URL): devoluções need one. */
+  pspConfigured: boolean;
+  /** What `eraseCustomer` needs (the ops API's erasure deps). */
+  erasure: ErasureDeps;
+  /** What `runReconciliation` needs. */
+  reconciliation: RequestReconciliationDeps;
+  /** Where the ops API's operator routes get theirs (staff changes, approvals). */
+  staff: ApprovalRequestDeps & StaffCommandDeps;
   https: boolean;
 }
 
@@ -53,6 +71,12 @@ export interface ConsoleRoutes {
 export const operatorOf = (ctx: { state: AppState }): Operator => {
   if (!ctx.state.operator) throw new Error('a console page ran without its session');
   return ctx.state.operator;
+};
+
+/** A link to a workflow in the Temporal UI (payloads show decoded to a `workflow_viewer`). */
+export const temporalUiLink = (deps: ConsoleDeps, workflowId: string) => {
+  const href = `${deps.temporalUi.origin}/namespaces/${encodeURIComponent(deps.temporalUi.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+  return `<a href="${escapeHtml(href)}">${escapeHtml(workflowId)} no Temporal UI</a>`;
 };
 
 /** The page context of a request: its operator and its forms' CSRF token. */
@@ -78,6 +102,19 @@ const OPERATIONS = [
   'matchUnmatchedPix',
   'returnUnmatchedPix',
   'listAudit',
+  'requestLoanDevolucao',
+  'listDevolucoes',
+  'getReconciliation',
+  'runReconciliation',
+  'getTrialBalance',
+  'listOperators',
+  'createOperator',
+  'updateOperatorRoles',
+  'rotateOperatorToken',
+  'reactivateOperator',
+  'deactivateOperator',
+  'eraseCustomer',
+  'getCustomerErasure',
 ];
 
 export function consoleRoutes(deps: ConsoleDeps): Router<AppState> {
@@ -224,6 +261,12 @@ auditoria valem igual aqui.</p>
   disbursementPages(routes);
   pixPages(routes);
   loanPages(routes);
+  customerPages(routes);
+  devolucaoPages(routes);
+  reconciliationPages(routes);
+  trialBalancePages(routes);
+  operatorPages(routes);
+  erasurePages(routes);
   auditPages(routes);
   return router;
 }

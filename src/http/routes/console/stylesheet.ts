@@ -29,7 +29,7 @@ form.inline { display: inline-flex; flex-wrap: wrap; align-items: end; gap: .4re
 .field { display: flex; flex-direction: column; gap: .2rem; margin: 0 0 .6rem; }
 .field.row { flex-direction: row; align-items: center; }
 label { font-size: .9rem; font-weight: 600; }
-input[type=text], input[type=password], input[type=number], input[type=date], select, textarea { font: inherit; padding: .45rem .55rem; border: 1px solid #8a939c; border-radius: .3rem; background: #fff; min-width: 0; max-width: 100%; }
+input[type=text], input[type=email], input[type=password], input[type=number], input[type=date], select, textarea { font: inherit; padding: .45rem .55rem; border: 1px solid #8a939c; border-radius: .3rem; background: #fff; min-width: 0; max-width: 100%; }
 textarea { width: 100%; min-height: 3rem; }
 button { font: inherit; padding: .5rem 1rem; border: 0; border-radius: .3rem; background: #0b6e4f; color: #fff; cursor: pointer; }
 button.danger { background: #a32020; }

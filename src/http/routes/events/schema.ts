@@ -127,6 +127,7 @@ const dataOf = {
   'loan.refund_sent': loanSchema
     .extend({ refund: refund.meta({ description: 'What was sent back.' }) })
     .meta({ id: 'LoanRefundSentData' }),
+  'loan.written_off': loanSchema,
   'loan.agreement_created': agreementSchema,
   'loan.agreement_accepted': agreementSchema,
   'loan.agreement_active': agreementSchema,
@@ -163,6 +164,8 @@ export const eventMeanings: Record<EventType, string> = {
   'loan.error': 'The disbursement failed: `error` says why.',
   'loan.refund_due': 'Money received belongs back to the borrower: `refund`.',
   'loan.refund_sent': 'Money due back was sent: `refund`.',
+  'loan.written_off':
+    'A row stayed overdue past the lender’s write-off period: `written_off_at` is set; the loan stays `active` and what the borrower owes is unchanged.',
   'loan.agreement_created':
     'A payment agreement was made on the loan (the data is the agreement): it awaits the borrower’s acceptance.',
   'loan.agreement_accepted': 'The borrower accepted the agreement: its entry (first row) is due.',

@@ -382,6 +382,10 @@ export const loanSchema = z
     refund_due_amount: centavos(
       'Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back.',
     ),
+    written_off_at: z.iso.datetime().nullable().meta({
+      description:
+        'When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then.',
+    }),
     created_at: instant('When the loan was created.'),
     updated_at: instant('When the loan last changed.'),
   })

@@ -13,7 +13,7 @@ import { reconciliationParams, reconciliationRunSchema, reconciliationSchema } f
 const FIRST_PIX_DAY = '2020-11-03';
 
 /** The path's date, checked: a calendar date from Pix's first day to today (São Paulo). */
-function reconciliationDate(value: string, today: string): string {
+export function reconciliationDate(value: string, today: string): string {
   const fail = (code: 'invalid_format' | 'out_of_range', message: string) =>
     problems.validation([{ path: 'path.date', code, message }]);
   const at = /^\d{4}-\d{2}-\d{2}$/.test(value) ? new Date(`${value}T00:00:00Z`) : undefined;

@@ -34,7 +34,7 @@ ALTER TABLE "loan_agreements" ADD CONSTRAINT "loan_agreements_simulation_id_agre
 CREATE INDEX "agreement_simulations_loan_idx" ON "agreement_simulations" USING btree ("loan_id","created_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "loan_agreements_simulation_idx" ON "loan_agreements" USING btree ("simulation_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "loan_agreements_one_live_idx" ON "loan_agreements" USING btree ("loan_id") WHERE "loan_agreements"."status" IN ('pending_acceptance', 'pending_entry', 'active');--> statement-breakpoint
-CREATE INDEX "loan_agreements_loan_idx" ON "loan_agreements" USING btree ("partner_id","environment","loan_id","created_at","id");--> statement-breakpoint
+CREATE INDEX "loan_agreements_loan_idx" ON "loan_agreements" USING btree ("partner_id","environment","loan_id","created_at","id");
 -- hand-written: an agreement's status is one the service knows, and an accepted one says when.
 ALTER TABLE "loan_agreements" ADD CONSTRAINT "loan_agreements_status_known" CHECK ("status" IN ('pending_acceptance', 'pending_entry', 'active', 'fulfilled', 'lapsed', 'broken'));--> statement-breakpoint
 ALTER TABLE "loan_agreements" ADD CONSTRAINT "loan_agreements_accepted_at" CHECK ("status" IN ('pending_acceptance', 'lapsed') OR "accepted_at" IS NOT NULL);
