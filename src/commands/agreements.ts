@@ -30,6 +30,8 @@ import { presentAgreement } from '../presenters/agreements.js';
 import { recordAndFanOut, startDeliveries } from '../webhooks/fan-out.js';
 import { clockNow } from './customer-clock.js';
 import { loanNotFound, type LoanDeps } from './loan-deps.js';
+import { workflowIds } from '../temporal/workflow-ids.js';
+import { agreementChangedSignal } from '../../workflows/loan/agreement-messages.js';
 
 export const agreementNotFound = (id: string) =>
   problems.notFound('agreement_not_found', `No agreement ${id}.`);
@@ -114,6 +116,23 @@ export async function simulateLoanAgreement(
   });
 }
 
+/**
+ * Tells the loan's workflow that its live agreement changed, so it waits for the new deadline.
+ * Told after the commit; a signal lost (a crash between) is made good by the workflow's next run,
+ * which reads the agreement afresh, and by the lapse a command applies when it reads one past its
+ * deadline (`lapsedUnaccepted`).
+ */
+async function tellLoanWorkflow(deps: LoanDeps, loanId: string): Promise<void> {
+  try {
+    await deps.temporal.workflow.getHandle(workflowIds.loan(loanId)).signal(agreementChangedSignal);
+  } catch (error) {
+    deps.logger.warn(
+      { loanId, error: String(error) },
+      'the loan workflow was not told of its agreement',
+    );
+  }
+}
+
 const agreementExists = (agreement: Pick<Agreement, 'id' | 'status'>) =>
   new ProblemError(
     'agreement_exists',
@@ -122,10 +141,10 @@ const agreementExists = (agreement: Pick<Agreement, 'id' | 'status'>) =>
 
 /**
  * An agreement still `pending_acceptance` or `pending_entry` past its deadline (the end of its
- * first row's due date, the customer's clock) is `lapsed` here, when it is read for a command
- * (`loan.agreement_lapsed`): until the loan's workflow keeps that deadline with a durable timer
- * (not built yet; docs/agreements.md), an agreement left unaccepted or without its entry never
- * blocks the loan. A conditional write: two racing requests lapse it once. Answers whether the
+ * first row's due date, the customer's clock) is `lapsed` by the loan's workflow when the deadline
+ * falls due (workflows/loan/agreements.ts); a command that reads one past it first (the workflow
+ * not told of it yet, a lost signal) lapses it here (`loan.agreement_lapsed`), so a late one never
+ * blocks the loan. A conditional write: racing writers lapse it once. Answers whether the
  * agreement is lapsed now.
  */
 async function lapsedUnaccepted(
@@ -221,6 +240,7 @@ export async function createLoanAgreement(
     return { agreement: written, deliveries: outbox };
   });
   await startDeliveries(deps, deliveries);
+  await tellLoanWorkflow(deps, loanId);
   return agreement;
 }
 
@@ -276,6 +296,7 @@ export async function acceptAgreementInSandbox(
     return { accepted: written, deliveries: outbox };
   });
   await startDeliveries(deps, deliveries);
+  if (accepted) await tellLoanWorkflow(deps, agreement.loanId);
   // Accepted (or lapsed) meanwhile by a request racing this one: answer it as it stands.
   return accepted ?? (await findAgreement(deps.db, tenant, agreementId))!;
 }

@@ -9,6 +9,7 @@ import type {
 } from '../../src/http/routes/agreements/schema.js';
 import { activeLoan as activeLoanOf, type LoanBody } from '../helpers/credit.js';
 import { eventually } from '../helpers/eventually.js';
+import { recordOpenedHistory } from '../helpers/opened-history.js';
 import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 
@@ -211,10 +212,18 @@ describe('payment agreements (contract §17)', () => {
     expect(after.schedule).toEqual(late.schedule);
     expect(await reconcileLedger(stack.database.db)).toEqual([]);
 
-    // Its entry not paid by the end of its first row's due date, it lapses when a new one asks
-    // for its place: nothing changed on the loan.
+    // Its entry not paid by the end of its first row's due date, the loan's workflow lapses it
+    // at that deadline (no command read it since): nothing changed on the loan.
     const later = addDays(first, 1);
     await advanceClock(customerId, new Date(`${later}T15:00:00Z`));
+    const lapsed = await json<AgreementBody>(api(`/v3/agreements/${agreement.id}`));
+    expect(lapsed).toMatchObject({
+      status: 'lapsed',
+      accepted_at: accepted.accepted_at,
+      // The deadline's instant (the end of the first row's due date in São Paulo), not the clock's.
+      ended_at: `${later}T02:59:59.999Z`,
+    });
+    expect((await json<LoanBody>(api(`/v3/loans/${loan.id}`))).status).toBe('active');
     const again = await json<SimulationBody>(
       simulate(loan.id, { rows: 'overdue', installments: 2, first_due_date: addDays(later, 5) }),
       201,
@@ -223,8 +232,6 @@ describe('payment agreements (contract §17)', () => {
     expect(again.late_interest_amount).toBeGreaterThan(simulation.late_interest_amount);
     const second = await json<AgreementBody>(create(loan.id, again.id), 201);
     expect(second.status).toBe('pending_acceptance');
-    const lapsed = await json<AgreementBody>(api(`/v3/agreements/${agreement.id}`));
-    expect(lapsed).toMatchObject({ status: 'lapsed', accepted_at: accepted.accepted_at });
     expect((await problemOf(accept(agreement.id), 409)).code).toBe('invalid_state');
     const history = await json<{ data: { type: string }[] }>(
       api(`/v3/events?resource_id=${agreement.id}&order=asc`),
@@ -235,5 +242,11 @@ describe('payment agreements (contract §17)', () => {
       'loan.agreement_lapsed',
     ]);
     expect((await problemOf(create(loan.id, simulation.id), 409)).code).toBe('agreement_exists');
+    await recordOpenedHistory(
+      stack,
+      stack.temporal.workflow.getHandle(`loan/${loan.id}`),
+      'loan',
+      'agreement-accepted-then-lapsed',
+    );
   });
 });

@@ -3137,7 +3137,7 @@ export interface components {
        */
       simulation_id: string;
       /**
-       * @description `pending_acceptance` → `pending_entry` (accepted) → `active` (its first row paid by its due date) → `fulfilled`; `lapsed` (not accepted, or the entry not paid, in time: nothing changed on the loan); `broken` (a row overdue more than AGREEMENT_BREAK_DAYS: the loan’s rows come back).
+       * @description `pending_acceptance` → `pending_entry` (accepted) → `active` (its first row paid by its due date) → `fulfilled`; `lapsed` (not accepted, or the entry not paid, in time: nothing changed on the loan); `broken` (a row overdue more than AGREEMENT_BREAK_DAYS: the loan’s rows come back). Today the entry’s payment does not reach the agreement yet, so an accepted agreement lapses at its deadline: `active`, `fulfilled` and `broken` are not reached (docs/agreements.md).
        * @enum {string}
        */
       status: 'pending_acceptance' | 'pending_entry' | 'active' | 'fulfilled' | 'lapsed' | 'broken';
@@ -3226,7 +3226,7 @@ export interface components {
       }[];
       /**
        * Format: date-time
-       * @description Not accepted by then (the end of the first row’s due date): `lapsed`.
+       * @description Not accepted, or its entry not paid, by then (the end of the first row’s due date, the customer’s clock): `lapsed` at that instant by the loan’s workflow.
        */
       acceptance_deadline: string;
       accepted_at: string | null;

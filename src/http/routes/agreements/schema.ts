@@ -121,11 +121,11 @@ export const agreementSchema = z
     simulation_id: idField('ags'),
     status: z.enum(agreementStatuses).meta({
       description:
-        '`pending_acceptance` → `pending_entry` (accepted) → `active` (its first row paid by its due date) → `fulfilled`; `lapsed` (not accepted, or the entry not paid, in time: nothing changed on the loan); `broken` (a row overdue more than AGREEMENT_BREAK_DAYS: the loan’s rows come back).',
+        '`pending_acceptance` → `pending_entry` (accepted) → `active` (its first row paid by its due date) → `fulfilled`; `lapsed` (not accepted, or the entry not paid, in time: nothing changed on the loan); `broken` (a row overdue more than AGREEMENT_BREAK_DAYS: the loan’s rows come back). Today the entry’s payment does not reach the agreement yet, so an accepted agreement lapses at its deadline: `active`, `fulfilled` and `broken` are not reached (docs/agreements.md).',
     }),
     ...figures,
     acceptance_deadline: instant(
-      'Not accepted by then (the end of the first row’s due date): `lapsed`.',
+      'Not accepted, or its entry not paid, by then (the end of the first row’s due date, the customer’s clock): `lapsed` at that instant by the loan’s workflow.',
     ),
     accepted_at: instant('When the borrower accepted.').nullable(),
     active_at: instant('When its entry was paid.').nullable(),
