@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from '../src/db/client.js';
 import type { Logger } from '../src/logger.js';
+import { createAgreementActivities } from './agreements.js';
 import { createApprovalActivities } from './approvals.js';
 import { createCreditOfferActivities } from './credit-offers.js';
 import { createCustomerActivities } from './customers.js';
@@ -84,6 +85,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createReconciliationActivities(deps),
     ...createReminderActivities(deps),
     ...createWriteOffActivities(deps),
+    ...createAgreementActivities(deps),
   };
 }
 

@@ -77,6 +77,7 @@ import { ledgerRoutes } from './http/routes/ledger/router.js';
 import { reconciliationRoutes } from './http/routes/reconciliation/router.js';
 import { payoutRoutes } from './http/routes/payouts/router.js';
 import { chargeRoutes } from './http/routes/charges/router.js';
+import { agreementRoutes } from './http/routes/agreements/router.js';
 import { loanCommandRoutes } from './http/routes/loans/commands-router.js';
 import { loanRoutes } from './http/routes/loans/router.js';
 import { signingUrls } from './domain/loans/signing-token.js';
@@ -244,6 +245,7 @@ export function createApp(deps: AppDeps): App {
   loanRoutes(partnerApi, loanDeps);
   chargeRoutes(partnerApi, loanDeps);
   collectionRoutes(partnerApi, { db });
+  agreementRoutes(partnerApi, loanDeps);
   eventRoutes(partnerApi, { db });
   webhookEndpointRoutes(partnerApi, {
     db,

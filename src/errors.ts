@@ -221,6 +221,19 @@ export const errorCatalogue = {
     meaning: 'The uploaded file is not a PDF, JPEG or PNG (judged by its content, not its name).',
   },
   charge_not_found: { status: 404, title: 'Not Found', meaning: 'No charge with the id.' },
+  // Payment agreements (contract §17; docs/agreements.md).
+  agreement_not_found: { status: 404, title: 'Not Found', meaning: 'No agreement with the id.' },
+  agreement_simulation_not_found: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'No agreement simulation with the id for this loan.',
+  },
+  agreement_exists: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'The loan has a live agreement (`pending_acceptance`, `pending_entry` or `active`): one at a time; `detail` names it.',
+  },
   pix_not_found: {
     status: 404,
     title: 'Not Found',
@@ -286,10 +299,13 @@ export const fieldErrorCatalogue = {
   above_refund_due: 'A refund larger than what the loan owes back to the borrower.',
   above_returnable:
     'A refund by devolução larger than the loan’s Pix can return (each at most what it brought, less its earlier devoluções): `message` says how much can.',
-  nothing_overdue: 'A charge for the overdue installments of a loan with none overdue.',
+  nothing_overdue:
+    'A charge, or an agreement, for the overdue installments of a loan with none overdue.',
   duplicate_offset:
     'Two steps of a reminder schedule on the same day (`offset_days`): each step needs its own.',
   duplicate_channel: 'A channel named twice in one reminder step.',
+  discount_above_charges:
+    'An agreement’s discount larger than the interest and late charges in its debt: a discount never reaches principal; `message` says how much it can be.',
   not_a_production_loan:
     'A Pix the PSP received matched to a loan that is not production’s, or that never took money.',
   codec_failed:

@@ -26,6 +26,8 @@ export const idPrefixes = {
   payout: 'pyt',
   customerDataKey: 'cdk',
   reminder: 'rmd',
+  agreementSimulation: 'ags',
+  agreement: 'agr',
 } as const;
 
 export type IdPrefix = (typeof idPrefixes)[keyof typeof idPrefixes];

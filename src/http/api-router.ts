@@ -176,6 +176,8 @@ const nouns: Record<NonNullable<ReturnType<typeof notFoundCodeOf>>, string> = {
   reconciliation_not_found: 'reconciliation',
   loan_not_found: 'loan',
   charge_not_found: 'charge',
+  agreement_not_found: 'agreement',
+  agreement_simulation_not_found: 'agreement simulation',
   pix_not_found: 'Pix',
   route_not_found: 'route',
 };

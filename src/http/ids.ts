@@ -18,7 +18,9 @@ type PublicPrefix =
   | 'chg'
   | 'op'
   | 'aud'
-  | 'apr';
+  | 'apr'
+  | 'ags'
+  | 'agr';
 type NotFoundCode = ErrorCode & `${string}_not_found`;
 
 /** `{prefix}_{32 lowercase hex}` (contract §1), anchored. */
@@ -43,6 +45,8 @@ const nouns: Record<PublicPrefix, string> = {
   op: 'operator',
   aud: 'audit entry',
   apr: 'approval',
+  ags: 'agreement simulation',
+  agr: 'agreement',
 };
 const described = (prefix: PublicPrefix) => ({
   example: example(prefix),

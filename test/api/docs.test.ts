@@ -66,6 +66,11 @@ describe('the partner OpenAPI document', () => {
         'GET /v3/charges/{charge_id} getCharge',
         'GET /v3/charges/{charge_id}/qr.png getChargeQrCode',
         'POST /v3/loans/{loan_id}/withdrawal requestWithdrawal',
+        'POST /v3/loans/{loan_id}/agreements/simulations simulateAgreement',
+        'POST /v3/loans/{loan_id}/agreements createAgreement',
+        'GET /v3/loans/{loan_id}/agreements listLoanAgreements',
+        'GET /v3/agreements/{agreement_id} getAgreement',
+        'POST /v3/sandbox/agreements/{agreement_id}/acceptance sandboxAcceptAgreement',
         'POST /v3/sandbox/charges/{charge_id}/pay sandboxPayCharge',
         'GET /v3/collections/schedule getCollectionSchedule',
         'PUT /v3/collections/schedule putCollectionSchedule',
@@ -106,10 +111,13 @@ describe('the partner OpenAPI document', () => {
           method,
           documented: true,
         });
-        // Three actions take no input: opening a biometrics session, resending a delivery and
-        // withdrawing from a loan.
+        // Four actions take no input: opening a biometrics session, resending a delivery,
+        // withdrawing from a loan and accepting an agreement in the sandbox.
         const bodiless =
-          path.endsWith('/biometrics') || path.endsWith('/resend') || path.endsWith('/withdrawal');
+          path.endsWith('/biometrics') ||
+          path.endsWith('/resend') ||
+          path.endsWith('/withdrawal') ||
+          path.endsWith('/acceptance');
         if (method === 'patch' || (method === 'post' && !bodiless)) {
           expect({ path, method, body: op.requestBody !== undefined }).toEqual({
             path,

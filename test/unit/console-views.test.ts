@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { agreementTable } from '../../src/http/routes/console/agreements.js';
+import type { Agreement } from '../../src/db/queries/agreements.js';
 import { maskPhone, percent } from '../../src/http/routes/console/customer.js';
 import { erasureStatusName } from '../../src/http/routes/console/erasures.js';
 import { reconciliationView } from '../../src/http/routes/console/reconciliation.js';
@@ -128,5 +130,30 @@ describe("the back office's views", () => {
     );
     expect(off).toContain('Débitos e créditos diferem em R$ 0,01');
     expect(text(trialBalanceView('Sandbox', []))).toBe('Nenhum lançamento até este dia.');
+  });
+
+  it("shows a loan's agreements with what was agreed and where each stands", () => {
+    const agreement = {
+      id: 'agr_1',
+      status: 'lapsed',
+      acceptanceDeadline: new Date('2026-03-27T02:59:59.999Z'),
+      acceptedAt: new Date('2026-03-16T15:00:00Z'),
+      endedAt: new Date('2026-03-27T02:59:59.999Z'),
+      figures: {
+        scope: 'overdue',
+        rows: [{ number: 1 }, { number: 2 }],
+        debt_amount: 71316,
+        discount_amount: 2768,
+        agreed_amount: 68548,
+        installments: 4,
+        first_due_date: '2026-03-26',
+        schedule: [{ installment_amount: 17778 }],
+      },
+    } as unknown as Agreement;
+    const shown = text(agreementTable([agreement]));
+    expect(shown).toContain('agr_1 caducado vencidas: 1, 2 R$ 713,16 R$ 27,68 R$ 685,48');
+    expect(shown).toContain('4 × R$ 177,78 de 2026-03-26');
+    expect(shown).toContain('26/03/2026, 23:59:59');
+    expect(text(agreementTable([]))).toBe('Nenhum acordo.');
   });
 });

@@ -51,6 +51,7 @@ import {
 } from './messages.js';
 import { watchDueDates } from './due-dates.js';
 import { writeOffWatch } from './write-off.js';
+import { agreementWatch, eitherDue } from './agreements.js';
 import { showLoanDetails, startingProgress } from './state.js';
 
 const {
@@ -619,13 +620,17 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
     const writeOff = patched('write-off')
       ? await writeOffWatch(progress, dueDates, tenant, loanId, showDetails)
       : undefined;
+    // Contract §17: a payment agreement's deadline joins them too (loans repaying before it, none).
+    const agreement = patched('agreements')
+      ? await agreementWatch(tenant, loanId, serialized)
+      : undefined;
     if (patched('overdue-timers'))
       await watchDueDates(
         { progress, dueDates, clock, serialized },
         stop,
         markOverdue,
         expireActiveCharge,
-        writeOff,
+        eitherDue(writeOff, agreement),
       );
     // A loan started before due-date timers watches none, but still answers the sandbox clock
     // (through the helper: no command until a clock message arrives, as `condition` was).

@@ -16,3 +16,4 @@ export * from './refunds.js';
 export * from './reconciliation.js';
 export * from './payouts.js';
 export * from './reminders.js';
+export * from './agreements.js';

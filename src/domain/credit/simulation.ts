@@ -163,21 +163,20 @@ function financedPrincipal(
   return asMei <= iof.meiPrincipalLimitAmount ? asMei : principalAt(iof.dailyCompany);
 }
 
-/** `rateOf`: how IOF is priced (a refinancing prices its refinanced balances apart, §17). */
-export function simulateLoan(
-  input: SimulationInput,
-  rateOf: IofRateOf = iofRate,
-): SimulationFigures {
-  const { installments: n, releaseDate, firstDueDate } = input;
-  const dates = dueDates(firstDueDate, n);
-  const days = dates.map((date) => daysBetween(releaseDate, date));
-  const unit = unitSchedule(input.monthlyInterestRate, days);
-
-  const principal = financedPrincipal(input, unit.shares, days, rateOf);
+/**
+ * The Price rows of `principal` centavos on `dates` (§7's rounding): every row's interest rounded
+ * half-even, the installment rounded once, and the last row absorbing the residue so the principal
+ * parts sum exactly to `principal`. A payment agreement's rows are these too.
+ */
+export function amortize(
+  principal: number,
+  unit: Pick<ReturnType<typeof unitSchedule>, 'installment' | 'growth'>,
+  dates: readonly string[],
+): ScheduleRow[] {
+  const n = dates.length;
   const installment = toCentavos(unit.installment.times(fromCentavos(principal)));
-
   let balance = principal;
-  const schedule: ScheduleRow[] = unit.growth.map((factor, j) => {
+  return unit.growth.map((factor, j) => {
     const interest = toCentavos(fromCentavos(balance).times(factor.minus(1)));
     // The last row absorbs every rounding residue: principal parts sum exactly to the principal.
     const principalPart = j === n - 1 ? balance : installment - interest;
@@ -191,6 +190,36 @@ export function simulateLoan(
       balance_amount: balance,
     };
   });
+}
+
+/**
+ * Price on calendar days for `principal` centavos released on `releaseDate`, with `count` monthly
+ * rows from `firstDueDate` (no IOF: the simulation adds it; an agreement owes none).
+ */
+export function priceSchedule(
+  principal: number,
+  monthlyRate: string,
+  releaseDate: string,
+  firstDueDate: string,
+  count: number,
+): ScheduleRow[] {
+  const dates = dueDates(firstDueDate, count);
+  const days = dates.map((date) => daysBetween(releaseDate, date));
+  return amortize(principal, unitSchedule(monthlyRate, days), dates);
+}
+
+/** `rateOf`: how IOF is priced (a refinancing prices its refinanced balances apart, §17). */
+export function simulateLoan(
+  input: SimulationInput,
+  rateOf: IofRateOf = iofRate,
+): SimulationFigures {
+  const { installments: n, releaseDate, firstDueDate } = input;
+  const dates = dueDates(firstDueDate, n);
+  const days = dates.map((date) => daysBetween(releaseDate, date));
+  const unit = unitSchedule(input.monthlyInterestRate, days);
+
+  const principal = financedPrincipal(input, unit.shares, days, rateOf);
+  const schedule = amortize(principal, unit, dates);
 
   const cet = cetRates(
     input.requestedAmount,

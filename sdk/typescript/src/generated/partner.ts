@@ -578,6 +578,90 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v3/loans/{loan_id}/agreements/simulations': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Simulate a payment agreement
+     * @description The debt of an `active` loan today (the customer’s clock) — the overdue rows with their late charges, or with `rows: "all"` every unpaid row (the others at present value, as a payoff) — its discount on the interest and late charges (never principal), and the agreement’s rows: Price on calendar days at the contract rate over the agreed balance (docs/agreements.md has a worked example). Valid until the end of the day, while the loan does not change. 409 `invalid_state` unless `active`; 422 `nothing_overdue` (`rows: "overdue"` with nothing late), `discount_above_charges`, `out_of_range` for `first_due_date`.
+     */
+    post: operations['simulateAgreement'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v3/loans/{loan_id}/agreements': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List a loan’s agreements
+     * @description List a loan’s agreements
+     */
+    get: operations['listLoanAgreements'];
+    put?: never;
+    /**
+     * Make a payment agreement
+     * @description The agreement of a simulation, `pending_acceptance` until the borrower accepts it (at the latest by the end of its first row’s due date); `loan.agreement_created`. One live agreement per loan: 409 `agreement_exists`; 409 `simulation_expired` past the simulation’s day or once the loan changed after it; 409 `invalid_state` unless the loan is `active`.
+     */
+    post: operations['createAgreement'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v3/agreements/{agreement_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Retrieve an agreement
+     * @description Retrieve an agreement
+     */
+    get: operations['getAgreement'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v3/sandbox/agreements/{agreement_id}/acceptance': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Accept an agreement as the borrower (sandbox)
+     * @description Records the borrower’s acceptance as the hosted page will once they entered the e-mailed code (channel `sandbox_api`), now on the customer’s clock: `pending_entry`, `loan.agreement_accepted`. The same acceptance again answers the agreement as it is. 409 `invalid_state` once it lapsed (not accepted by the end of its first row’s due date) or ended. The entry’s payment does not reach the agreement yet (docs/agreements.md): an accepted agreement lapses at that deadline.
+     */
+    post: operations['sandboxAcceptAgreement'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v3/events': {
     parameters: {
       query?: never;
@@ -1336,6 +1420,126 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'loan.agreement_created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A payment agreement was made on the loan (the data is the agreement): it awaits the borrower’s acceptance.
+     * @description A payment agreement was made on the loan (the data is the agreement): it awaits the borrower’s acceptance. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.loan.agreement_created'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'loan.agreement_accepted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The borrower accepted the agreement: its entry (first row) is due.
+     * @description The borrower accepted the agreement: its entry (first row) is due. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.loan.agreement_accepted'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'loan.agreement_active': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The entry was paid: the covered rows are `renegotiated`, the agreement’s rows are what the loan owes for them.
+     * @description The entry was paid: the covered rows are `renegotiated`, the agreement’s rows are what the loan owes for them. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.loan.agreement_active'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'loan.agreement_lapsed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The agreement was not accepted, or its entry not paid, in time: nothing changed on the loan.
+     * @description The agreement was not accepted, or its entry not paid, in time: nothing changed on the loan. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.loan.agreement_lapsed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'loan.agreement_broken': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A row of the agreement was overdue more than AGREEMENT_BREAK_DAYS: the loan’s rows came back, less what was paid.
+     * @description A row of the agreement was overdue more than AGREEMENT_BREAK_DAYS: the loan’s rows came back, less what was paid. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.loan.agreement_broken'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'loan.agreement_fulfilled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Every row of the agreement was paid.
+     * @description Every row of the agreement was paid. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.loan.agreement_fulfilled'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'charge.created': {
     parameters: {
       query?: never;
@@ -1638,13 +1842,38 @@ export interface components {
        */
       offset_days: number;
       /**
-       * @description `email`: the borrower gets an e-mail in Portuguese with the amount due that day, a Pix “copia e cola” of a charge made (or reused) for it, and a one-click opt-out link. `webhook`: you get the event `installment.reminder`.
+       * @description `email`: the borrower gets an e-mail in Portuguese with the amount due that day, a Pix “copia e cola” of a charge made (or reused) for it, and a one-click opt-out link. `webhook`: you get the event `installment.reminder`. Each channel once.
        * @example [
        *       "email",
        *       "webhook"
        *     ]
        */
       channels: ('email' | 'webhook')[];
+    };
+    AgreementSimulationRequest: {
+      /**
+       * @description `overdue`: the rows late today, with their late charges; `all`: also every other unpaid row, at its present value today (as a payoff values it).
+       * @enum {string}
+       */
+      rows: 'overdue' | 'all';
+      /** @description Percent (0–100, two decimals) of the interest and late charges in the debt taken off. Never principal. Not with `discount_amount`. */
+      discount_percentage?: number;
+      /** @description Centavos taken off the interest and late charges in the debt, at most their sum (422 `discount_above_charges` above it). Not with `discount_percentage`. */
+      discount_amount?: number;
+      /** @description The agreement’s rows, 1–24. */
+      installments: number;
+      /**
+       * Format: date
+       * @description The first row’s due date (the entry): from today to 30 days ahead, on the customer’s clock; the others fall on its day of each following month.
+       */
+      first_due_date: string;
+    };
+    AgreementRequest: {
+      /**
+       * @description The agreement simulation's id (`ags_` and 32 hex digits).
+       * @example ags_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
+      simulation_id: string;
     };
     CreateWebhookEndpointRequest: {
       /**
@@ -1676,6 +1905,12 @@ export interface components {
         | 'loan.refund_due'
         | 'loan.refund_sent'
         | 'loan.written_off'
+        | 'loan.agreement_created'
+        | 'loan.agreement_accepted'
+        | 'loan.agreement_active'
+        | 'loan.agreement_lapsed'
+        | 'loan.agreement_broken'
+        | 'loan.agreement_fulfilled'
         | 'charge.created'
         | 'charge.paid'
         | 'charge.expired'
@@ -1720,6 +1955,12 @@ export interface components {
         | 'loan.refund_due'
         | 'loan.refund_sent'
         | 'loan.written_off'
+        | 'loan.agreement_created'
+        | 'loan.agreement_accepted'
+        | 'loan.agreement_active'
+        | 'loan.agreement_lapsed'
+        | 'loan.agreement_broken'
+        | 'loan.agreement_fulfilled'
         | 'charge.created'
         | 'charge.paid'
         | 'charge.expired'
@@ -1927,6 +2168,9 @@ export interface components {
         | 'payment_reference_conflict'
         | 'unsupported_file_type'
         | 'charge_not_found'
+        | 'agreement_not_found'
+        | 'agreement_simulation_not_found'
+        | 'agreement_exists'
         | 'pix_not_found'
         | 'psp_not_configured'
         | 'smoke_check_not_found'
@@ -1999,6 +2243,9 @@ export interface components {
         | 'payment_reference_conflict'
         | 'unsupported_file_type'
         | 'charge_not_found'
+        | 'agreement_not_found'
+        | 'agreement_simulation_not_found'
+        | 'agreement_exists'
         | 'pix_not_found'
         | 'psp_not_configured'
         | 'smoke_check_not_found'
@@ -2062,6 +2309,7 @@ export interface components {
         | 'nothing_overdue'
         | 'duplicate_offset'
         | 'duplicate_channel'
+        | 'discount_above_charges'
         | 'not_a_production_loan'
         | 'codec_failed';
       /** @description What to fix, for a person: the bounds, the format. */
@@ -2842,6 +3090,240 @@ export interface components {
       /** @description When the schedule was last set (null: never; no reminders). */
       updated_at: string | null;
     };
+    AgreementSimulation: {
+      /**
+       * @description The agreement simulation's id (`ags_` and 32 hex digits).
+       * @example ags_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
+      id: string;
+      /**
+       * @description The loan's id (`ln_` and 32 hex digits).
+       * @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
+      loan_id: string;
+      /**
+       * @description Always `BRL`: every amount is an integer number of centavos.
+       * @constant
+       */
+      currency: 'BRL';
+      /**
+       * Format: date
+       * @description The agreement’s date: the customer’s today when simulated.
+       */
+      date: string;
+      /**
+       * @description The rows asked for: `overdue` or `all`.
+       * @enum {string}
+       */
+      rows: 'overdue' | 'all';
+      /** @description The loan’s rows the agreement covers. */
+      covered_rows: {
+        /** @description The loan’s row. */
+        number: number;
+        /**
+         * Format: date
+         * @description Its due date.
+         */
+        due_date: string;
+        /**
+         * @description `overdue`: late on the agreement’s date; `pending`: not yet (valued at present value).
+         * @enum {string}
+         */
+        status: 'overdue' | 'pending';
+        /** @description What is left of its installment, face value. */
+        installment_amount: number;
+        /** @description Its late fee on the agreement’s date. */
+        late_fee_amount: number;
+        /** @description Its late interest on the agreement’s date. */
+        late_interest_amount: number;
+        /** @description What it counts for in the debt: its installment (present value for a pending row) and late charges. */
+        value_amount: number;
+      }[];
+      /** @description The principal those rows carry. */
+      principal_amount: number;
+      /** @description The interest accrued in them. */
+      interest_amount: number;
+      /** @description Their late fees. */
+      late_fee_amount: number;
+      /** @description Their late interest. */
+      late_interest_amount: number;
+      /** @description principal + interest + late fees + late interest. */
+      debt_amount: number;
+      /** @description Taken off the interest and late charges (late interest first, then late fee, then interest). */
+      discount_amount: number;
+      /** @description debt − discount: what the agreement’s rows repay. */
+      agreed_amount: number;
+      /** @description The agreement’s rows. */
+      installments: number;
+      /**
+       * Format: date
+       * @description The first row’s due date.
+       */
+      first_due_date: string;
+      /** @description The loan’s contract rate. */
+      monthly_interest_rate: number;
+      /** @description Σ the rows’ installments. */
+      total_amount: number;
+      /** @description Σ the rows’ interest. */
+      total_interest_amount: number;
+      /** @description Price on calendar days at the contract rate over the agreed balance, from the agreement’s date (contract §7’s rounding; no IOF). */
+      schedule: {
+        /** @description The agreement’s row, from 1. */
+        number: number;
+        /**
+         * Format: date
+         * @description Its due date.
+         */
+        due_date: string;
+        /** @description The row’s installment. */
+        installment_amount: number;
+        /** @description Its principal part (of the agreed balance). */
+        principal_amount: number;
+        /** @description Its interest, at the contract rate on calendar days. */
+        interest_amount: number;
+        /** @description The agreed balance left after it. */
+        balance_amount: number;
+      }[];
+      /**
+       * Format: date-time
+       * @description The end of the agreement’s date (customer’s clock): later, or once the loan changed, simulate again.
+       */
+      valid_until: string;
+      /**
+       * Format: date-time
+       * @description When it was simulated.
+       */
+      created_at: string;
+    };
+    Agreement: {
+      /**
+       * @description The agreement's id (`agr_` and 32 hex digits).
+       * @example agr_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
+      id: string;
+      /**
+       * @description The loan's id (`ln_` and 32 hex digits).
+       * @example ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
+      loan_id: string;
+      /**
+       * @description The agreement simulation's id (`ags_` and 32 hex digits).
+       * @example ags_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
+      simulation_id: string;
+      /**
+       * @description `pending_acceptance` → `pending_entry` (accepted) → `active` (its first row paid by its due date) → `fulfilled`; `lapsed` (not accepted, or the entry not paid, in time: nothing changed on the loan); `broken` (a row overdue more than AGREEMENT_BREAK_DAYS: the loan’s rows come back). Today the entry’s payment does not reach the agreement yet, so an accepted agreement lapses at its deadline: `active`, `fulfilled` and `broken` are not reached (docs/agreements.md).
+       * @enum {string}
+       */
+      status: 'pending_acceptance' | 'pending_entry' | 'active' | 'fulfilled' | 'lapsed' | 'broken';
+      /**
+       * @description Always `BRL`: every amount is an integer number of centavos.
+       * @constant
+       */
+      currency: 'BRL';
+      /**
+       * Format: date
+       * @description The agreement’s date: the customer’s today when simulated.
+       */
+      date: string;
+      /**
+       * @description The rows asked for: `overdue` or `all`.
+       * @enum {string}
+       */
+      rows: 'overdue' | 'all';
+      /** @description The loan’s rows the agreement covers. */
+      covered_rows: {
+        /** @description The loan’s row. */
+        number: number;
+        /**
+         * Format: date
+         * @description Its due date.
+         */
+        due_date: string;
+        /**
+         * @description `overdue`: late on the agreement’s date; `pending`: not yet (valued at present value).
+         * @enum {string}
+         */
+        status: 'overdue' | 'pending';
+        /** @description What is left of its installment, face value. */
+        installment_amount: number;
+        /** @description Its late fee on the agreement’s date. */
+        late_fee_amount: number;
+        /** @description Its late interest on the agreement’s date. */
+        late_interest_amount: number;
+        /** @description What it counts for in the debt: its installment (present value for a pending row) and late charges. */
+        value_amount: number;
+      }[];
+      /** @description The principal those rows carry. */
+      principal_amount: number;
+      /** @description The interest accrued in them. */
+      interest_amount: number;
+      /** @description Their late fees. */
+      late_fee_amount: number;
+      /** @description Their late interest. */
+      late_interest_amount: number;
+      /** @description principal + interest + late fees + late interest. */
+      debt_amount: number;
+      /** @description Taken off the interest and late charges (late interest first, then late fee, then interest). */
+      discount_amount: number;
+      /** @description debt − discount: what the agreement’s rows repay. */
+      agreed_amount: number;
+      /** @description The agreement’s rows. */
+      installments: number;
+      /**
+       * Format: date
+       * @description The first row’s due date.
+       */
+      first_due_date: string;
+      /** @description The loan’s contract rate. */
+      monthly_interest_rate: number;
+      /** @description Σ the rows’ installments. */
+      total_amount: number;
+      /** @description Σ the rows’ interest. */
+      total_interest_amount: number;
+      /** @description Price on calendar days at the contract rate over the agreed balance, from the agreement’s date (contract §7’s rounding; no IOF). */
+      schedule: {
+        /** @description The agreement’s row, from 1. */
+        number: number;
+        /**
+         * Format: date
+         * @description Its due date.
+         */
+        due_date: string;
+        /** @description The row’s installment. */
+        installment_amount: number;
+        /** @description Its principal part (of the agreed balance). */
+        principal_amount: number;
+        /** @description Its interest, at the contract rate on calendar days. */
+        interest_amount: number;
+        /** @description The agreed balance left after it. */
+        balance_amount: number;
+      }[];
+      /**
+       * Format: date-time
+       * @description Not accepted, or its entry not paid, by then (the end of the first row’s due date, the customer’s clock): `lapsed` at that instant by the loan’s workflow.
+       */
+      acceptance_deadline: string;
+      accepted_at: string | null;
+      active_at: string | null;
+      ended_at: string | null;
+      /**
+       * Format: date-time
+       * @description When it was made.
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When it last changed.
+       */
+      updated_at: string;
+    };
+    AgreementList: {
+      /** @description This page, in the order asked for. */
+      data: components['schemas']['Agreement'][];
+      /** @description Whether more follow: ask again with `starting_after` = the last `id` of `data`. */
+      has_more: boolean;
+    };
     EventList: {
       /** @description This page, in the order asked for. */
       data: components['schemas']['Event'][];
@@ -2872,6 +3354,12 @@ export interface components {
       | components['schemas']['LoanRefundDueEvent']
       | components['schemas']['LoanRefundSentEvent']
       | components['schemas']['LoanWrittenOffEvent']
+      | components['schemas']['LoanAgreementCreatedEvent']
+      | components['schemas']['LoanAgreementAcceptedEvent']
+      | components['schemas']['LoanAgreementActiveEvent']
+      | components['schemas']['LoanAgreementLapsedEvent']
+      | components['schemas']['LoanAgreementBrokenEvent']
+      | components['schemas']['LoanAgreementFulfilledEvent']
       | components['schemas']['ChargeCreatedEvent']
       | components['schemas']['ChargePaidEvent']
       | components['schemas']['ChargeExpiredEvent']
@@ -4188,6 +4676,138 @@ export interface components {
       /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
       actor?: components['schemas']['Actor'];
     };
+    /** @description A payment agreement was made on the loan (the data is the agreement): it awaits the borrower’s acceptance. */
+    LoanAgreementCreatedEvent: {
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
+      id: string;
+      /**
+       * @description A payment agreement was made on the loan (the data is the agreement): it awaits the borrower’s acceptance. (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      type: 'loan.agreement_created';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
+      data: components['schemas']['Agreement'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description The borrower accepted the agreement: its entry (first row) is due. */
+    LoanAgreementAcceptedEvent: {
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
+      id: string;
+      /**
+       * @description The borrower accepted the agreement: its entry (first row) is due. (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      type: 'loan.agreement_accepted';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
+      data: components['schemas']['Agreement'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description The entry was paid: the covered rows are `renegotiated`, the agreement’s rows are what the loan owes for them. */
+    LoanAgreementActiveEvent: {
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
+      id: string;
+      /**
+       * @description The entry was paid: the covered rows are `renegotiated`, the agreement’s rows are what the loan owes for them. (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      type: 'loan.agreement_active';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
+      data: components['schemas']['Agreement'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description The agreement was not accepted, or its entry not paid, in time: nothing changed on the loan. */
+    LoanAgreementLapsedEvent: {
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
+      id: string;
+      /**
+       * @description The agreement was not accepted, or its entry not paid, in time: nothing changed on the loan. (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      type: 'loan.agreement_lapsed';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
+      data: components['schemas']['Agreement'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description A row of the agreement was overdue more than AGREEMENT_BREAK_DAYS: the loan’s rows came back, less what was paid. */
+    LoanAgreementBrokenEvent: {
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
+      id: string;
+      /**
+       * @description A row of the agreement was overdue more than AGREEMENT_BREAK_DAYS: the loan’s rows came back, less what was paid. (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      type: 'loan.agreement_broken';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
+      data: components['schemas']['Agreement'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description Every row of the agreement was paid. */
+    LoanAgreementFulfilledEvent: {
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
+      id: string;
+      /**
+       * @description Every row of the agreement was paid. (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      type: 'loan.agreement_fulfilled';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
+      data: components['schemas']['Agreement'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
     /** @description A Pix charge (BR Code) was issued. */
     ChargeCreatedEvent: {
       /**
@@ -4368,6 +4988,12 @@ export interface components {
         | 'loan.refund_due'
         | 'loan.refund_sent'
         | 'loan.written_off'
+        | 'loan.agreement_created'
+        | 'loan.agreement_accepted'
+        | 'loan.agreement_active'
+        | 'loan.agreement_lapsed'
+        | 'loan.agreement_broken'
+        | 'loan.agreement_fulfilled'
         | 'charge.created'
         | 'charge.paid'
         | 'charge.expired'
@@ -4439,6 +5065,12 @@ export interface components {
         | 'loan.refund_due'
         | 'loan.refund_sent'
         | 'loan.written_off'
+        | 'loan.agreement_created'
+        | 'loan.agreement_accepted'
+        | 'loan.agreement_active'
+        | 'loan.agreement_lapsed'
+        | 'loan.agreement_broken'
+        | 'loan.agreement_fulfilled'
         | 'charge.created'
         | 'charge.paid'
         | 'charge.expired'
@@ -8685,6 +9317,891 @@ export interface operations {
       };
     };
   };
+  simulateAgreement: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The loan's id (`ln_` and 32 hex digits). */
+        loan_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "rows": "overdue",
+         *       "installments": 2,
+         *       "first_due_date": "2027-02-23"
+         *     }
+         */
+        'application/json': components['schemas']['AgreementSimulationRequest'];
+      };
+    };
+    responses: {
+      /** @description The simulation. */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "ags_4e1bb6309a512f95eb10ef2d2c60cab4",
+           *       "loan_id": "ln_1f2994c4628ad4b86a8507f0a9107a65",
+           *       "currency": "BRL",
+           *       "date": "2027-02-18",
+           *       "rows": "overdue",
+           *       "covered_rows": [
+           *         {
+           *           "number": 1,
+           *           "due_date": "2026-12-28",
+           *           "status": "overdue",
+           *           "installment_amount": 17674,
+           *           "late_fee_amount": 353,
+           *           "late_interest_amount": 306,
+           *           "value_amount": 18333
+           *         },
+           *         {
+           *           "number": 2,
+           *           "due_date": "2027-01-28",
+           *           "status": "overdue",
+           *           "installment_amount": 17674,
+           *           "late_fee_amount": 353,
+           *           "late_interest_amount": 124,
+           *           "value_amount": 18151
+           *         }
+           *       ],
+           *       "principal_amount": 32916,
+           *       "interest_amount": 2432,
+           *       "late_fee_amount": 706,
+           *       "late_interest_amount": 430,
+           *       "debt_amount": 36484,
+           *       "discount_amount": 0,
+           *       "agreed_amount": 36484,
+           *       "installments": 2,
+           *       "first_due_date": "2027-02-23",
+           *       "monthly_interest_rate": 0.0249,
+           *       "total_amount": 37054,
+           *       "total_interest_amount": 570,
+           *       "schedule": [
+           *         {
+           *           "number": 1,
+           *           "due_date": "2027-02-23",
+           *           "balance_amount": 18107,
+           *           "interest_amount": 150,
+           *           "principal_amount": 18377,
+           *           "installment_amount": 18527
+           *         },
+           *         {
+           *           "number": 2,
+           *           "due_date": "2027-03-23",
+           *           "balance_amount": 0,
+           *           "interest_amount": 420,
+           *           "principal_amount": 18107,
+           *           "installment_amount": 18527
+           *         }
+           *       ],
+           *       "valid_until": "2027-02-19T02:59:59.999Z",
+           *       "created_at": "2026-11-28T21:54:25.351Z"
+           *     }
+           */
+          'application/json': components['schemas']['AgreementSimulation'];
+        };
+      };
+      /** @description Bad request (unparseable body or unknown cursor). */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credentials. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No such record for this partner and environment. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The record or the idempotency key is in a state that forbids this. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Body too large. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Unsupported media type. */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Invalid fields; `errors[]` lists each. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ValidationProblem'];
+        };
+      };
+      /** @description Rate limited; see `Retry-After`. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A dependency is unreachable; see `Retry-After`. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listLoanAgreements: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1 to 100. */
+        limit?: number;
+        /** @description The `id` of the last item of the previous page. */
+        starting_after?: string;
+        /** @description The field the list is ordered by. */
+        sort?: 'created_at';
+        /** @description `desc`: newest (or largest) first; `asc`: oldest first. */
+        order?: 'asc' | 'desc';
+      };
+      header?: never;
+      path: {
+        /** @description The loan's id (`ln_` and 32 hex digits). */
+        loan_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of the loan’s agreements. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "agr_4c4ec8f2fb47a259607147b015f5faf2",
+           *           "loan_id": "ln_1f2994c4628ad4b86a8507f0a9107a65",
+           *           "simulation_id": "ags_426a000311912c31be58bdf51dd53297",
+           *           "status": "pending_acceptance",
+           *           "currency": "BRL",
+           *           "date": "2027-02-07",
+           *           "rows": "overdue",
+           *           "covered_rows": [
+           *             {
+           *               "number": 1,
+           *               "due_date": "2026-12-28",
+           *               "status": "overdue",
+           *               "installment_amount": 17674,
+           *               "late_fee_amount": 353,
+           *               "late_interest_amount": 242,
+           *               "value_amount": 18269
+           *             },
+           *             {
+           *               "number": 2,
+           *               "due_date": "2027-01-28",
+           *               "status": "overdue",
+           *               "installment_amount": 17674,
+           *               "late_fee_amount": 353,
+           *               "late_interest_amount": 59,
+           *               "value_amount": 18086
+           *             }
+           *           ],
+           *           "principal_amount": 33074,
+           *           "interest_amount": 2274,
+           *           "late_fee_amount": 706,
+           *           "late_interest_amount": 301,
+           *           "debt_amount": 36355,
+           *           "discount_amount": 1640,
+           *           "agreed_amount": 34715,
+           *           "installments": 4,
+           *           "first_due_date": "2027-02-17",
+           *           "monthly_interest_rate": 0.0249,
+           *           "total_amount": 36273,
+           *           "total_interest_amount": 1558,
+           *           "schedule": [
+           *             {
+           *               "number": 1,
+           *               "due_date": "2027-02-17",
+           *               "balance_amount": 25933,
+           *               "interest_amount": 286,
+           *               "principal_amount": 8782,
+           *               "installment_amount": 9068
+           *             },
+           *             {
+           *               "number": 2,
+           *               "due_date": "2027-03-17",
+           *               "balance_amount": 17467,
+           *               "interest_amount": 602,
+           *               "principal_amount": 8466,
+           *               "installment_amount": 9068
+           *             },
+           *             {
+           *               "number": 3,
+           *               "due_date": "2027-04-17",
+           *               "balance_amount": 8849,
+           *               "interest_amount": 450,
+           *               "principal_amount": 8618,
+           *               "installment_amount": 9068
+           *             },
+           *             {
+           *               "number": 4,
+           *               "due_date": "2027-05-17",
+           *               "balance_amount": 0,
+           *               "interest_amount": 220,
+           *               "principal_amount": 8849,
+           *               "installment_amount": 9069
+           *             }
+           *           ],
+           *           "acceptance_deadline": "2027-02-18T02:59:59.999Z",
+           *           "accepted_at": null,
+           *           "active_at": null,
+           *           "ended_at": null,
+           *           "created_at": "2026-11-28T21:54:24.558Z",
+           *           "updated_at": "2026-11-28T21:54:24.558Z"
+           *         }
+           *       ],
+           *       "has_more": false
+           *     }
+           */
+          'application/json': components['schemas']['AgreementList'];
+        };
+      };
+      /** @description Bad request (unparseable body or unknown cursor). */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credentials. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No such record for this partner and environment. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Invalid fields; `errors[]` lists each. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ValidationProblem'];
+        };
+      };
+      /** @description Rate limited; see `Retry-After`. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A dependency is unreachable; see `Retry-After`. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  createAgreement: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the first response is replayed for 24 hours. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        /** @description The loan's id (`ln_` and 32 hex digits). */
+        loan_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "simulation_id": "ags_4e1bb6309a512f95eb10ef2d2c60cab4"
+         *     }
+         */
+        'application/json': components['schemas']['AgreementRequest'];
+      };
+    };
+    responses: {
+      /** @description The agreement, `pending_acceptance`. */
+      201: {
+        headers: {
+          /** @description Path of the agreement. */
+          Location: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "agr_bb9f4da8f2764f103f50412203360973",
+           *       "loan_id": "ln_1f2994c4628ad4b86a8507f0a9107a65",
+           *       "simulation_id": "ags_4e1bb6309a512f95eb10ef2d2c60cab4",
+           *       "status": "pending_acceptance",
+           *       "currency": "BRL",
+           *       "date": "2027-02-18",
+           *       "rows": "overdue",
+           *       "covered_rows": [
+           *         {
+           *           "number": 1,
+           *           "due_date": "2026-12-28",
+           *           "status": "overdue",
+           *           "installment_amount": 17674,
+           *           "late_fee_amount": 353,
+           *           "late_interest_amount": 306,
+           *           "value_amount": 18333
+           *         },
+           *         {
+           *           "number": 2,
+           *           "due_date": "2027-01-28",
+           *           "status": "overdue",
+           *           "installment_amount": 17674,
+           *           "late_fee_amount": 353,
+           *           "late_interest_amount": 124,
+           *           "value_amount": 18151
+           *         }
+           *       ],
+           *       "principal_amount": 32916,
+           *       "interest_amount": 2432,
+           *       "late_fee_amount": 706,
+           *       "late_interest_amount": 430,
+           *       "debt_amount": 36484,
+           *       "discount_amount": 0,
+           *       "agreed_amount": 36484,
+           *       "installments": 2,
+           *       "first_due_date": "2027-02-23",
+           *       "monthly_interest_rate": 0.0249,
+           *       "total_amount": 37054,
+           *       "total_interest_amount": 570,
+           *       "schedule": [
+           *         {
+           *           "number": 1,
+           *           "due_date": "2027-02-23",
+           *           "balance_amount": 18107,
+           *           "interest_amount": 150,
+           *           "principal_amount": 18377,
+           *           "installment_amount": 18527
+           *         },
+           *         {
+           *           "number": 2,
+           *           "due_date": "2027-03-23",
+           *           "balance_amount": 0,
+           *           "interest_amount": 420,
+           *           "principal_amount": 18107,
+           *           "installment_amount": 18527
+           *         }
+           *       ],
+           *       "acceptance_deadline": "2027-02-24T02:59:59.999Z",
+           *       "accepted_at": null,
+           *       "active_at": null,
+           *       "ended_at": null,
+           *       "created_at": "2026-11-28T21:54:25.385Z",
+           *       "updated_at": "2026-11-28T21:54:25.385Z"
+           *     }
+           */
+          'application/json': components['schemas']['Agreement'];
+        };
+      };
+      /** @description Bad request (unparseable body or unknown cursor). */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credentials. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No such record for this partner and environment. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The record or the idempotency key is in a state that forbids this. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Body too large. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Unsupported media type. */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Invalid fields; `errors[]` lists each. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ValidationProblem'];
+        };
+      };
+      /** @description Rate limited; see `Retry-After`. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A dependency is unreachable; see `Retry-After`. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getAgreement: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The agreement's id (`agr_` and 32 hex digits). */
+        agreement_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The agreement. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "agr_4c4ec8f2fb47a259607147b015f5faf2",
+           *       "loan_id": "ln_1f2994c4628ad4b86a8507f0a9107a65",
+           *       "simulation_id": "ags_426a000311912c31be58bdf51dd53297",
+           *       "status": "pending_acceptance",
+           *       "currency": "BRL",
+           *       "date": "2027-02-07",
+           *       "rows": "overdue",
+           *       "covered_rows": [
+           *         {
+           *           "number": 1,
+           *           "due_date": "2026-12-28",
+           *           "status": "overdue",
+           *           "installment_amount": 17674,
+           *           "late_fee_amount": 353,
+           *           "late_interest_amount": 242,
+           *           "value_amount": 18269
+           *         },
+           *         {
+           *           "number": 2,
+           *           "due_date": "2027-01-28",
+           *           "status": "overdue",
+           *           "installment_amount": 17674,
+           *           "late_fee_amount": 353,
+           *           "late_interest_amount": 59,
+           *           "value_amount": 18086
+           *         }
+           *       ],
+           *       "principal_amount": 33074,
+           *       "interest_amount": 2274,
+           *       "late_fee_amount": 706,
+           *       "late_interest_amount": 301,
+           *       "debt_amount": 36355,
+           *       "discount_amount": 1640,
+           *       "agreed_amount": 34715,
+           *       "installments": 4,
+           *       "first_due_date": "2027-02-17",
+           *       "monthly_interest_rate": 0.0249,
+           *       "total_amount": 36273,
+           *       "total_interest_amount": 1558,
+           *       "schedule": [
+           *         {
+           *           "number": 1,
+           *           "due_date": "2027-02-17",
+           *           "balance_amount": 25933,
+           *           "interest_amount": 286,
+           *           "principal_amount": 8782,
+           *           "installment_amount": 9068
+           *         },
+           *         {
+           *           "number": 2,
+           *           "due_date": "2027-03-17",
+           *           "balance_amount": 17467,
+           *           "interest_amount": 602,
+           *           "principal_amount": 8466,
+           *           "installment_amount": 9068
+           *         },
+           *         {
+           *           "number": 3,
+           *           "due_date": "2027-04-17",
+           *           "balance_amount": 8849,
+           *           "interest_amount": 450,
+           *           "principal_amount": 8618,
+           *           "installment_amount": 9068
+           *         },
+           *         {
+           *           "number": 4,
+           *           "due_date": "2027-05-17",
+           *           "balance_amount": 0,
+           *           "interest_amount": 220,
+           *           "principal_amount": 8849,
+           *           "installment_amount": 9069
+           *         }
+           *       ],
+           *       "acceptance_deadline": "2027-02-18T02:59:59.999Z",
+           *       "accepted_at": null,
+           *       "active_at": null,
+           *       "ended_at": null,
+           *       "created_at": "2026-11-28T21:54:24.558Z",
+           *       "updated_at": "2026-11-28T21:54:24.558Z"
+           *     }
+           */
+          'application/json': components['schemas']['Agreement'];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credentials. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No such record for this partner and environment. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limited; see `Retry-After`. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A dependency is unreachable; see `Retry-After`. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  sandboxAcceptAgreement: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the first response is replayed for 24 hours. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        /** @description The agreement's id (`agr_` and 32 hex digits). */
+        agreement_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The agreement, accepted. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "agr_4c4ec8f2fb47a259607147b015f5faf2",
+           *       "loan_id": "ln_1f2994c4628ad4b86a8507f0a9107a65",
+           *       "simulation_id": "ags_426a000311912c31be58bdf51dd53297",
+           *       "status": "pending_entry",
+           *       "currency": "BRL",
+           *       "date": "2027-02-07",
+           *       "rows": "overdue",
+           *       "covered_rows": [
+           *         {
+           *           "number": 1,
+           *           "due_date": "2026-12-28",
+           *           "status": "overdue",
+           *           "installment_amount": 17674,
+           *           "late_fee_amount": 353,
+           *           "late_interest_amount": 242,
+           *           "value_amount": 18269
+           *         },
+           *         {
+           *           "number": 2,
+           *           "due_date": "2027-01-28",
+           *           "status": "overdue",
+           *           "installment_amount": 17674,
+           *           "late_fee_amount": 353,
+           *           "late_interest_amount": 59,
+           *           "value_amount": 18086
+           *         }
+           *       ],
+           *       "principal_amount": 33074,
+           *       "interest_amount": 2274,
+           *       "late_fee_amount": 706,
+           *       "late_interest_amount": 301,
+           *       "debt_amount": 36355,
+           *       "discount_amount": 1640,
+           *       "agreed_amount": 34715,
+           *       "installments": 4,
+           *       "first_due_date": "2027-02-17",
+           *       "monthly_interest_rate": 0.0249,
+           *       "total_amount": 36273,
+           *       "total_interest_amount": 1558,
+           *       "schedule": [
+           *         {
+           *           "number": 1,
+           *           "due_date": "2027-02-17",
+           *           "balance_amount": 25933,
+           *           "interest_amount": 286,
+           *           "principal_amount": 8782,
+           *           "installment_amount": 9068
+           *         },
+           *         {
+           *           "number": 2,
+           *           "due_date": "2027-03-17",
+           *           "balance_amount": 17467,
+           *           "interest_amount": 602,
+           *           "principal_amount": 8466,
+           *           "installment_amount": 9068
+           *         },
+           *         {
+           *           "number": 3,
+           *           "due_date": "2027-04-17",
+           *           "balance_amount": 8849,
+           *           "interest_amount": 450,
+           *           "principal_amount": 8618,
+           *           "installment_amount": 9068
+           *         },
+           *         {
+           *           "number": 4,
+           *           "due_date": "2027-05-17",
+           *           "balance_amount": 0,
+           *           "interest_amount": 220,
+           *           "principal_amount": 8849,
+           *           "installment_amount": 9069
+           *         }
+           *       ],
+           *       "acceptance_deadline": "2027-02-18T02:59:59.999Z",
+           *       "accepted_at": "2027-02-07T15:00:00.917Z",
+           *       "active_at": null,
+           *       "ended_at": null,
+           *       "created_at": "2026-11-28T21:54:24.558Z",
+           *       "updated_at": "2026-11-28T21:54:24.807Z"
+           *     }
+           */
+          'application/json': components['schemas']['Agreement'];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credentials. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No such record for this partner and environment. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The record or the idempotency key is in a state that forbids this. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Invalid fields; `errors[]` lists each. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ValidationProblem'];
+        };
+      };
+      /** @description Rate limited; see `Retry-After`. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Unexpected error. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A dependency is unreachable; see `Retry-After`. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
   listEvents: {
     parameters: {
       query?: {
@@ -8720,6 +10237,12 @@ export interface operations {
           | 'loan.refund_due'
           | 'loan.refund_sent'
           | 'loan.written_off'
+          | 'loan.agreement_created'
+          | 'loan.agreement_accepted'
+          | 'loan.agreement_active'
+          | 'loan.agreement_lapsed'
+          | 'loan.agreement_broken'
+          | 'loan.agreement_fulfilled'
           | 'charge.created'
           | 'charge.paid'
           | 'charge.expired'
@@ -12036,6 +13559,222 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['LoanWrittenOffEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.loan.agreement_created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoanAgreementCreatedEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.loan.agreement_accepted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoanAgreementAcceptedEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.loan.agreement_active': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoanAgreementActiveEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.loan.agreement_lapsed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoanAgreementLapsedEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.loan.agreement_broken': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoanAgreementBrokenEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.loan.agreement_fulfilled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoanAgreementFulfilledEvent'];
       };
     };
     responses: {

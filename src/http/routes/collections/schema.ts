@@ -23,7 +23,7 @@ const step = z
       .max(reminderChannels.length)
       .meta({
         description:
-          '`email`: the borrower gets an e-mail in Portuguese with the amount due that day, a Pix “copia e cola” of a charge made (or reused) for it, and a one-click opt-out link. `webhook`: you get the event `installment.reminder`.',
+          '`email`: the borrower gets an e-mail in Portuguese with the amount due that day, a Pix “copia e cola” of a charge made (or reused) for it, and a one-click opt-out link. `webhook`: you get the event `installment.reminder`. Each channel once.',
         example: ['email', 'webhook'],
       }),
   })

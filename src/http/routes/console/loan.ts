@@ -1,5 +1,6 @@
 import { requestApproval } from '../../../commands/approvals.js';
 import { checkDevolucaoRequest } from '../../../commands/devolucoes.js';
+import { agreementsOfLoan } from '../../../db/queries/agreements.js';
 import { devolucoesOfLoan } from '../../../db/queries/devolucoes.js';
 import { listEvents } from '../../../db/queries/events.js';
 import { findLoanForOps, type LoanView } from '../../../db/queries/loans.js';
@@ -14,6 +15,7 @@ import { field, html } from '../hosted/respond.js';
 import { loanParams } from '../loans/schema.js';
 import { presenter } from '../loans/shared.js';
 import { bodyFor, mayRun, runAction } from './actions.js';
+import { agreementTable } from './agreements.js';
 import { devolucaoTable } from './devolucoes.js';
 import { centavosOf } from './kyc.js';
 import { CONSOLE_PATH, code, consolePage, escapeHtml, form, reais, table, when } from './layout.js';
@@ -22,12 +24,6 @@ import { operatorOf, pageContext, temporalUiLink, type ConsoleRoutes } from './r
 
 /** How many transactions, charges and events the page shows (newest loans have a handful). */
 const SHOWN = 100;
-
-/**
- * Agreements (acordos, contract §17) are being built in parallel (issue 39): once an `agreements`
- * query of a loan exists, this renders them (a table like the charges'); until then, nothing.
- */
-const agreementsSection = (_loan: LoanView): Promise<string> => Promise.resolve('');
 
 /**
  * A loan as staff read it: its figures, its schedule as it stands today, its transactions with
@@ -59,7 +55,7 @@ export function loanPages({ router, deps, staff }: ConsoleRoutes): void {
       resource_id: loan.id,
     });
     const devolucoes = await devolucoesOfLoan(deps.db, tenant, loan.id);
-    const agreements = await agreementsSection(loan);
+    const agreements = agreementTable(await agreementsOfLoan(deps.db, loan.id));
     const mayRefund =
       loan.environment === 'production' &&
       view.refund_due_amount > 0 &&
@@ -142,6 +138,7 @@ ${
       )
     : ''
 }
+<h2>Acordos</h2>
 ${agreements}
 <h2>Eventos</h2>
 ${table(

@@ -14,10 +14,10 @@ const eventList = listEnvelope(eventSchema, 'EventList');
 /** The records an event can be about, by the prefix of their ids. */
 const resourceId = z
   .string()
-  .regex(/^(?:cust|co|sim|ln|chg)_[0-9a-f]{32}$/)
+  .regex(/^(?:cust|co|sim|ln|chg|agr)_[0-9a-f]{32}$/)
   .meta({
     description:
-      'Only the events about this record: a customer (`cust_…`: its own events, its offers’ and its loans’), a credit offer (`co_…`), a simulation (`sim_…`), a loan (`ln_…`: its events and its charges’) or a charge (`chg_…`).',
+      'Only the events about this record: a customer (`cust_…`: its own events, its offers’ and its loans’), a credit offer (`co_…`), a simulation (`sim_…`), a loan (`ln_…`: its events and its charges’ and agreements’), a charge (`chg_…`) or an agreement (`agr_…`).',
     example: 'ln_0a1b2c3d4e5f60718293a4b5c6d7e8f9',
   });
 

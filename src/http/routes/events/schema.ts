@@ -1,3 +1,4 @@
+import { agreementSchema } from '../agreements/schema.js';
 import { z } from 'zod';
 import { eventCatalogue, type EventType } from '../../../domain/webhooks/catalogue.js';
 import { idField } from '../../ids.js';
@@ -128,6 +129,12 @@ const dataOf = {
     .extend({ refund: refund.meta({ description: 'What was sent back.' }) })
     .meta({ id: 'LoanRefundSentData' }),
   'loan.written_off': loanSchema,
+  'loan.agreement_created': agreementSchema,
+  'loan.agreement_accepted': agreementSchema,
+  'loan.agreement_active': agreementSchema,
+  'loan.agreement_lapsed': agreementSchema,
+  'loan.agreement_broken': agreementSchema,
+  'loan.agreement_fulfilled': agreementSchema,
   'charge.created': chargeSchema,
   'charge.paid': chargeSchema,
   'charge.expired': chargeSchema,
@@ -161,6 +168,16 @@ export const eventMeanings: Record<EventType, string> = {
   'loan.refund_sent': 'Money due back was sent: `refund`.',
   'loan.written_off':
     'A row stayed overdue past the lender’s write-off period: `written_off_at` is set; the loan stays `active` and what the borrower owes is unchanged.',
+  'loan.agreement_created':
+    'A payment agreement was made on the loan (the data is the agreement): it awaits the borrower’s acceptance.',
+  'loan.agreement_accepted': 'The borrower accepted the agreement: its entry (first row) is due.',
+  'loan.agreement_active':
+    'The entry was paid: the covered rows are `renegotiated`, the agreement’s rows are what the loan owes for them.',
+  'loan.agreement_lapsed':
+    'The agreement was not accepted, or its entry not paid, in time: nothing changed on the loan.',
+  'loan.agreement_broken':
+    'A row of the agreement was overdue more than AGREEMENT_BREAK_DAYS: the loan’s rows came back, less what was paid.',
+  'loan.agreement_fulfilled': 'Every row of the agreement was paid.',
   'charge.created': 'A Pix charge (BR Code) was issued.',
   'charge.paid': 'A Pix paid the charge; its payment is recorded on the loan.',
   'charge.expired': 'The charge passed `expires_at` unpaid.',
