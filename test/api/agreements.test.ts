@@ -8,10 +8,10 @@ import type {
   agreementSimulationSchema,
 } from '../../src/http/routes/agreements/schema.js';
 import { activeLoan as activeLoanOf, type LoanBody } from '../helpers/credit.js';
-import { eventually } from '../helpers/eventually.js';
 import { recordOpenedHistory } from '../helpers/opened-history.js';
 import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
+import { advanceSandboxClock } from '../helpers/sandbox-clock.js';
 
 type SimulationBody = z.infer<typeof agreementSimulationSchema>;
 type AgreementBody = z.infer<typeof agreementSchema>;
@@ -39,24 +39,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-/** Moves the customer's sandbox clock to `to` and waits until everything it moves has caught up. */
-async function advanceClock(customerId: string, to: Date): Promise<void> {
-  const moved = await api(`/v3/sandbox/customers/${customerId}/clock`, {
-    method: 'POST',
-    body: { advance_to: to.toISOString() },
-  });
-  expect(moved.status).toBe(202);
-  await eventually(
-    async () => {
-      const clock = await json<{ status: string }>(
-        api(`/v3/sandbox/customers/${customerId}/clock`),
-      );
-      return clock.status === 'ready' ? clock : undefined;
-    },
-    `the clock of ${customerId}`,
-    60_000,
-  );
-}
+/** The customer's sandbox clock to `to`, everything it moves caught up. */
+const advanceClock = (customerId: string, to: Date) => advanceSandboxClock(api, customerId, to);
 
 const simulate = (loanId: string, body: Record<string, unknown>, as: Client = api) =>
   as(`/v3/loans/${loanId}/agreements/simulations`, { method: 'POST', body });

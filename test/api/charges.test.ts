@@ -11,6 +11,7 @@ import { eventually } from '../helpers/eventually.js';
 import { recordHistory } from '../helpers/histories.js';
 import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
+import { advanceSandboxClock } from '../helpers/sandbox-clock.js';
 
 type ChargeBody = z.infer<typeof chargeSchema>;
 type Transaction = z.infer<typeof loanTransactionSchema>;
@@ -402,21 +403,5 @@ describe('Pix charges (contract §14)', () => {
 const addDaysUtc = (date: string, days: number, hour: number) =>
   new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000 + hour * 3_600_000);
 
-/** Moves the customer's sandbox clock to `to` and waits until everything it moves has caught up. */
-async function advanceClock(customerId: string, to: Date): Promise<void> {
-  const moved = await api(`/v3/sandbox/customers/${customerId}/clock`, {
-    method: 'POST',
-    body: { advance_to: to.toISOString() },
-  });
-  expect(moved.status).toBe(202);
-  await eventually(
-    async () => {
-      const clock = await json<{ status: string }>(
-        api(`/v3/sandbox/customers/${customerId}/clock`),
-      );
-      return clock.status === 'ready' ? clock : undefined;
-    },
-    `the clock of ${customerId}`,
-    60_000,
-  );
-}
+/** The customer's sandbox clock to `to`, everything it moves caught up. */
+const advanceClock = (customerId: string, to: Date) => advanceSandboxClock(api, customerId, to);

@@ -7,6 +7,7 @@ import { activeLoan, type LoanBody } from '../helpers/credit.js';
 import { recordOpenedHistory } from '../helpers/opened-history.js';
 import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
 import { eventually, OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
+import { advanceSandboxClock } from '../helpers/sandbox-clock.js';
 
 type Transaction = z.infer<typeof loanTransactionSchema>;
 
@@ -35,20 +36,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-/** Moves the customer's clock to `to` and waits until everything that fell due has happened. */
-async function advance(customerId: string, to: number): Promise<void> {
-  const response = await api(`/v3/sandbox/customers/${customerId}/clock`, {
-    method: 'POST',
-    body: { advance_to: new Date(to).toISOString() },
-  });
-  expect(response.status).toBe(202);
-  await eventually(async () => {
-    const clock = (await (await api(`/v3/sandbox/customers/${customerId}/clock`)).json()) as {
-      status: string;
-    };
-    return clock.status === 'ready' ? clock : undefined;
-  }, `the clock of ${customerId} to be ready`);
-}
+/** The customer's sandbox clock to `to`, everything it moves caught up. */
+const advance = (customerId: string, to: number) => advanceSandboxClock(api, customerId, to);
 
 const loanOf = (id: string) => json<LoanBody>(api(`/v3/loans/${id}`));
 const transactionsOf = async (id: string) =>

@@ -17,6 +17,7 @@ import {
 import { createOperator, type TestOperator } from '../helpers/operators.js';
 import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
 import { eventually, OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
+import { advanceSandboxClock } from '../helpers/sandbox-clock.js';
 
 const DAY = 86_400_000;
 
@@ -137,23 +138,8 @@ async function stored(key: string): Promise<boolean> {
   return file !== undefined;
 }
 
-async function advanceClock(customerId: string, to: Date): Promise<void> {
-  const response = await api(`/v3/sandbox/customers/${customerId}/clock`, {
-    method: 'POST',
-    body: { advance_to: to.toISOString() },
-  });
-  expect(response.status).toBe(202);
-  await eventually(
-    async () => {
-      const clock = await json<{ status: string }>(
-        api(`/v3/sandbox/customers/${customerId}/clock`),
-      );
-      return clock.status === 'ready' ? clock : undefined;
-    },
-    `the clock of ${customerId} to be ready`,
-    60_000,
-  );
-}
+/** The customer's sandbox clock to `to`, everything it moves caught up. */
+const advanceClock = (customerId: string, to: Date) => advanceSandboxClock(api, customerId, to);
 
 /**
  * Every payload of a workflow's history sealed under a customer's data key, sent to the codec

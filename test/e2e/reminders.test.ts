@@ -7,6 +7,7 @@ import { recordHistory } from '../helpers/histories.js';
 import { HostedBrowser } from '../helpers/hosted.js';
 import { client, createPartner, tokenFor, type Client } from '../helpers/partners.js';
 import { eventually, OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
+import { advanceSandboxClock } from '../helpers/sandbox-clock.js';
 
 interface ReminderEvent {
   id: string;
@@ -40,23 +41,8 @@ afterAll(async () => {
 /** Noon in São Paulo on `date` (after the day's 09:00 reminders). */
 const noonOf = (date: string) => new Date(`${date}T12:00:00-03:00`);
 
-async function advance(customerId: string, to: Date): Promise<void> {
-  const response = await api(`/v3/sandbox/customers/${customerId}/clock`, {
-    method: 'POST',
-    body: { advance_to: to.toISOString() },
-  });
-  expect(response.status).toBe(202);
-  await eventually(
-    async () => {
-      const clock = (await (await api(`/v3/sandbox/customers/${customerId}/clock`)).json()) as {
-        status: string;
-      };
-      return clock.status === 'ready' ? true : undefined;
-    },
-    `the clock of ${customerId} to be ready`,
-    60_000,
-  );
-}
+/** The customer's sandbox clock to `to`, everything it moves caught up. */
+const advance = (customerId: string, to: Date) => advanceSandboxClock(api, customerId, to);
 
 /** Every reminder e-mail Mailpit holds for `to`, oldest first (subject and text). */
 async function mailTo(to: string): Promise<{ subject: string; text: string }[]> {
