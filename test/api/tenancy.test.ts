@@ -95,6 +95,22 @@ const matrix: Record<string, { requests: Partial<Record<Method, () => Request>>;
     code: 'loan_not_found',
   },
   '/v3/loans/{loan_id}/withdrawal': { requests: { POST: () => ({}) }, code: 'loan_not_found' },
+  '/v3/loans/{loan_id}/agreements/simulations': {
+    requests: { POST: () => ({ body: agreementTerms() }) },
+    code: 'loan_not_found',
+  },
+  '/v3/loans/{loan_id}/agreements': {
+    requests: {
+      GET: () => ({}),
+      POST: () => ({ body: { simulation_id: owned.agreement_simulation_id } }),
+    },
+    code: 'loan_not_found',
+  },
+  '/v3/agreements/{agreement_id}': { requests: { GET: () => ({}) }, code: 'agreement_not_found' },
+  '/v3/sandbox/agreements/{agreement_id}/acceptance': {
+    requests: { POST: () => ({}) },
+    code: 'agreement_not_found',
+  },
   '/v3/charges/{charge_id}': { requests: { GET: () => ({}) }, code: 'charge_not_found' },
   '/v3/charges/{charge_id}/qr.png': { requests: { GET: () => ({}) }, code: 'charge_not_found' },
   '/v3/sandbox/charges/{charge_id}/pay': {
@@ -224,9 +240,32 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-/** A charge of another of the owner's loans, taken to `active` (signed, disbursed by ops). */
+/** Terms of a payment agreement on every row, its first due date two weeks from today. */
+const agreementTerms = () => ({
+  rows: 'all',
+  installments: 2,
+  first_due_date: new Date(Date.now() + 15 * 86_400_000).toISOString().slice(0, 10),
+});
+
+/**
+ * A charge of another of the owner's loans, taken to `active` (signed, disbursed by ops), and a
+ * payment agreement of that loan (contract §17).
+ */
 async function activeLoanCharge(): Promise<string> {
   const loan = await activeLoan(stack, owner, { opsToken: OPS_TOKEN });
+  const simulation = await owner(`/v3/loans/${loan.id}/agreements/simulations`, {
+    method: 'POST',
+    body: agreementTerms(),
+  });
+  if (simulation.status !== 201)
+    throw new Error(`agreement simulation: ${simulation.status} ${await simulation.text()}`);
+  owned.agreement_simulation_id = ((await simulation.json()) as { id: string }).id;
+  const agreement = await owner(`/v3/loans/${loan.id}/agreements`, {
+    method: 'POST',
+    body: { simulation_id: owned.agreement_simulation_id },
+  });
+  if (agreement.status !== 201) throw new Error(`agreement: ${agreement.status}`);
+  owned.agreement_id = ((await agreement.json()) as { id: string }).id;
   const response = await owner(`/v3/loans/${loan.id}/charges`, {
     method: 'POST',
     body: { scope: 'next' },

@@ -130,6 +130,7 @@ describe('a loan from contract to last installment, over HTTP on the real stack'
       'error',
       'cancellation_reason',
       'refund_due_amount',
+      'written_off_at',
       'created_at',
       'updated_at',
     ]);
