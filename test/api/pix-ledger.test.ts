@@ -2,8 +2,9 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { reconcileLedger } from '../../src/db/queries/ledger.js';
+import { matchReceivedPix } from '../../src/db/queries/charges.js';
 import { postUnpostedReceipts } from '../../src/db/queries/receipts.js';
-import { charges, receivedPix } from '../../src/db/schema/index.js';
+import { charges, loans, receivedPix } from '../../src/db/schema/index.js';
 import type { chargeSchema } from '../../src/http/routes/charges/schema.js';
 import type { loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
 import { activeLoan, type LoanBody } from '../helpers/credit.js';
@@ -169,6 +170,32 @@ describe('a Pix on a production loan', () => {
       404,
     );
     expect((await desk(`/unmatched-pix/${id}/match`, { loan: loan.id })).status).toBe(422);
+
+    // Between the match's commit and its booking (the `pix/{e2e}` workflow, moments later) the
+    // money is still in unidentified_receipts, and the ledger's check counts it there: a match
+    // held in a transaction that is rolled back shows that moment.
+    await stack.database.db
+      .transaction(async (tx) => {
+        const [owner] = await tx
+          .select({ partnerId: loans.partnerId })
+          .from(loans)
+          .where(eq(loans.id, loan.id));
+        await matchReceivedPix(tx, id, {
+          loanId: loan.id,
+          partnerId: owner!.partnerId,
+          environment: 'production',
+          matchedBy: null,
+          matchApprovedBy: null,
+        });
+        const findings = await reconcileLedger(tx);
+        expect(findings.filter((f) => f.check === 'unidentified_matches_unmatched_pix')).toEqual(
+          [],
+        );
+        tx.rollback();
+      })
+      .catch((error: unknown) => {
+        if (!String(error).includes('Rollback')) throw error;
+      });
 
     const matched = await desk(`/unmatched-pix/${id}/match`, { loan_id: loan.id });
     expect(matched.status).toBe(200);

@@ -9,7 +9,7 @@ import {
 } from '../../domain/ledger/postings.js';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
-import { ledgerEntries, loans, receivedPix } from '../schema/index.js';
+import { ledgerEntries, loans, receiptTransactions, receivedPix } from '../schema/index.js';
 import { repaymentOf } from './loans.js';
 
 /**
@@ -222,13 +222,21 @@ async function reconcileIn(db: DbOrTx): Promise<LedgerFinding[]> {
         message: `refunds_payable owes ${posted} centavos back; the loan shows ${shown}`,
       });
   }
-  // Money no loan claims: what `unidentified_receipts` holds is the Pix still unmatched, and what
-  // it owes back of returned ones, what was returned and not yet sent.
+  // Money no loan claims: what `unidentified_receipts` holds is the Pix still unmatched — and
+  // those ops matched to a loan whose `pix/{e2e}` workflow has not booked them yet (`received`
+  // again, the arrival's receipt transaction on them): the money leaves the account when the
+  // booking does, moments after the match commits. What it owes back of returned ones, what was
+  // returned and not yet sent.
   const [unclaimed] = await db.execute<{ held: string; unmatched: string; owed: string }>(sql`
     select
       (select coalesce(-sum(case when direction = 'debit' then amount else -amount end), 0)
          from ${ledgerEntries} where account = 'unidentified_receipts') as held,
-      (select coalesce(sum(amount), 0) from ${receivedPix} where status = 'unmatched') as unmatched,
+      (select coalesce(sum(pix.amount), 0) from ${receivedPix} pix
+         where pix.status = 'unmatched'
+            or (pix.status = 'received' and exists (
+                  select 1 from ${receiptTransactions} arrival
+                   where arrival.end_to_end_id = pix.end_to_end_id
+                     and arrival.type = 'received'))) as unmatched,
       (select coalesce(-sum(case when direction = 'debit' then amount else -amount end), 0)
          from ${ledgerEntries}
          where account = 'refunds_payable' and receipt_transaction_id is not null) as owed`);
@@ -236,7 +244,7 @@ async function reconcileIn(db: DbOrTx): Promise<LedgerFinding[]> {
     findings.push({
       check: 'unidentified_matches_unmatched_pix',
       subject: null,
-      message: `unidentified_receipts holds ${unclaimed.held} centavos; the unmatched Pix are ${unclaimed.unmatched}`,
+      message: `unidentified_receipts holds ${unclaimed.held} centavos; the Pix unmatched or matched and not yet booked are ${unclaimed.unmatched}`,
     });
   if (unclaimed && Number(unclaimed.owed) !== 0)
     findings.push({
