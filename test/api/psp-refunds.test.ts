@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { reconcileLedger } from '../../src/db/queries/ledger.js';
+import { businessDate } from '../../src/domain/business-date.js';
 import type { loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
 import type { devolucaoSchema } from '../../src/http/routes/refunds/schema.js';
 import { pspClientFor } from '../../src/psp/client.js';
@@ -65,7 +66,9 @@ const refundEnded = async (refundId: string, outcome: string, caseName: string) 
  * settled and `extra` is due back. Answers the Pix's end-to-end id.
  */
 async function overpay(loan: LoanBody, extra: number): Promise<string> {
-  const today = new Date().toISOString().slice(0, 10);
+  // The payoff of São Paulo's today, the day the Pix is paid (a UTC date is tomorrow there from
+  // 21:00, and its payoff a day's interest more).
+  const today = businessDate(new Date());
   const { payoff_amount } = await json<{ payoff_amount: number }>(
     production(`/v3/loans/${loan.id}/payoff?date=${today}`),
   );
