@@ -14,6 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { keptSecrets, startCluster, type RunningCluster } from '../devstack/cluster.js';
+import { isSupervisor, relayToSupervisor } from '../devstack/own-process-group.js';
 import { TEMPORAL_SERVER_VERSION } from '../devstack/temporal-server.js';
 import { projectRoot } from '../project-root.js';
 
@@ -37,6 +38,7 @@ let cluster: RunningCluster | undefined;
 let stopping = false;
 /** Ctrl-C while starting: startCluster stops what it started and rejects. */
 const starting = new AbortController();
+let started: Promise<void> | undefined;
 
 async function main(): Promise<void> {
   const started = Date.now();
@@ -97,21 +99,29 @@ async function shutdown(exitCode: number): Promise<void> {
   starting.abort();
   // The APIs first (no new work), then the workers (they finish their tasks), then the servers;
   // a start still under way stops what it started itself.
-  await started.catch(() => {});
+  await started?.catch(() => {});
   await cluster?.stop();
   say('stopped.');
   process.exit(exitCode);
 }
 
-process.on('SIGINT', () => void shutdown(0));
-process.on('SIGTERM', () => void shutdown(0));
-
-const started = main();
-started.catch(async (error: unknown) => {
-  if (stopping) return;
-  console.error(
-    `\n[cluster] could not start: ${error instanceof Error ? error.message : String(error)}\n`,
-  );
-  // startCluster stopped what it had started before throwing.
-  await shutdown(1);
-});
+// Ctrl-C reaches the supervisor alone (src/devstack/own-process-group.ts, as under `npm run dev`),
+// which stops the APIs and the workers before the servers they use, so nothing logs errors about
+// a server gone.
+if (isSupervisor()) {
+  process.on('SIGINT', () => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
+  process.on('SIGHUP', () => void shutdown(0));
+  process.once('disconnect', () => void shutdown(0));
+  started = main();
+  started.catch(async (error: unknown) => {
+    if (stopping) return;
+    console.error(
+      `\n[cluster] could not start: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    // startCluster stopped what it had started before throwing.
+    await shutdown(1);
+  });
+} else {
+  relayToSupervisor(join(projectRoot, 'src/main/dev-cluster.ts'), projectRoot);
+}
