@@ -231,6 +231,8 @@ async function writeLauncher(folder: string): Promise<void> {
  */
 async function ensureClassArchive(folder: string, progress: Progress): Promise<void> {
   const archive = join(folder, 'classes.jsa');
+  // Not a Maven build of ours (no jars beside it): left as it is.
+  if (!(await exists(join(folder, 'lib')))) return;
   if ((await readFile(join(folder, 'temporal-test-server'), 'utf8')) !== LAUNCHER)
     await writeLauncher(folder);
   if (await exists(archive)) return;
@@ -252,21 +254,27 @@ async function ensureClassArchive(folder: string, progress: Progress): Promise<v
     { stdio: 'ignore' },
   );
   const exited = new Promise<void>((resolve) => java.once('exit', () => resolve()));
+  let over = false;
+  const failed = new Promise<never>((_, reject) => {
+    java.once('error', reject);
+    java.once('exit', (code) => reject(new Error(`java exited (${code}) before listening`)));
+  });
   try {
-    await waitForPort(port, 60_000);
+    await Promise.race([waitForPort(port, 60_000, () => over), failed]);
     java.kill('SIGTERM');
     await exited;
     await rename(partial, archive);
   } catch (error) {
+    over = true;
     java.kill('SIGKILL');
     await rm(partial, { force: true });
     progress(`no class-data archive (${String(error)}): the test server starts without one`);
   }
 }
 
-async function waitForPort(port: number, timeoutMs: number): Promise<void> {
+async function waitForPort(port: number, timeoutMs: number, over: () => boolean): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  while (!over()) {
     const open = await new Promise<boolean>((resolve) => {
       const socket = connect({ host: '127.0.0.1', port }, () => {
         socket.destroy();
