@@ -1,12 +1,12 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import LongestFirst from './test/helpers/sequencer.js';
+
+const unitTests = 'test/unit/**/*.test.ts';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // One PostgreSQL, one Temporal dev server and one workflow bundle for the whole run.
     globalSetup: ['test/helpers/global-setup.ts'],
-    setupFiles: ['test/helpers/quiet-runtime.ts'],
     // The Temporal native bridge has crashed under worker threads; forks are safe.
     pool: 'forks',
     // Three files at once on CI's 2 cores: most of a file's time is waiting (timers, workflows,
@@ -17,5 +17,20 @@ export default defineConfig({
     hookTimeout: 180_000,
     // The second prints the plain closing line CI reads (see the file).
     reporters: ['default', './test/helpers/closing-line-reporter.ts'],
+    projects: [
+      // Pure code: no Temporal runtime loaded in their forks (importing @temporalio/worker costs a
+      // fork some 0.4 s of CPU). The one that opens a native connection installs it itself.
+      { extends: true, test: { name: 'unit', include: [unitTests] } },
+      {
+        extends: true,
+        test: {
+          name: 'service',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, unitTests],
+          // Each fork gets one Temporal runtime that logs warnings only and leaves signals to vitest.
+          setupFiles: ['test/helpers/quiet-runtime.ts'],
+        },
+      },
+    ],
   },
 });

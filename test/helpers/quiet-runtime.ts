@@ -1,4 +1,4 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 
-// Each test fork gets one Temporal runtime that logs warnings only and leaves signals to vitest.
+// Each fork that loads it gets one Temporal runtime that logs warnings only and leaves signals to vitest.
 Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });

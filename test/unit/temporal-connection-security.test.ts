@@ -1,3 +1,5 @@
+// It opens native connections: the quiet runtime the service tests' forks get (vitest.config.ts).
+import '../helpers/quiet-runtime.js';
 import { rmSync } from 'node:fs';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
