@@ -62,9 +62,23 @@ describe('security headers on every kind of answer (contract §15)', () => {
 describe('hosted pages are throttled per link (429 page)', () => {
   it('answers a hammered link with a 429 page and Retry-After, and other links normally', async () => {
     const link = `/hosted/signing/hammered-${Date.now()}`;
-    for (let i = 0; i < 30; i++) expect((await get(stack.baseUrl, link)).status).toBe(404);
-    const refused = await get(stack.baseUrl, link);
-    expect(refused.status).toBe(429);
+    // 30 at once, then one every 2 s (the link's bucket): on a busy machine the 30 requests may
+    // take long enough for a token or two to come back, so count what got through.
+    const started = Date.now();
+    let served = 0;
+    let refused: Response | undefined;
+    while (!refused && served < 100) {
+      const response = await get(stack.baseUrl, link);
+      if (response.status === 429) refused = response;
+      else {
+        expect(response.status).toBe(404);
+        served++;
+      }
+    }
+    const refilled = Math.ceil(((Date.now() - started) / 1000) * 0.5);
+    expect(served).toBeGreaterThanOrEqual(30);
+    expect(served).toBeLessThanOrEqual(30 + refilled);
+    if (!refused) throw new Error('never refused');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(refused.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(await refused.text()).toContain('Muitas tentativas');

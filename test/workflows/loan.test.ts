@@ -382,7 +382,9 @@ describe('loan workflow', () => {
       const end = writes.at(-1)!;
       expect(end.detail).toEqual({ status: 'cancelled', cancellationReason: 'signature_deadline' });
       expect(end.at).toBeGreaterThanOrEqual(input.signatureDeadline);
-      expect(end.at - input.signatureDeadline).toBeLessThan(SECOND);
+      // Skipped time stands still while an activity runs: what it adds is the machine's latency
+      // (over 1 s seen on a busy one), never a day.
+      expect(end.at - input.signatureDeadline).toBeLessThan(5 * SECOND);
       await record(handle, 'signature-deadline-cancelled');
     });
   });
