@@ -18,8 +18,11 @@ let stack: TestStack;
 let partner: TestPartner;
 
 beforeAll(async () => {
-  // The example's review approves the customer; an automatic one would race it.
-  stack = await startStack({ env: { SANDBOX_REVIEW_DELAY: '1h' } });
+  // The example's review approves the customer; an automatic one would race it. The example
+  // polls for the disbursement: 3 s rather than the default 30 s spares each run the wait.
+  stack = await startStack({
+    env: { SANDBOX_REVIEW_DELAY: '1h', SANDBOX_DISBURSEMENT_DELAY: '3s' },
+  });
   partner = await createPartner(stack, 'SDK quick start');
 });
 afterAll(async () => {
