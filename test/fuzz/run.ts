@@ -13,7 +13,7 @@
  * Every TCP connection this process opens goes to the loopback only: the fuzzer's webhook
  * endpoints point wherever it likes, and their deliveries must not leave the machine.
  *
- * FUZZ_MAX_EXAMPLES (default 20; `npm test` runs within its 10 minutes with it) bounds the cases per operation of the fuzzing phase; FUZZ_SEED
+ * FUZZ_MAX_EXAMPLES (default 10; `npm test` runs within its 10 minutes with it) bounds the cases per operation of the fuzzing phase; FUZZ_SEED
  * (default 1) seeds the run; FUZZ_LOG_LEVEL (default warn) sets the service log's (`info` logs every
  * request with its duration). Reports and the service's log go to `.data/fuzz/`.
  */
@@ -49,7 +49,7 @@ import { freePort } from '../../src/devstack/free-port.js';
 import { allowLoopbackConnectionsOnly } from './loopback-only.js';
 import { ensureSchemathesis, SCHEMATHESIS_VERSION } from './schemathesis.js';
 
-const MAX_EXAMPLES = Number(process.env.FUZZ_MAX_EXAMPLES ?? 20);
+const MAX_EXAMPLES = Number(process.env.FUZZ_MAX_EXAMPLES ?? 10);
 const SEED = Number(process.env.FUZZ_SEED ?? 1);
 const OPS_TOKEN = 'fuzz-ops-token-0123456789';
 /** The ops operations the fuzzer covers (issue 38's): the PSP's money, as ops see and move it. */
