@@ -14,11 +14,13 @@ import {
   isLate,
   isPaid,
   lateCharges,
+  payoffAmount,
   quotePayoff,
   startRepayment,
   type RepaymentTerms,
   type Repayment,
   type RowPart,
+  type RowState,
 } from '../loans/allocation.js';
 import type { Installment } from '../loans/repayment.js';
 
@@ -75,35 +77,28 @@ export function repaymentOn(book: LoanBook, date: string): Repayment {
     }
     principalPaid +=
       payment.principal ?? paidRows.reduce((sum, row) => sum + row.principal_amount, 0);
-    for (const part of payment.parts ?? []) {
-      const row = rows.get(part.number);
-      if (!row) throw new Error(`a payment paid row ${part.number}, which the schedule lacks`);
-      if (isLate(row, payment.date)) {
-        const charges = lateCharges(row, payment.date, book.terms.lateCharges);
-        row.late_interest_due = Math.max(0, charges.lateInterest - part.late_interest);
-        row.late_interest_from = payment.date;
-        row.late_fee_due = Math.max(0, charges.lateFee - part.late_fee);
+    if (payment.type === 'payment' && payment.parts !== null && payment.parts.length > 0) {
+      // What settled every row that day: a payment of all the rows for less leaves the newest
+      // row it paid owing the difference (`allocatePayment`'s principal floor).
+      const owedBefore = payoffAmount(
+        {
+          rows: [...rows.values()],
+          principal_outstanding: book.principalAmount - principalPaid + (payment.principal ?? 0),
+          last_paid_at: null,
+        },
+        payment.date,
+        book.terms,
+      );
+      let cash = 0;
+      for (const part of payment.parts) {
+        cash += part.late_interest + part.late_fee + part.installment;
+        layPart(rows, part, payment.date, book.terms);
       }
-      // What the part settled, valued on the row's due date, as the allocation kept it: a row
-      // paid at its worth that day is settled (short of the centavos the principal's floor left
-      // on it, if any); cash short of its worth carried to the due date exactly.
-      const rest = fromCentavos(row.installment_amount).minus(row.settled);
-      const days = Math.max(0, daysBetween(payment.date, row.due_date));
-      const growth = monthlyGrowth(book.terms.monthlyRate)(days);
-      const worth = toCentavos(days > 0 ? rest.div(growth) : rest);
-      if (part.installment >= worth) {
-        const shortfall = Math.max(0, toCentavos(rest) - part.installment - part.discount);
-        row.settled = String(row.installment_amount - shortfall);
-      } else if (part.installment > 0) {
-        row.settled = new Decimal(row.settled)
-          .plus(fromCentavos(part.installment).times(growth))
-          .toString();
-      }
-      row.paid_amount += part.late_interest + part.late_fee + part.installment;
-      const left = fromCentavos(row.installment_amount).minus(row.settled);
-      if (toCentavos(left) <= 0 && row.late_interest_due === 0 && !row.late_fee_due) {
-        row.settled = String(row.installment_amount);
-        row.paid_at = `${payment.date}T12:00:00Z`;
+      if (cash < owedBefore && [...rows.values()].every(isPaid)) {
+        const newest = Math.max(...payment.parts.map((part) => part.number));
+        const row = rows.get(newest)!;
+        row.settled = String(row.installment_amount - (owedBefore - cash));
+        row.paid_at = null;
       }
     }
   }
@@ -112,6 +107,40 @@ export function repaymentOn(book: LoanBook, date: string): Repayment {
     principal_outstanding: Math.max(0, book.principalAmount - principalPaid),
     last_paid_at: null,
   };
+}
+
+/** One payment's part laid on its row, as `allocatePayment` left the row (exact decimals). */
+function layPart(
+  rows: Map<number, RowState>,
+  part: RowPart,
+  date: string,
+  terms: RepaymentTerms,
+): void {
+  const row = rows.get(part.number);
+  if (!row) throw new Error(`a payment paid row ${part.number}, which the schedule lacks`);
+  if (isLate(row, date)) {
+    const charges = lateCharges(row, date, terms.lateCharges);
+    row.late_interest_due = Math.max(0, charges.lateInterest - part.late_interest);
+    row.late_interest_from = date;
+    row.late_fee_due = Math.max(0, charges.lateFee - part.late_fee);
+  }
+  // A row paid at its worth that day is settled; cash short of it is carried to the due date
+  // exactly, (1 + i)^(d/30), as the allocation keeps it.
+  const rest = fromCentavos(row.installment_amount).minus(row.settled);
+  const days = Math.max(0, daysBetween(date, row.due_date));
+  const growth = monthlyGrowth(terms.monthlyRate)(days);
+  const worth = toCentavos(days > 0 ? rest.div(growth) : rest);
+  if (part.installment >= worth) row.settled = String(row.installment_amount);
+  else if (part.installment > 0)
+    row.settled = new Decimal(row.settled)
+      .plus(fromCentavos(part.installment).times(growth))
+      .toString();
+  row.paid_amount += part.late_interest + part.late_fee + part.installment;
+  const left = fromCentavos(row.installment_amount).minus(row.settled);
+  if (toCentavos(left) <= 0 && row.late_interest_due === 0 && !row.late_fee_due) {
+    row.settled = String(row.installment_amount);
+    row.paid_at = `${date}T12:00:00Z`;
+  }
 }
 
 /**
