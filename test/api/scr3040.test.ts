@@ -1,4 +1,9 @@
 import { Decimal as DecimalJs } from 'decimal.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../../src/app.js';
+import { createHttpMetrics } from '../../src/http/metrics.js';
+import { createLogger } from '../../src/logger.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays, businessDate, daysBetween } from '../../src/domain/business-date.js';
 import { lastDayWithoutCharges } from '../../src/domain/calendar/business-days.js';
@@ -208,6 +213,37 @@ describe('GET /ops/v1/regulatory/scr3040 (contract §19)', () => {
       halfEven(new Decimal(balance).times(share)),
     );
     expect(addDays(monthEnd, 1) > today).toBe(true);
+  });
+
+  it('answers 409 scr_not_configured while the SCR settings are unset (development only)', async () => {
+    // The same service on the same database, configured without them.
+    const { koa, close } = createApp({
+      config: { ...stack.config, scr: null },
+      database: stack.database,
+      files: stack.files,
+      temporal: stack.temporal,
+      logger: createLogger('silent', 'test'),
+      metrics: createHttpMetrics({ processMetrics: false }),
+      clock: clock.now,
+    });
+    const handle = koa.callback();
+    const server = createServer((request, response) => void handle(request, response)).listen(
+      0,
+      '127.0.0.1',
+    );
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const answer = await fetch(
+        `http://127.0.0.1:${port}/ops/v1/regulatory/scr3040?data_base=${today.slice(0, 7)}`,
+        { headers: { authorization: `Bearer ${staff().admins[0].token}` } },
+      );
+      expect(answer.status).toBe(409);
+      expect(await answer.json()).toMatchObject({ code: 'scr_not_configured' });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      await close();
+    }
   });
 
   it('audits every export with the month asked, whoever reads it', async () => {

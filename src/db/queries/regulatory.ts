@@ -66,17 +66,19 @@ export async function productionBookAt(
         installmentNumber: row.installmentNumber,
         principal: row.principalAmount,
       }));
-    const owed = owedRowsOn(
-      {
-        schedule: loan.figures.schedule,
-        principalAmount: loan.figures.principal_amount,
-        terms: {
-          monthlyRate: String(loan.figures.monthly_interest_rate),
-          lateCharges: loan.lateChargeRates,
+    const owed = rebuilt(loan.id, () =>
+      owedRowsOn(
+        {
+          schedule: loan.figures.schedule,
+          principalAmount: loan.figures.principal_amount,
+          terms: {
+            monthlyRate: String(loan.figures.monthly_interest_rate),
+            lateCharges: loan.lateChargeRates,
+          },
+          payments,
         },
-        payments,
-      },
-      monthEnd,
+        monthEnd,
+      ),
     );
     if (owed.length === 0) continue;
     const writtenOff = loan.writtenOffAt && loan.writtenOffAt < cutoff ? loan.writtenOffAt : null;
@@ -105,4 +107,18 @@ export async function productionBookAt(
     clients.set(key, client);
   }
   return [...clients.values()];
+}
+
+/**
+ * A loan the rebuild cannot read (a payment's parts naming a row its schedule lacks) stops the
+ * export naming it: a month's file is never sent with a loan silently left out.
+ */
+function rebuilt<T>(loanId: string, rebuild: () => T): T {
+  try {
+    return rebuild();
+  } catch (error) {
+    throw new Error(`SCR 3040: loan ${loanId} cannot be rebuilt at the month's end`, {
+      cause: error,
+    });
+  }
 }
