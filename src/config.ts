@@ -1,4 +1,6 @@
 import { normalizeCnpj } from './domain/customers/tax-ids.js';
+import type { Institution } from './domain/regulatory/scr3040.js';
+import { scrInstitutionOf, scrRules, scrSettings } from './regulatory/config.js';
 import { join } from 'node:path';
 import { Decimal } from 'decimal.js';
 import ms, { type StringValue } from 'ms';
@@ -188,6 +190,8 @@ const schema = z.object({
   REFUND_AFTER: duration('1d'),
   // Contract §17: a loan with a row overdue more than this many days is written off.
   WRITE_OFF_AFTER_DAYS: z.coerce.number().int().min(1).max(3650).default(360),
+  // Contract §19: the SCR 3040's institution and responsible (src/regulatory/config.ts).
+  ...scrSettings,
   // A production loan's payout (contract §16): when no notification of its outcome came, the loan's
   // workflow asks the PSP after this, then at twice the wait each time, up to an hour apart.
   PAYOUT_POLL_INTERVAL: duration('2m'),
@@ -398,6 +402,8 @@ export interface Config {
   readonly refundAfterMs: number;
   /** WRITE_OFF_AFTER_DAYS: a row overdue longer writes its loan off (contract §17). */
   readonly writeOffAfterDays: number;
+  /** SCR_*: the 3040's institution and responsible (contract §19); null: unset (development). */
+  readonly scr: Institution | null;
   /**
    * RETENTION_AFTER_LOAN_END: an erased customer's contracts and ledger are kept this long after
    * the last loan ends; DENIED_DOCUMENT_RETENTION: a denied applicant's documents, after the denial.
@@ -490,6 +496,7 @@ function failClosedRules(env: NodeJS.ProcessEnv): string[] {
   }
   if (!env.LENDER_PIX_KEY) problems.push('LENDER_PIX_KEY: required outside development');
   problems.push(...lenderRules(env));
+  problems.push(...scrRules(env));
   if (!PSP_SETTINGS.some((name) => env[name]))
     problems.push(
       `${PSP_SETTINGS.join(', ')}: required outside development (the lender's PSP moves production money, contract §16; the PSP simulator is for development only)`,
@@ -760,6 +767,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     approvalTtlMs: e.APPROVAL_TTL,
     refundAfterMs: e.REFUND_AFTER,
     writeOffAfterDays: e.WRITE_OFF_AFTER_DAYS,
+    scr: scrInstitutionOf(e),
     retention: Object.freeze({
       afterLoanEndMs: e.RETENTION_AFTER_LOAN_END,
       deniedDocumentsMs: e.DENIED_DOCUMENT_RETENTION,

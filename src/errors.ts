@@ -239,6 +239,12 @@ export const errorCatalogue = {
     title: 'Not Found',
     meaning: 'No Pix received with this end-to-end id.',
   },
+  scr_not_configured: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'The SCR 3040 cannot be exported: `SCR_INSTITUTION_CNPJ`, `SCR_RESPONSIBLE_NAME`, `SCR_RESPONSIBLE_EMAIL` or `SCR_RESPONSIBLE_PHONE` is unset (development only; production does not start without them).',
+  },
   psp_not_configured: {
     status: 409,
     title: 'Conflict',
@@ -308,6 +314,8 @@ export const fieldErrorCatalogue = {
     'An agreement’s discount larger than the interest and late charges in its debt: a discount never reaches principal; `message` says how much it can be.',
   not_a_production_loan:
     'A Pix the PSP received matched to a loan that is not production’s, or that never took money.',
+  month_not_ended:
+    'An SCR 3040 of the current month or a later one (São Paulo): a month is reported once its last day is over.',
   codec_failed:
     'A workflow payload the codec could not decode (ops: an unknown key id, a destroyed customer key, a failed tag).',
 } as const;

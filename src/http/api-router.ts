@@ -44,6 +44,8 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   idempotent?: boolean;
   /** Ops only: the roles that may run it (any of them); any operator when absent. */
   roles?: readonly OperatorRole[];
+  /** Ops only: a read audited like a command, whoever makes it (an export of borrowers' data). */
+  auditReads?: boolean;
   /**
    * Path parameters, ids made by `pathId`: one of another shape is the resource's 404, answered
    * before the body is read (contract §1: a path parameter is never a 422).
@@ -90,7 +92,10 @@ export class ApiRouter {
     private readonly guards: Record<Security, Middleware<AppState>[]>,
     private readonly idempotencyGuard: Middleware<AppState>,
     /** Audits the ops API's commands (`GET /ops/v1/audit`), given their operation id. */
-    private readonly opsAudit?: (operationId: string) => Middleware<AppState>,
+    private readonly opsAudit?: (
+      operationId: string,
+      options?: { reads: boolean },
+    ) => Middleware<AppState>,
     /** Sees each successful JSON exchange (the reference's examples are recorded from them). */
     private readonly recordExchange?: (exchange: RecordedExchange) => void,
   ) {
@@ -103,7 +108,8 @@ export class ApiRouter {
   ): this {
     const chain: Middleware<AppState>[] = [...this.guards[spec.security]];
     // Commands are audited; reads too when the break-glass token makes them (ops-audit.ts).
-    if (spec.security === 'ops' && this.opsAudit) chain.push(this.opsAudit(spec.operationId));
+    if (spec.security === 'ops' && this.opsAudit)
+      chain.push(this.opsAudit(spec.operationId, { reads: spec.auditReads ?? false }));
     if (spec.roles) chain.push(requireRoles(spec.roles));
     if (spec.idempotent) chain.push(this.idempotencyGuard);
     if (spec.params) chain.push(pathIdsOf(spec.params));

@@ -282,6 +282,7 @@ describe('the partner OpenAPI document', () => {
       '/ops/v1/received-pix/{end_to_end_id}',
       '/ops/v1/reconciliation/{date}',
       '/ops/v1/reconciliation/{date}/run',
+      '/ops/v1/regulatory/scr3040',
       '/ops/v1/smoke-checks',
       '/ops/v1/smoke-checks/{id}',
       '/ops/v1/unmatched-pix',

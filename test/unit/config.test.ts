@@ -31,6 +31,10 @@ const production = {
   LENDER_PIX_KEY: '11222333000181',
   LENDER_NAME: 'Crédito Exemplo SCD S.A.',
   LENDER_CNPJ: '11444777000161',
+  SCR_INSTITUTION_CNPJ: '11444777000161',
+  SCR_RESPONSIBLE_NAME: 'Ana Regulatória',
+  SCR_RESPONSIBLE_EMAIL: 'scr@lender.example',
+  SCR_RESPONSIBLE_PHONE: '1133334444',
   PSP_WEBHOOK_SECRET: 'psp-webhook-0123456789abcdef0123456789',
   TEMPORAL_ADDRESS: 'temporal.credit.example:7233',
   TEMPORAL_API_KEY: 'temporal-api-key-0123456789abcdef',
@@ -121,7 +125,14 @@ describe('configuration', () => {
     expect(text).toMatch(/^S3_BUCKET: required with FILE_STORE=s3/m);
     expect(text).toMatch(/^PUBLIC_BASE_URL: required outside development/m);
     expect(text).toMatch(/^PSP_API_URL, .*PSP_TLS_CA: required outside development/m);
-    expect(problems).toHaveLength(19);
+    for (const name of [
+      'SCR_INSTITUTION_CNPJ',
+      'SCR_RESPONSIBLE_NAME',
+      'SCR_RESPONSIBLE_EMAIL',
+      'SCR_RESPONSIBLE_PHONE',
+    ])
+      expect(text).toMatch(new RegExp(`^${name}: required outside development \\(the Banco`, 'm'));
+    expect(problems).toHaveLength(23);
   });
 
   it('takes OPS_PORT only apart from the partner port (issue 42)', () => {
@@ -134,6 +145,28 @@ describe('configuration', () => {
     expect(problemsOf({ ...production, OPS_PORT: '3000' })).toEqual([same]);
     expect(problemsOf({ ...development, PORT: '4000', OPS_PORT: '4000' })).toEqual([same]);
     expect(loadConfig(production).opsPort).toBeUndefined();
+  });
+
+  it('names the SCR 3040’s institution and responsible: checked, required outside development (contract §19)', () => {
+    expect(loadConfig(production).scr).toEqual({
+      cnpj: '11444777000161',
+      responsibleName: 'Ana Regulatória',
+      responsibleEmail: 'scr@lender.example',
+      responsiblePhone: '1133334444',
+    });
+    expect(loadConfig(development).scr).toBeNull();
+    expect(
+      problemsOf({
+        ...production,
+        SCR_INSTITUTION_CNPJ: '11444777000162',
+        SCR_RESPONSIBLE_EMAIL: 'not an address',
+        SCR_RESPONSIBLE_PHONE: '33334444',
+      }),
+    ).toEqual([
+      'SCR_INSTITUTION_CNPJ: check digits do not match',
+      expect.stringMatching(/^SCR_RESPONSIBLE_EMAIL: /),
+      'SCR_RESPONSIBLE_PHONE: expected the area code and number, 10 or 11 digits',
+    ]);
   });
 
   it("names the lender outside development: required, never the sandbox's fictitious one (issue 42)", () => {

@@ -9,17 +9,19 @@ import { writeProblem } from './problem-handler.js';
  * Audits an ops command (contract §15, `GET /ops/v1/audit`): its row is written before it runs,
  * with the operator, and its outcome — status and problem code — after, refusals included (a
  * role refused is audited too). A command whose row cannot be written does not run. Reads are
- * not audited, except every one the break-glass token makes (issue 37: each of its uses is).
+ * not audited, except every one the break-glass token makes (issue 37: each of its uses is) and
+ * those that export borrowers' data (`reads`: the SCR 3040).
  */
 export function opsAudit(deps: {
   db: DbOrTx;
   clock: () => Date;
   publicBaseUrl: string;
-}): (operationId: string) => Middleware<AppState> {
-  return (operationId) => async (ctx, next) => {
+}): (operationId: string, options?: { reads: boolean }) => Middleware<AppState> {
+  return (operationId, options) => async (ctx, next) => {
     const operator = ctx.state.operator;
     if (!operator) throw new Error('ops audit mounted without ops authentication');
-    if ((ctx.method === 'GET' || ctx.method === 'HEAD') && !isBreakGlass(operator)) {
+    const read = ctx.method === 'GET' || ctx.method === 'HEAD';
+    if (read && !options?.reads && !isBreakGlass(operator)) {
       await next();
       return;
     }

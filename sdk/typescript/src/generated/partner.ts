@@ -2172,6 +2172,7 @@ export interface components {
         | 'agreement_simulation_not_found'
         | 'agreement_exists'
         | 'pix_not_found'
+        | 'scr_not_configured'
         | 'psp_not_configured'
         | 'smoke_check_not_found'
         | 'reconciliation_not_found';
@@ -2247,6 +2248,7 @@ export interface components {
         | 'agreement_simulation_not_found'
         | 'agreement_exists'
         | 'pix_not_found'
+        | 'scr_not_configured'
         | 'psp_not_configured'
         | 'smoke_check_not_found'
         | 'reconciliation_not_found';
@@ -2311,6 +2313,7 @@ export interface components {
         | 'duplicate_channel'
         | 'discount_above_charges'
         | 'not_a_production_loan'
+        | 'month_not_ended'
         | 'codec_failed';
       /** @description What to fix, for a person: the bounds, the format. */
       message: string;
