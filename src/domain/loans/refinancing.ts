@@ -8,6 +8,13 @@
 import { daysBetween } from '../business-date.js';
 import type { RefinancedBalance } from '../credit/refinancing-iof.js';
 
+/**
+ * A refinancing's record (`loan_refinancings`): `pending` while the new loan is live, `released`
+ * once its release paid the old loan off, `void` when the new loan ended before that.
+ */
+export const refinancingStatuses = ['pending', 'released', 'void'] as const;
+export type RefinancingStatus = (typeof refinancingStatuses)[number];
+
 /** At most this many loans are refinanced by one. */
 export const MAX_REFINANCED_LOANS = 5;
 

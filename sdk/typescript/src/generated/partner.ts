@@ -1795,6 +1795,8 @@ export interface components {
         /** @description Where the signer’s one-time code is sent. */
         email: string;
       }[];
+      /** @description Contract §17: the customer’s `active` loans this loan pays off at its release (1–5, each once; see docs/refinancing.md). The offer is then the one the refinanced loan accepted, its simulation priced for the refinancing, and its requested amount covers their payoff on its release date; only the rest reaches `disbursement_account`. */
+      refinances?: string[];
     };
     CancelLoanRequest: {
       /** @description Why, kept as the loan’s `cancellation_reason` (`requested` when none). */
@@ -2171,6 +2173,12 @@ export interface components {
         | 'agreement_not_found'
         | 'agreement_simulation_not_found'
         | 'agreement_exists'
+        | 'refinanced_loan_not_active'
+        | 'refinanced_loan_written_off'
+        | 'loan_already_being_refinanced'
+        | 'refinanced_loan_in_agreement'
+        | 'refinancing_changed'
+        | 'refinancing_not_covered'
         | 'pix_not_found'
         | 'psp_not_configured'
         | 'smoke_check_not_found'
@@ -2246,6 +2254,12 @@ export interface components {
         | 'agreement_not_found'
         | 'agreement_simulation_not_found'
         | 'agreement_exists'
+        | 'refinanced_loan_not_active'
+        | 'refinanced_loan_written_off'
+        | 'loan_already_being_refinanced'
+        | 'refinanced_loan_in_agreement'
+        | 'refinancing_changed'
+        | 'refinancing_not_covered'
         | 'pix_not_found'
         | 'psp_not_configured'
         | 'smoke_check_not_found'
@@ -2306,6 +2320,8 @@ export interface components {
         | 'not_the_amount_due'
         | 'above_refund_due'
         | 'above_returnable'
+        | 'duplicate_refinanced_loan'
+        | 'too_many_refinanced_loans'
         | 'nothing_overdue'
         | 'duplicate_offset'
         | 'duplicate_channel'
@@ -2806,10 +2822,12 @@ export interface components {
         /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`. */
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), `refinanced_loan_changed` (a loan it refinances was paid or changed before the release, contract §17: simulate again), or the reason given to `POST /loans/{id}/cancel`. */
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description Why a `finished` loan finished otherwise than repaid by its borrower: `refinanced` (paid off by a new loan’s release, contract §17); null otherwise. */
+      finished_reason: 'refinanced' | null;
       /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
       written_off_at: string | null;
       /**
@@ -2900,7 +2918,8 @@ export interface components {
         | 'overpayment'
         | 'refund'
         | 'payout_returned'
-        | 'write_off';
+        | 'write_off'
+        | 'refinancing';
       /** @description The money that moved, in centavos. */
       amount: number;
       /**
@@ -2956,7 +2975,8 @@ export interface components {
           | 'refunds_payable'
           | 'unidentified_receipts'
           | 'credit_losses'
-          | 'recoveries';
+          | 'recoveries'
+          | 'refinancing_clearing';
         /**
          * @description `debit` or `credit`.
          * @enum {string}
@@ -3983,10 +4003,12 @@ export interface components {
         /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`. */
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), `refinanced_loan_changed` (a loan it refinances was paid or changed before the release, contract §17: simulate again), or the reason given to `POST /loans/{id}/cancel`. */
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description Why a `finished` loan finished otherwise than repaid by its borrower: `refinanced` (paid off by a new loan’s release, contract §17); null otherwise. */
+      finished_reason: 'refinanced' | null;
       /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
       written_off_at: string | null;
       /**
@@ -4173,10 +4195,12 @@ export interface components {
         /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`. */
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), `refinanced_loan_changed` (a loan it refinances was paid or changed before the release, contract §17: simulate again), or the reason given to `POST /loans/{id}/cancel`. */
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description Why a `finished` loan finished otherwise than repaid by its borrower: `refinanced` (paid off by a new loan’s release, contract §17); null otherwise. */
+      finished_reason: 'refinanced' | null;
       /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
       written_off_at: string | null;
       /**
@@ -4445,10 +4469,12 @@ export interface components {
         /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`. */
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), `refinanced_loan_changed` (a loan it refinances was paid or changed before the release, contract §17: simulate again), or the reason given to `POST /loans/{id}/cancel`. */
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description Why a `finished` loan finished otherwise than repaid by its borrower: `refinanced` (paid off by a new loan’s release, contract §17); null otherwise. */
+      finished_reason: 'refinanced' | null;
       /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
       written_off_at: string | null;
       /**
@@ -4635,10 +4661,12 @@ export interface components {
         /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`. */
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), `refinanced_loan_changed` (a loan it refinances was paid or changed before the release, contract §17: simulate again), or the reason given to `POST /loans/{id}/cancel`. */
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description Why a `finished` loan finished otherwise than repaid by its borrower: `refinanced` (paid off by a new loan’s release, contract §17); null otherwise. */
+      finished_reason: 'refinanced' | null;
       /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
       written_off_at: string | null;
       /**
@@ -7679,6 +7707,7 @@ export interface operations {
            *       ],
            *       "error": null,
            *       "cancellation_reason": null,
+           *       "finished_reason": null,
            *       "refund_due_amount": 0,
            *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:58.341Z",
@@ -7879,6 +7908,7 @@ export interface operations {
            *       ],
            *       "error": null,
            *       "cancellation_reason": "signature_deadline",
+           *       "finished_reason": null,
            *       "refund_due_amount": 0,
            *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:37:09.093Z",
@@ -8046,6 +8076,7 @@ export interface operations {
            *       ],
            *       "error": null,
            *       "cancellation_reason": "customer gave up",
+           *       "finished_reason": null,
            *       "refund_due_amount": 0,
            *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:58.341Z",
@@ -11852,6 +11883,7 @@ export interface operations {
            *       ],
            *       "error": null,
            *       "cancellation_reason": null,
+           *       "finished_reason": null,
            *       "refund_due_amount": 0,
            *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:37:39.543Z",
@@ -12065,6 +12097,7 @@ export interface operations {
            *       ],
            *       "error": null,
            *       "cancellation_reason": null,
+           *       "finished_reason": null,
            *       "refund_due_amount": 0,
            *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:50.174Z",
@@ -12273,6 +12306,7 @@ export interface operations {
            *       ],
            *       "error": null,
            *       "cancellation_reason": null,
+           *       "finished_reason": null,
            *       "refund_due_amount": 0,
            *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:51.411Z",
@@ -12485,6 +12519,7 @@ export interface operations {
            *       ],
            *       "error": null,
            *       "cancellation_reason": null,
+           *       "finished_reason": null,
            *       "refund_due_amount": 0,
            *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:33.157Z",
