@@ -297,7 +297,7 @@ export interface paths {
     put?: never;
     /**
      * Simulate loan terms for an offer
-     * @description Prices `amount` (what the customer receives) over `installments` monthly payments: Price on calendar days, IOF financed, CET on the real dates. Only an `available` offer can be simulated (409 `credit_offer_unavailable`); amounts, installments and `first_due_date` outside the offer’s bounds are 422, one entry per field.
+     * @description Prices `amount` (what the customer receives) over `installments` monthly payments: Price on calendar days, IOF financed, CET on the real dates. Only an `available` offer can be simulated (409 `credit_offer_unavailable`) — or, contract §17, an offer `accepted` by an `active` loan: the simulation then prices that loan’s refinancing (its payoff on the release date, which `amount` must cover — 422 `refinancing_not_covered` —, and the IOF of a refinanced balance; 409 `loan_already_being_refinanced`, `refinanced_loan_written_off`, `refinanced_loan_in_agreement`; see docs/refinancing.md). Amounts, installments and `first_due_date` outside the offer’s bounds are 422, one entry per field.
      */
     post: operations['simulateCreditOffer'];
     delete?: never;
@@ -341,7 +341,7 @@ export interface paths {
     put?: never;
     /**
      * Accept an offer and create a loan
-     * @description Takes an `available` offer and one of its unexpired simulations: the loan has the simulation’s figures and schedule, the contract (CCB) is generated, the offer becomes `accepted` and `loan.created` is emitted, all at once. Each signer — the customer and up to four more — signs on `signing_url`. 409 `credit_offer_unavailable` / `simulation_expired`; 404 for an offer or a simulation not found (a simulation of another offer is not found).
+     * @description Takes an `available` offer and one of its unexpired simulations: the loan has the simulation’s figures and schedule, the contract (CCB) is generated, the offer becomes `accepted` and `loan.created` is emitted, all at once. Each signer — the customer and up to four more — signs on `signing_url`. 409 `credit_offer_unavailable` / `simulation_expired`; 404 for an offer or a simulation not found (a simulation of another offer is not found). With `refinances` (contract §17, docs/refinancing.md) the offer is the one the refinanced loan accepted and stays its own until the release, the simulation must be that refinancing’s (409 `refinancing_changed` once a payment moved a payoff), and each loan is checked: 422 `validation_error` (`duplicate_refinanced_loan`, `too_many_refinanced_loans`), 404 `loan_not_found`, 409 `refinanced_loan_not_active`, `refinanced_loan_written_off`, `loan_already_being_refinanced`, `refinanced_loan_in_agreement`, 422 `refinancing_not_covered`. At the release the loans are paid off and `finished` (`finished_reason: "refinanced"`) and only the rest reaches `disbursement_account`; a loan changed meanwhile cancels this one (`refinanced_loan_changed`).
      */
     post: operations['createLoan'];
     delete?: never;
