@@ -23,6 +23,7 @@ import {
 } from '../src/db/queries/loans.js';
 import { postEntries } from '../src/db/queries/ledger.js';
 import {
+  liveAgreementsOf,
   refinancedBy,
   refinancingsOf,
   settleRefinancings,
@@ -72,7 +73,19 @@ async function changedRefinancing(
   const olds = new Map<string, LoanView>();
   for (const row of [...rows].sort((a, b) => a.refinancedLoanId.localeCompare(b.refinancedLoanId)))
     olds.set(row.refinancedLoanId, (await lockAndReadLoan(tx, tenant, row.refinancedLoanId))!);
+  // An agreement made on an old loan since (it renegotiates what the loan owes) stops it too.
+  const agreements = await liveAgreementsOf(
+    tx,
+    tenant,
+    rows.map((row) => row.refinancedLoanId),
+  );
   for (const row of rows) {
+    const agreement = agreements.get(row.refinancedLoanId);
+    if (agreement)
+      return {
+        changed: `Loan ${row.refinancedLoanId} has a live payment agreement, ${agreement}.`,
+        olds,
+      };
     if (row.payoffDate !== date)
       return {
         changed: `Released on ${date}, not on ${row.payoffDate}, the date the contract prices loan ${row.refinancedLoanId}'s payoff for.`,

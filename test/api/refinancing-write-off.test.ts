@@ -19,8 +19,9 @@ const WRITE_OFF_AFTER_DAYS = 5;
 
 let stack: TestStack;
 let api: Client;
-/** Another customer's loan (the write-off test's): a refinancing may not name it. */
+/** Another customer's loan (the write-off test's, written off): a refinancing may not name it. */
 let otherCustomersLoan: string | undefined;
+let writtenOffCustomer: string | undefined;
 
 /*
  * Contract §17 over HTTP on one stack, time moved by the customer's sandbox clock only (the
@@ -52,6 +53,7 @@ describe('write-off (contract §17)', () => {
   it('a row overdue more than WRITE_OFF_AFTER_DAYS writes the loan off; money received later is a recovery', async () => {
     const loan = await activeLoan(stack, api, { opsToken: OPS_TOKEN });
     otherCustomersLoan = loan.id;
+    writtenOffCustomer = loan.customer_id;
     expect(loan.written_off_at).toBeNull();
     const due = loan.schedule[0]!.due_date;
 
@@ -304,5 +306,57 @@ describe('refinancing (contract §17)', () => {
       'loan',
       'refinancing-refused-at-release',
     );
+  });
+
+  it('refuses a written-off loan, and one with a live payment agreement — at the release too', async () => {
+    // The write-off test's loan: its offer still its own, the loan written off.
+    expect(writtenOffCustomer).toBeDefined();
+    const writtenOffOffer = await offerOf(api, writtenOffCustomer!, 'accepted');
+    const writtenOff = await simulate(writtenOffOffer.id, {
+      amount: writtenOffOffer.approved_amount,
+      installments: 3,
+    });
+    expect(writtenOff.status).toBe(409);
+    expect(((await writtenOff.json()) as Problem).code).toBe('refinanced_loan_written_off');
+
+    const old = await activeLoan(stack, api, { opsToken: OPS_TOKEN });
+    const offer = await offerOf(api, old.customer_id, 'accepted');
+    const simulation = await json<Simulation>(
+      simulate(offer.id, { amount: offer.min_amount * 2, installments: 3 }),
+      201,
+    );
+    const refinancing = await json<LoanBody>(
+      createLoan({
+        credit_offer_id: offer.id,
+        simulation_id: simulation.id,
+        disbursement_account: { type: 'pix', pix_key: 'refinancing@example.com' },
+        refinances: [old.id],
+      }),
+      201,
+    );
+    await sign(refinancing);
+    // An agreement made on the old loan meanwhile (over all its rows: none is late).
+    const terms = await json<{ id: string }>(
+      api(`/v3/loans/${old.id}/agreements/simulations`, {
+        method: 'POST',
+        body: { rows: 'all', installments: 2, first_due_date: addDays(old.release_date, 10) },
+      }),
+      201,
+    );
+    await json(
+      api(`/v3/loans/${old.id}/agreements`, { method: 'POST', body: { simulation_id: terms.id } }),
+      201,
+    );
+    const refused = await confirmDisbursement(refinancing.id);
+    expect(refused.status).toBe('cancelled');
+    expect(refused.cancellation_reason).toBe('refinanced_loan_changed');
+    const unchanged = await loanOf(old.id);
+    expect(unchanged.status).toBe('active');
+    expect(unchanged.finished_reason).toBeNull();
+    // Its refinancing ended, the loan is free again, but not while the agreement is live.
+    const blocked = await simulate(offer.id, { amount: offer.min_amount * 2, installments: 3 });
+    expect(blocked.status).toBe(409);
+    expect(((await blocked.json()) as Problem).code).toBe('refinanced_loan_in_agreement');
+    expect(await reconcileLedger(stack.database.db)).toEqual([]);
   });
 });
