@@ -2907,7 +2907,7 @@ export interface components {
        */
       loan_id: string;
       /**
-       * @description What moved: the `disbursement`, a `payment`, a `payoff`, a `withdrawal`, a `refund`, or `payout_returned` (a production loan’s disbursement came back: the loan undone, what was paid due back).
+       * @description What moved: the `disbursement`, a `payment`, a `payoff`, a `withdrawal`, a `refund`, `payout_returned` (a production loan’s disbursement came back: the loan undone, what was paid due back), `write_off`, or `refinancing` (contract §17: the loan paid off by a new loan’s release, from `refinancing_clearing`; no money moved).
        * @enum {string}
        */
       type:

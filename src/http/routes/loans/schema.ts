@@ -416,7 +416,7 @@ export const loanTransactionSchema = z
     loan_id: idField('ln'),
     type: z.enum(loanTransactionTypes).meta({
       description:
-        'What moved: the `disbursement`, a `payment`, a `payoff`, a `withdrawal`, a `refund`, or `payout_returned` (a production loan’s disbursement came back: the loan undone, what was paid due back).',
+        'What moved: the `disbursement`, a `payment`, a `payoff`, a `withdrawal`, a `refund`, `payout_returned` (a production loan’s disbursement came back: the loan undone, what was paid due back), `write_off`, or `refinancing` (contract §17: the loan paid off by a new loan’s release, from `refinancing_clearing`; no money moved).',
     }),
     amount: centavos('The money that moved, in centavos.'),
     currency: z.literal('BRL'),
