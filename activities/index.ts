@@ -11,6 +11,7 @@ import { createLoanActivities, type LoanActivityDeps } from './loans.js';
 import { createPayoutActivities } from './payouts.js';
 import { createPixActivities } from './pix.js';
 import { createRefundActivities } from './refunds.js';
+import { createRefinancingActivities } from './refinancing.js';
 import { createReconciliationActivities } from './reconciliation.js';
 import { createReminderActivities, type ReminderActivityDeps } from './reminders.js';
 import { createSandboxClockActivities } from './sandbox-clock.js';
@@ -86,6 +87,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createReminderActivities(deps),
     ...createWriteOffActivities(deps),
     ...createAgreementActivities(deps),
+    ...createRefinancingActivities(deps),
   };
 }
 

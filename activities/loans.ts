@@ -34,6 +34,7 @@ import {
 } from '../src/domain/loans/loans.js';
 import { amountDue, payoffQuote } from '../src/domain/loans/repayment.js';
 import { postEntries } from '../src/db/queries/ledger.js';
+import { settleRefinancings } from '../src/db/queries/refinancings.js';
 import { bookedFor, disbursementEntries, paymentEntries } from '../src/domain/ledger/postings.js';
 import { releasedOn } from '../src/domain/credit/release-repricing.js';
 import type { IofRates } from '../src/domain/credit/simulation.js';
@@ -178,6 +179,8 @@ export function createLoanActivities(deps: ActivityDeps) {
           },
           cancellableStatuses,
         );
+        // Contract §17: the loans it would have refinanced are as they were, free again.
+        await settleRefinancings(tx, input.tenant, input.loanId, 'void');
         const after = await lockedLoan(tx, input.tenant, input.loanId);
         const type = input.status === 'cancelled' ? loanEventTypes.cancelled : loanEventTypes.error;
         return { result: undefined, events: [event(input.eventId, type, after, realNow())] };

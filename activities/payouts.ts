@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { activeChargeOf, addRefundDue, closeCharge } from '../src/db/queries/charges.js';
 import { balancesByAccount, loanAccountBalances, postEntries } from '../src/db/queries/ledger.js';
 import { changeLoanRow, insertLoanTransaction, lockAndReadLoan } from '../src/db/queries/loans.js';
+import { refinancedTotal } from '../src/db/queries/refinancings.js';
 import {
   lockPayout,
   recordPayoutOutcome,
@@ -109,7 +110,9 @@ export function createPayoutActivities(deps: ActivityDeps) {
           partnerId: input.tenant.partnerId,
           environment: input.tenant.environment,
           loanId: input.loanId,
-          amount: loan.figures.requested_amount,
+          // Contract §17: a refinancing's payoffs stay in the book; only the new money leaves.
+          amount:
+            loan.figures.requested_amount - (await refinancedTotal(tx, input.tenant, loan.id)),
           beneficiary,
           status: 'sending',
         });

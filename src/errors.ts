@@ -234,6 +234,42 @@ export const errorCatalogue = {
     meaning:
       'The loan has a live agreement (`pending_acceptance`, `pending_entry` or `active`): one at a time; `detail` names it.',
   },
+  // Refinancing (contract §17; docs/refinancing.md).
+  refinanced_loan_not_active: {
+    status: 409,
+    title: 'Conflict',
+    meaning: 'A loan in `refinances` is not `active`: only an active loan is refinanced.',
+  },
+  refinanced_loan_written_off: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'A loan in `refinances` was written off: its principal left the book; an agreement or a payment settles it.',
+  },
+  loan_already_being_refinanced: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'A loan in `refinances` is named by another live loan (awaiting signatures or processing); `detail` names it.',
+  },
+  refinanced_loan_in_agreement: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'A loan in `refinances` has a live payment agreement (`pending_acceptance`, `pending_entry` or `active`): the agreement settles it, or it ends first.',
+  },
+  refinancing_changed: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'A refinanced loan’s payoff is not what the simulation priced (a payment since, or a simulation not made for these loans): simulate again.',
+  },
+  refinancing_not_covered: {
+    status: 422,
+    title: 'Refinancing Not Covered',
+    meaning:
+      'The simulation’s requested amount is less than the payoff of the loans it refinances on its release date; `detail` names each payoff. Simulate again.',
+  },
   pix_not_found: {
     status: 404,
     title: 'Not Found',
@@ -305,6 +341,8 @@ export const fieldErrorCatalogue = {
   above_refund_due: 'A refund larger than what the loan owes back to the borrower.',
   above_returnable:
     'A refund by devolução larger than the loan’s Pix can return (each at most what it brought, less its earlier devoluções): `message` says how much can.',
+  duplicate_refinanced_loan: 'A loan listed twice in `refinances`.',
+  too_many_refinanced_loans: 'More loans in `refinances` than one loan refinances (5).',
   nothing_overdue:
     'A charge, or an agreement, for the overdue installments of a loan with none overdue.',
   duplicate_offset:

@@ -21,6 +21,12 @@ import { businessDate } from '../domain/business-date.js';
 
 import { customerNow } from './customer-clock.js';
 import { creditOfferNotFound } from './simulate-offer.js';
+import {
+  assertRefinancingOffer,
+  holdRefinancedLoans,
+  priceRefinancing,
+  recordRefinancings,
+} from './create-refinancing.js';
 
 import type { LoanDeps } from './loan-deps.js';
 
@@ -29,6 +35,8 @@ export interface CreateLoanRequest {
   simulation_id: string;
   disbursement_account: DisbursementAccount;
   signers?: { name: string; cpf: string; email: string }[] | undefined;
+  /** Contract §17: the active loans this one pays off at its release. */
+  refinances?: string[] | undefined;
 }
 
 const offerUnavailable = (status: string) =>
@@ -61,7 +69,11 @@ export async function createLoan(
       'simulation_not_found',
       `No simulation ${request.simulation_id} of credit offer ${offer.id}.`,
     );
-  if (offer.status !== 'available' || now >= offer.validUntil)
+  const refinances = request.refinances ?? [];
+  // Contract §17: a refinancing is made on the offer its refinanced loan accepted (while a loan
+  // repays, the customer's one live offer is that loan's); any other loan on an available one.
+  if (refinances.length > 0) assertRefinancingOffer(offer, refinances);
+  else if (offer.status !== 'available' || now >= offer.validUntil)
     throw offerUnavailable(offer.status === 'available' ? 'expired' : offer.status);
   if (now >= simulation.validUntil)
     throw new ProblemError(
@@ -80,6 +92,11 @@ export async function createLoan(
         message: 'The customer signs already; list only the other signers.',
       },
     ]);
+
+  const refinancing =
+    refinances.length > 0
+      ? await priceRefinancing(deps, tenant, customer, simulation, refinances)
+      : undefined;
 
   const loanId = newId('ln');
   const signers = [
@@ -105,6 +122,15 @@ export async function createLoan(
       figures: simulation.figures,
       lateCharges: deps.lateChargeRates,
       disbursementAccount: request.disbursement_account,
+      ...(refinancing
+        ? {
+            refinanced: refinancing.payoffs.map((payoff) => ({
+              loanId: payoff.loanId,
+              payoffAmount: payoff.payoffAmount,
+              date: simulation.figures.release_date,
+            })),
+          }
+        : {}),
     }),
   );
   const contractKey = `contracts/${loanId}.pdf`;
@@ -114,12 +140,18 @@ export async function createLoan(
   try {
     const written = await deps.db.transaction(async (tx) => {
       const [locked] = await tx
-        .select({ status: creditOffers.status, validUntil: creditOffers.validUntil })
+        .select({
+          status: creditOffers.status,
+          validUntil: creditOffers.validUntil,
+          loanId: creditOffers.loanId,
+          spentAt: creditOffers.spentAt,
+        })
         .from(creditOffers)
         .where(eq(creditOffers.id, offer.id))
         .for('update');
-      if (!locked || locked.status !== 'available')
-        throw offerUnavailable(locked?.status ?? 'gone');
+      if (!locked) throw offerUnavailable('gone');
+      if (refinancing) assertRefinancingOffer(locked, refinances);
+      else if (locked.status !== 'available') throw offerUnavailable(locked.status);
       const [holder] = await tx
         .select({ status: customers.status, erasedAt: customers.erasedAt })
         .from(customers)
@@ -130,7 +162,9 @@ export async function createLoan(
         throw offerUnavailable(`not available: the customer is ${holder?.status ?? 'gone'}`);
       // Read again under the customer's lock: a clock advance committed meanwhile counts.
       const at = await customerNow(tx, customerClock, realNow);
-      if (at >= locked.validUntil) throw offerUnavailable('expired');
+      if (!refinancing && at >= locked.validUntil) throw offerUnavailable('expired');
+      // The old loans again, under their locks: a payment since the pricing changes the contract.
+      if (refinancing) await holdRefinancedLoans(tx, tenant, customer.id, simulation, refinancing);
 
       await insertLoan(
         tx,
@@ -162,23 +196,31 @@ export async function createLoan(
         },
         signers,
       );
-      const [accepted] = await tx
-        .update(creditOffers)
-        .set({ status: 'accepted', loanId, updatedAt: realNow })
-        .where(and(eq(creditOffers.id, offer.id), eq(creditOffers.status, 'available')))
-        .returning();
+      if (refinancing) await recordRefinancings(tx, tenant, loanId, simulation, refinancing);
+      // A refinancing's offer stays its old loan's until the release hands it over.
+      const [accepted] = refinancing
+        ? [undefined]
+        : await tx
+            .update(creditOffers)
+            .set({ status: 'accepted', loanId, updatedAt: realNow })
+            .where(and(eq(creditOffers.id, offer.id), eq(creditOffers.status, 'available')))
+            .returning();
       const loan = await findLoan(tx, tenant, loanId);
-      if (!accepted || !loan) throw new Error(`loan ${loanId} not written`);
+      if ((!accepted && !refinancing) || !loan) throw new Error(`loan ${loanId} not written`);
       const deliveries = await recordAndFanOut(
         tx,
         tenant,
         [
-          {
-            id: newId('evt'),
-            type: creditOfferEventTypes.accepted,
-            data: presentCreditOffer(accepted),
-            createdAt: realNow,
-          },
+          ...(accepted
+            ? [
+                {
+                  id: newId('evt'),
+                  type: creditOfferEventTypes.accepted,
+                  data: presentCreditOffer(accepted),
+                  createdAt: realNow,
+                },
+              ]
+            : []),
           {
             id: newId('evt'),
             type: loanEventTypes.created,

@@ -11,6 +11,8 @@ import { newId } from '../domain/ids.js';
 import type { Tenant } from '../domain/tenant.js';
 import { ProblemError, problems, type FieldError } from '../errors.js';
 import { clockNow } from './customer-clock.js';
+import { findLoan } from '../db/queries/loans.js';
+import { refinancingTerms } from './refinancing.js';
 
 export interface SimulationDeps {
   db: Db;
@@ -49,7 +51,10 @@ export async function simulateOffer(
   if (!offer) throw creditOfferNotFound(offerId);
   // Validity, the release date and the first due date's window are read off the customer's clock.
   const now = clockNow(offer, deps.clock());
-  if (offer.status !== 'available' || now >= offer.validUntil) {
+  // Contract §17: while a loan repays, the customer's offer is that loan's; simulated, it prices
+  // the loan's refinancing (docs/refinancing.md), whatever its `valid_until`.
+  const refinanced = await refinancedByOffer(deps.db, tenant, offer);
+  if (!refinanced && (offer.status !== 'available' || now >= offer.validUntil)) {
     const status = offer.status === 'available' ? 'expired' : offer.status;
     throw new ProblemError('credit_offer_unavailable', `The credit offer is ${status}.`);
   }
@@ -79,6 +84,14 @@ export async function simulateOffer(
     });
   if (errors.length > 0) throw problems.validation(errors);
 
+  const refinancing = refinanced
+    ? await refinancingTerms(deps.db, tenant, {
+        customerId: offer.customerId,
+        ids: [refinanced],
+        requestedAmount: request.amount,
+        releaseDate,
+      })
+    : undefined;
   const figures = await deps.simulations.simulate({
     requestedAmount: request.amount,
     installments: request.installments,
@@ -87,8 +100,18 @@ export async function simulateOffer(
     firstDueDate,
     borrower: offer.customerHasCnpj ? 'mei' : 'individual',
     iof: deps.iof,
+    ...(refinancing
+      ? {
+          refinanced: refinancing.balances.map((balance) => ({
+            ...balance,
+            paidThroughDays: balance.paidThroughDays.toString(),
+          })),
+        }
+      : {}),
   });
-  const expiry = Math.min(now.getTime() + SIMULATION_VALIDITY_MS, offer.validUntil.getTime());
+  const expiry = refinanced
+    ? now.getTime() + SIMULATION_VALIDITY_MS
+    : Math.min(now.getTime() + SIMULATION_VALIDITY_MS, offer.validUntil.getTime());
   return insertSimulation(deps.db, {
     id: newId('sim'),
     partnerId: tenant.partnerId,
@@ -98,4 +121,18 @@ export async function simulateOffer(
     figures,
     validUntil: new Date(expiry),
   });
+}
+
+/**
+ * The loan whose refinancing a simulation of this offer prices: the offer's loan when the offer is
+ * `accepted`, not spent, and its loan `active` (contract §17). Otherwise none.
+ */
+export async function refinancedByOffer(
+  db: Db,
+  tenant: Tenant,
+  offer: { status: string; loanId: string | null; spentAt: Date | null },
+): Promise<string | undefined> {
+  if (offer.status !== 'accepted' || !offer.loanId || offer.spentAt) return undefined;
+  const loan = await findLoan(db, tenant, offer.loanId);
+  return loan?.status === 'active' ? loan.id : undefined;
 }

@@ -80,6 +80,7 @@ export function presentLoan(
     schedule,
     error: loan.error,
     cancellation_reason: loan.cancellationReason,
+    finished_reason: loan.finishedReason,
     refund_due_amount: loan.refundDueAmount,
     written_off_at: loan.writtenOffAt?.toISOString() ?? null,
     created_at: loan.createdAt.toISOString(),

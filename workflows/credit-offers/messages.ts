@@ -65,6 +65,14 @@ export const loanFinishedSignal =
  * without (forged, or from an API of the release before) is ignored — the offers workflow also
  * reads a denial off the records before it issues an offer.
  */
+/**
+ * Contract §17: the release of refinancing loan `toLoanId` paid off `fromLoanId`, whose accepted
+ * offer it was made on: the offer is the new loan's from now (the records say so already), so
+ * that loan's end is the one that releases or spends it.
+ */
+export const offerLoanReplacedSignal =
+  defineSignal<[{ offerId: string; fromLoanId: string; toLoanId: string }]>('offerLoanReplaced');
+
 export const customerDeniedSignal = defineSignal<[{ customerId: string }]>('customerDenied');
 
 export const currentOfferQuery = defineQuery<LiveOffer | null>('currentOffer');

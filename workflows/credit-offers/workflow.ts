@@ -20,6 +20,7 @@ import {
   currentOfferQuery,
   customerDeniedSignal,
   loanFinishedSignal,
+  offerLoanReplacedSignal,
   offerAcceptedSignal,
   releaseOfferSignal,
   type CreditOffersInput,
@@ -114,6 +115,12 @@ export async function creditOffersWorkflow(input: CreditOffersInput): Promise<Cr
     if (acceptedUnheard(offerId, loanId)) loanFinished = true;
     else if (offer?.id === offerId && offer.loanId === loanId && offer.status === 'accepted')
       loanFinished = true;
+  });
+  setHandler(offerLoanReplacedSignal, ({ offerId, fromLoanId, toLoanId }) => {
+    if (offer?.id === offerId && offer.status === 'accepted' && offer.loanId === fromLoanId) {
+      offer = { ...offer, loanId: toLoanId };
+      showDetails();
+    }
   });
   setHandler(customerDeniedSignal, (denial?: { customerId: string }) => {
     // Runs that took a bare signal before this release replay it as they ran.

@@ -53,6 +53,7 @@ import { watchDueDates } from './due-dates.js';
 import { writeOffWatch } from './write-off.js';
 import { agreementWatch, eitherDue } from './agreements.js';
 import { showLoanDetails, startingProgress } from './state.js';
+import { answerRefinancedFinish, payoutRefusal, release } from './refinancing.js';
 
 const {
   claimDisbursement,
@@ -173,16 +174,23 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
     end({ status: 'cancelled', cancellationReason: 'release_window_passed' });
 
   const disburse = async (at: string, actors: Actors = {}) => {
-    await recordDisbursement({
-      tenant,
-      loanId,
+    const step = {
       at,
       transactionId: hexId('txn'),
       eventId: hexId('evt'),
       // Absent when the sandbox disbursed by itself: the activity's input as it always was.
       ...(actors.actor ? { actor: actors.actor } : {}),
       ...(actors.approvedBy ? { approvedBy: actors.approvedBy } : {}),
-    });
+    };
+    // Contract §17: a refinancing's release pays its old loans off, or is refused when one changed.
+    if (patched('refinancing')) {
+      const refused = await release({ tenant, loanId, customerId: input.customerId }, step);
+      if (refused) {
+        log.info('refinancing release refused', { loanId, reason: refused.changed });
+        await end({ status: 'cancelled', cancellationReason: 'refinanced_loan_changed' });
+        return;
+      }
+    } else await recordDisbursement({ tenant, loanId, ...step });
     progress.status = 'active';
     progress.claimed = true;
     showDetails();
@@ -502,6 +510,18 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
    * account), ops' manual path stays the loan's.
    */
   const disburseByPayout = async () => {
+    // Contract §17: no money leaves for a refinancing whose old loans changed since it was priced.
+    if (patched('refinancing')) {
+      const refused = await payoutRefusal(tenant, loanId, businessNow());
+      if (refused) {
+        log.info('refinancing payout refused', { loanId, reason: refused });
+        await serialized(async () => {
+          if (progress.status === 'processing')
+            await end({ status: 'cancelled', cancellationReason: 'refinanced_loan_changed' });
+        });
+        return;
+      }
+    }
     const payoutId = hexId('pyt');
     progress.payout = { id: payoutId };
     showDetails();
@@ -550,6 +570,12 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
   };
 
   setHandler(loanProgressQuery, () => progress);
+  // Contract §17: paid off by a new loan's release, the loan is finished (see refinancing.ts).
+  const paidOffBy = answerRefinancedFinish(tenant, loanId, serialized, () => {
+    progress.status = 'finished';
+    progress.charge = undefined;
+    showDetails();
+  });
 
   showDetails();
 
@@ -644,7 +670,8 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
       });
   }
 
-  if (progress.status === 'finished' || withdrawn)
+  // A refinanced loan's offer goes on with the loan that paid it off.
+  if ((progress.status === 'finished' && !paidOffBy()) || withdrawn)
     await tellOffer(() => offers.signal(loanFinishedSignal, offer));
   await condition(allHandlersFinished);
   await clock.settled();

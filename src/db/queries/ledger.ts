@@ -149,7 +149,8 @@ export interface LedgerFinding {
     | 'ledger_balances'
     | 'principal_matches_rows'
     | 'refund_due_matches_ledger'
-    | 'unidentified_matches_unmatched_pix';
+    | 'unidentified_matches_unmatched_pix'
+    | 'refinancing_clearing_settles';
   /** The loan transaction or loan concerned (none for the whole ledger). */
   subject: string | null;
   message: string;
@@ -251,6 +252,18 @@ async function reconcileIn(db: DbOrTx): Promise<LedgerFinding[]> {
       check: 'refund_due_matches_ledger',
       subject: null,
       message: `refunds_payable owes ${unclaimed.owed} centavos of returned Pix never sent`,
+    });
+  // Contract §17: a refinancing's release credits what its old loans' payoffs debit, in one
+  // database transaction: the account never holds anything.
+  const [refinancing] = await db
+    .select({ balance: signed })
+    .from(ledgerEntries)
+    .where(eq(ledgerEntries.account, 'refinancing_clearing'));
+  if (Number(refinancing?.balance ?? 0) !== 0)
+    findings.push({
+      check: 'refinancing_clearing_settles',
+      subject: null,
+      message: `refinancing_clearing holds ${refinancing!.balance} centavos; releases and payoffs differ`,
     });
   const disbursed = await db.select().from(loans).where(isNotNull(loans.disbursedAt));
   for (const loan of disbursed) {

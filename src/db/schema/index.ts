@@ -17,3 +17,4 @@ export * from './reconciliation.js';
 export * from './payouts.js';
 export * from './reminders.js';
 export * from './agreements.js';
+export * from './refinancings.js';

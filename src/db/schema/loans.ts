@@ -103,6 +103,8 @@ export const loans = pgTable(
     error: jsonb('error').$type<LoanError>(),
     /** `signature_deadline`, or the partner's reason (`requested` when it gave none). */
     cancellationReason: text('cancellation_reason'),
+    /** Why a `finished` loan finished otherwise than paid by its borrower: `refinanced` (§17). */
+    finishedReason: text('finished_reason').$type<'refinanced'>(),
     /**
      * When the loan was written off (contract §17: a row overdue more than WRITE_OFF_AFTER_DAYS):
      * its principal left the book for `credit_losses`; money received since posts to `recoveries`.

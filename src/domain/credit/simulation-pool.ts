@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { simulateLoan, type SimulationFigures, type SimulationInput } from './simulation.js';
+import type { SimulationFigures, SimulationInput } from './simulation.js';
+import simulateHere, { type RefinancedBalanceData } from './simulation-worker.js';
 
 /**
  * Simulations up to this many installments run on the event loop: their math takes under a
@@ -10,7 +11,10 @@ import { simulateLoan, type SimulationFigures, type SimulationInput } from './si
 export const INLINE_MAX_INSTALLMENTS = 48;
 
 export interface SimulationPool {
-  simulate(input: SimulationInput): Promise<SimulationFigures>;
+  /** §7's simulation; with `refinanced`, a refinancing's (§17: its IOF priced apart). */
+  simulate(
+    input: SimulationInput & { refinanced?: RefinancedBalanceData[] },
+  ): Promise<SimulationFigures>;
   /** How many simulations the threads have run. */
   offloaded(): number;
   close(): Promise<void>;
@@ -27,12 +31,15 @@ export const defaultSimulationThreads = (): number => Math.max(1, availableParal
 export function createSimulationPool(options: { threads: number }): SimulationPool {
   if (options.threads === 0)
     return {
-      simulate: (input) => Promise.resolve(simulateLoan(input)),
+      simulate: (input) => Promise.resolve(simulateHere(input)),
       offloaded: () => 0,
       close: async () => {},
     };
   const source = import.meta.url.endsWith('.ts');
-  const pool = new Piscina<SimulationInput, SimulationFigures>({
+  const pool = new Piscina<
+    SimulationInput & { refinanced?: RefinancedBalanceData[] },
+    SimulationFigures
+  >({
     filename: new URL(`./simulation-worker.${source ? 'ts' : 'js'}`, import.meta.url).href,
     minThreads: options.threads,
     maxThreads: options.threads,
@@ -45,7 +52,7 @@ export function createSimulationPool(options: { threads: number }): SimulationPo
   return {
     simulate: (input) =>
       input.installments <= INLINE_MAX_INSTALLMENTS
-        ? Promise.resolve(simulateLoan(input))
+        ? Promise.resolve(simulateHere(input))
         : pool.run(input),
     offloaded: () => pool.completed,
     close: () => pool.destroy(),

@@ -29,6 +29,12 @@ export const ledgerAccounts = [
   'credit_losses',
   /** Money received for a written-off loan: income that offsets `credit_losses`. */
   'recoveries',
+  /**
+   * Contract §17: the part of a refinancing's release that pays its old loans off — credited by
+   * the new loan's disbursement, debited by each old loan's payoff in the same database
+   * transaction, so it always nets to zero (the reconciliation checks it).
+   */
+  'refinancing_clearing',
 ] as const;
 export type LedgerAccount = (typeof ledgerAccounts)[number];
 
@@ -80,6 +86,25 @@ export function disbursementEntries(figures: {
 }
 
 /**
+ * A refinancing's release (contract §17): as `disbursementEntries`, but of the requested amount
+ * only the new money goes out (`disbursement_clearing`); what pays the old loans off stays in the
+ * book (`refinancing_clearing`, which each old loan's payoff debits).
+ */
+export function refinancingDisbursementEntries(
+  figures: { principal_amount: number; requested_amount: number; iof_amount: number },
+  refinanced: number,
+): LedgerEntry[] {
+  if (refinanced > figures.requested_amount)
+    throw new RangeError('the refinanced balances exceed the requested amount');
+  return posted([
+    debit('loan_principal', figures.principal_amount),
+    credit('disbursement_clearing', figures.requested_amount - refinanced),
+    credit('refinancing_clearing', refinanced),
+    credit('iof_payable', figures.iof_amount),
+  ]);
+}
+
+/**
  * Where money received for a loan is drawn from: the cash as it arrives (`collections_clearing`),
  * or — a Pix that came unmatched and ops matched to the loan later — the account that held it
  * since (`unidentified_receipts`).
@@ -98,7 +123,8 @@ export function paymentEntries(payment: {
   lateFee: number;
   lateInterest: number;
   refund?: number;
-  from?: CashAccount | undefined;
+  /** A refinancing's payoff draws on `refinancing_clearing` (contract §17). */
+  from?: CashAccount | 'refinancing_clearing' | undefined;
 }): LedgerEntry[] {
   return posted([
     debit(payment.from ?? 'collections_clearing', payment.amount),

@@ -96,6 +96,8 @@ export const loanTransactionTypes = [
   'payout_returned',
   /** Contract §17: the unpaid principal moved to `credit_losses`; no money moves. */
   'write_off',
+  /** Contract §17: the loan paid off by a new loan's release (`refinancing_clearing`); no money moves. */
+  'refinancing',
 ] as const;
 export type LoanTransactionType = (typeof loanTransactionTypes)[number];
 
@@ -126,4 +128,6 @@ export const ledgerStep = {
   payoutReturned: 'payout_returned',
   /** The loan written off: once per loan. */
   writeOff: 'write_off',
+  /** Paid off by the release of new loan `newLoanId` (contract §17): once per new loan. */
+  refinanced: (newLoanId: string) => `refinanced:${newLoanId}`,
 } as const;

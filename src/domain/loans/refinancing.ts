@@ -1,12 +1,18 @@
 /**
  * Refinancing (contract §17): which loans a new loan may pay off, and whether its requested amount
- * covers them. Pure: the rules docs/decisions.md ("Refinancing: what is decided for the rest")
- * states, for `POST /v3/loans {refinances}` to check and for the release to check again under the
- * loans' locks. Not wired to the partner API yet (see decisions): nothing here is reachable by a
- * partner.
+ * covers them. Pure: the rules docs/decisions.md ("Refinancing: how it is built") states, which
+ * `POST /v3/loans {refinances}` and its simulation check (src/commands/refinancing.ts) and the
+ * release checks again under the loans' locks (activities/refinancing.ts).
  */
 import { daysBetween } from '../business-date.js';
 import type { RefinancedBalance } from '../credit/refinancing-iof.js';
+
+/**
+ * A refinancing's record (`loan_refinancings`): `pending` while the new loan is live, `released`
+ * once its release paid the old loan off, `void` when the new loan ended before that.
+ */
+export const refinancingStatuses = ['pending', 'released', 'void'] as const;
+export type RefinancingStatus = (typeof refinancingStatuses)[number];
 
 /** At most this many loans are refinanced by one. */
 export const MAX_REFINANCED_LOANS = 5;

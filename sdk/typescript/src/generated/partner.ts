@@ -297,7 +297,7 @@ export interface paths {
     put?: never;
     /**
      * Simulate loan terms for an offer
-     * @description Prices `amount` (what the customer receives) over `installments` monthly payments: Price on calendar days, IOF financed, CET on the real dates. Only an `available` offer can be simulated (409 `credit_offer_unavailable`); amounts, installments and `first_due_date` outside the offer’s bounds are 422, one entry per field.
+     * @description Prices `amount` (what the customer receives) over `installments` monthly payments: Price on calendar days, IOF financed, CET on the real dates. Only an `available` offer can be simulated (409 `credit_offer_unavailable`) — or, contract §17, an offer `accepted` by an `active` loan: the simulation then prices that loan’s refinancing (its payoff on the release date, which `amount` must cover — 422 `refinancing_not_covered` —, and the IOF of a refinanced balance; 409 `loan_already_being_refinanced`, `refinanced_loan_written_off`, `refinanced_loan_in_agreement`; see docs/refinancing.md). Amounts, installments and `first_due_date` outside the offer’s bounds are 422, one entry per field.
      */
     post: operations['simulateCreditOffer'];
     delete?: never;
@@ -341,7 +341,7 @@ export interface paths {
     put?: never;
     /**
      * Accept an offer and create a loan
-     * @description Takes an `available` offer and one of its unexpired simulations: the loan has the simulation’s figures and schedule, the contract (CCB) is generated, the offer becomes `accepted` and `loan.created` is emitted, all at once. Each signer — the customer and up to four more — signs on `signing_url`. 409 `credit_offer_unavailable` / `simulation_expired`; 404 for an offer or a simulation not found (a simulation of another offer is not found).
+     * @description Takes an `available` offer and one of its unexpired simulations: the loan has the simulation’s figures and schedule, the contract (CCB) is generated, the offer becomes `accepted` and `loan.created` is emitted, all at once. Each signer — the customer and up to four more — signs on `signing_url`. 409 `credit_offer_unavailable` / `simulation_expired`; 404 for an offer or a simulation not found (a simulation of another offer is not found). With `refinances` (contract §17, docs/refinancing.md) the offer is the one the refinanced loan accepted and stays its own until the release, the simulation must be that refinancing’s (409 `refinancing_changed` once a payment moved a payoff), and each loan is checked: 422 `validation_error` (`duplicate_refinanced_loan`, `too_many_refinanced_loans`), 404 `loan_not_found`, 409 `refinanced_loan_not_active`, `refinanced_loan_written_off`, `loan_already_being_refinanced`, `refinanced_loan_in_agreement`, 422 `refinancing_not_covered`. At the release the loans are paid off and `finished` (`finished_reason: "refinanced"`) and only the rest reaches `disbursement_account`; a loan changed meanwhile cancels this one (`refinanced_loan_changed`).
      */
     post: operations['createLoan'];
     delete?: never;
@@ -1795,6 +1795,8 @@ export interface components {
         /** @description Where the signer’s one-time code is sent. */
         email: string;
       }[];
+      /** @description Contract §17: the customer’s `active` loans this loan pays off at its release (1–5, each once; see docs/refinancing.md). The offer is then the one the refinanced loan accepted, its simulation priced for the refinancing, and its requested amount covers their payoff on its release date; only the rest reaches `disbursement_account`. */
+      refinances?: string[];
     };
     CancelLoanRequest: {
       /** @description Why, kept as the loan’s `cancellation_reason` (`requested` when none). */
@@ -2171,6 +2173,12 @@ export interface components {
         | 'agreement_not_found'
         | 'agreement_simulation_not_found'
         | 'agreement_exists'
+        | 'refinanced_loan_not_active'
+        | 'refinanced_loan_written_off'
+        | 'loan_already_being_refinanced'
+        | 'refinanced_loan_in_agreement'
+        | 'refinancing_changed'
+        | 'refinancing_not_covered'
         | 'pix_not_found'
         | 'scr_not_configured'
         | 'psp_not_configured'
@@ -2247,6 +2255,12 @@ export interface components {
         | 'agreement_not_found'
         | 'agreement_simulation_not_found'
         | 'agreement_exists'
+        | 'refinanced_loan_not_active'
+        | 'refinanced_loan_written_off'
+        | 'loan_already_being_refinanced'
+        | 'refinanced_loan_in_agreement'
+        | 'refinancing_changed'
+        | 'refinancing_not_covered'
         | 'pix_not_found'
         | 'scr_not_configured'
         | 'psp_not_configured'
@@ -2308,6 +2322,8 @@ export interface components {
         | 'not_the_amount_due'
         | 'above_refund_due'
         | 'above_returnable'
+        | 'duplicate_refinanced_loan'
+        | 'too_many_refinanced_loans'
         | 'nothing_overdue'
         | 'duplicate_offset'
         | 'duplicate_channel'
@@ -2809,10 +2825,12 @@ export interface components {
         /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`. */
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), `refinanced_loan_changed` (a loan it refinances was paid or changed before the release, contract §17: simulate again), or the reason given to `POST /loans/{id}/cancel`. */
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description Why a `finished` loan finished otherwise than repaid by its borrower: `refinanced` (paid off by a new loan’s release, contract §17); null otherwise. */
+      finished_reason: 'refinanced' | null;
       /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
       written_off_at: string | null;
       /**
@@ -2892,7 +2910,7 @@ export interface components {
        */
       loan_id: string;
       /**
-       * @description What moved: the `disbursement`, a `payment`, a `payoff`, a `withdrawal`, a `refund`, or `payout_returned` (a production loan’s disbursement came back: the loan undone, what was paid due back).
+       * @description What moved: the `disbursement`, a `payment`, a `payoff`, a `withdrawal`, a `refund`, `payout_returned` (a production loan’s disbursement came back: the loan undone, what was paid due back), `write_off`, or `refinancing` (contract §17: the loan paid off by a new loan’s release, from `refinancing_clearing`; no money moved).
        * @enum {string}
        */
       type:
@@ -2903,7 +2921,8 @@ export interface components {
         | 'overpayment'
         | 'refund'
         | 'payout_returned'
-        | 'write_off';
+        | 'write_off'
+        | 'refinancing';
       /** @description The money that moved, in centavos. */
       amount: number;
       /**
@@ -2959,7 +2978,8 @@ export interface components {
           | 'refunds_payable'
           | 'unidentified_receipts'
           | 'credit_losses'
-          | 'recoveries';
+          | 'recoveries'
+          | 'refinancing_clearing';
         /**
          * @description `debit` or `credit`.
          * @enum {string}
@@ -3986,10 +4006,12 @@ export interface components {
         /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`. */
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), `refinanced_loan_changed` (a loan it refinances was paid or changed before the release, contract §17: simulate again), or the reason given to `POST /loans/{id}/cancel`. */
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description Why a `finished` loan finished otherwise than repaid by its borrower: `refinanced` (paid off by a new loan’s release, contract §17); null otherwise. */
+      finished_reason: 'refinanced' | null;
       /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
       written_off_at: string | null;
       /**
@@ -4176,10 +4198,12 @@ export interface components {
         /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`. */
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), `refinanced_loan_changed` (a loan it refinances was paid or changed before the release, contract §17: simulate again), or the reason given to `POST /loans/{id}/cancel`. */
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description Why a `finished` loan finished otherwise than repaid by its borrower: `refinanced` (paid off by a new loan’s release, contract §17); null otherwise. */
+      finished_reason: 'refinanced' | null;
       /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
       written_off_at: string | null;
       /**
@@ -4448,10 +4472,12 @@ export interface components {
         /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`. */
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), `refinanced_loan_changed` (a loan it refinances was paid or changed before the release, contract §17: simulate again), or the reason given to `POST /loans/{id}/cancel`. */
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description Why a `finished` loan finished otherwise than repaid by its borrower: `refinanced` (paid off by a new loan’s release, contract §17); null otherwise. */
+      finished_reason: 'refinanced' | null;
       /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
       written_off_at: string | null;
       /**
@@ -4638,10 +4664,12 @@ export interface components {
         /** @description Why, as ops or the sandbox reported it. */
         message: string;
       } | null;
-      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`. */
+      /** @description `signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), `refinanced_loan_changed` (a loan it refinances was paid or changed before the release, contract §17: simulate again), or the reason given to `POST /loans/{id}/cancel`. */
       cancellation_reason: string | null;
       /** @description Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back. */
       refund_due_amount: number;
+      /** @description Why a `finished` loan finished otherwise than repaid by its borrower: `refinanced` (paid off by a new loan’s release, contract §17); null otherwise. */
+      finished_reason: 'refinanced' | null;
       /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
       written_off_at: string | null;
       /**
@@ -7682,6 +7710,7 @@ export interface operations {
            *       ],
            *       "error": null,
            *       "cancellation_reason": null,
+           *       "finished_reason": null,
            *       "refund_due_amount": 0,
            *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:58.341Z",
@@ -7882,6 +7911,7 @@ export interface operations {
            *       ],
            *       "error": null,
            *       "cancellation_reason": "signature_deadline",
+           *       "finished_reason": null,
            *       "refund_due_amount": 0,
            *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:37:09.093Z",
@@ -8049,6 +8079,7 @@ export interface operations {
            *       ],
            *       "error": null,
            *       "cancellation_reason": "customer gave up",
+           *       "finished_reason": null,
            *       "refund_due_amount": 0,
            *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:58.341Z",
@@ -11855,6 +11886,7 @@ export interface operations {
            *       ],
            *       "error": null,
            *       "cancellation_reason": null,
+           *       "finished_reason": null,
            *       "refund_due_amount": 0,
            *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:37:39.543Z",
@@ -12068,6 +12100,7 @@ export interface operations {
            *       ],
            *       "error": null,
            *       "cancellation_reason": null,
+           *       "finished_reason": null,
            *       "refund_due_amount": 0,
            *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:50.174Z",
@@ -12276,6 +12309,7 @@ export interface operations {
            *       ],
            *       "error": null,
            *       "cancellation_reason": null,
+           *       "finished_reason": null,
            *       "refund_due_amount": 0,
            *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:51.411Z",
@@ -12488,6 +12522,7 @@ export interface operations {
            *       ],
            *       "error": null,
            *       "cancellation_reason": null,
+           *       "finished_reason": null,
            *       "refund_due_amount": 0,
            *       "written_off_at": null,
            *       "created_at": "2026-11-27T14:36:33.157Z",

@@ -101,7 +101,7 @@ export function creditOfferRoutes(api: ApiRouter, deps: SimulationDeps): void {
       operationId: 'simulateCreditOffer',
       summary: 'Simulate loan terms for an offer',
       description:
-        'Prices `amount` (what the customer receives) over `installments` monthly payments: Price on calendar days, IOF financed, CET on the real dates. Only an `available` offer can be simulated (409 `credit_offer_unavailable`); amounts, installments and `first_due_date` outside the offer’s bounds are 422, one entry per field.',
+        'Prices `amount` (what the customer receives) over `installments` monthly payments: Price on calendar days, IOF financed, CET on the real dates. Only an `available` offer can be simulated (409 `credit_offer_unavailable`) — or, contract §17, an offer `accepted` by an `active` loan: the simulation then prices that loan’s refinancing (its payoff on the release date, which `amount` must cover — 422 `refinancing_not_covered` —, and the IOF of a refinanced balance; 409 `loan_already_being_refinanced`, `refinanced_loan_written_off`, `refinanced_loan_in_agreement`; see docs/refinancing.md). Amounts, installments and `first_due_date` outside the offer’s bounds are 422, one entry per field.',
       tag,
       security: 'partner',
       idempotent: true,

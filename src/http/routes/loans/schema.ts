@@ -116,6 +116,10 @@ export const createLoanBody = z
       .meta({
         description: `Up to ${MAX_EXTRA_SIGNERS} signers besides the customer (a guarantor, a partner of the business), with distinct cpfs other than the customer’s.`,
       }),
+    refinances: z.array(idField('ln')).optional().meta({
+      description:
+        'Contract §17: the customer’s `active` loans this loan pays off at its release (1–5, each once; see docs/refinancing.md). The offer is then the one the refinanced loan accepted, its simulation priced for the refinancing, and its requested amount covers their payoff on its release date; only the rest reaches `disbursement_account`.',
+    }),
   })
   .meta({ id: 'CreateLoanRequest' });
 
@@ -377,11 +381,15 @@ export const loanSchema = z
       .meta({ description: 'Why the loan ended in `error`.' }),
     cancellation_reason: z.string().nullable().meta({
       description:
-        '`signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), or the reason given to `POST /loans/{id}/cancel`.',
+        '`signature_deadline`, `release_window_passed`, `withdrawal` (CDC art. 49), `payout_returned` (the receiving bank gave the disbursement back; what was paid is due back), `refinanced_loan_changed` (a loan it refinances was paid or changed before the release, contract §17: simulate again), or the reason given to `POST /loans/{id}/cancel`.',
     }),
     refund_due_amount: centavos(
       'Money received that belongs back to the borrower (a Pix above the payoff amount, after the loan ended, beyond a withdrawal), less what was sent back.',
     ),
+    finished_reason: z.enum(['refinanced']).nullable().meta({
+      description:
+        'Why a `finished` loan finished otherwise than repaid by its borrower: `refinanced` (paid off by a new loan’s release, contract §17); null otherwise.',
+    }),
     written_off_at: z.iso.datetime().nullable().meta({
       description:
         'When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then.',
@@ -408,7 +416,7 @@ export const loanTransactionSchema = z
     loan_id: idField('ln'),
     type: z.enum(loanTransactionTypes).meta({
       description:
-        'What moved: the `disbursement`, a `payment`, a `payoff`, a `withdrawal`, a `refund`, or `payout_returned` (a production loan’s disbursement came back: the loan undone, what was paid due back).',
+        'What moved: the `disbursement`, a `payment`, a `payoff`, a `withdrawal`, a `refund`, `payout_returned` (a production loan’s disbursement came back: the loan undone, what was paid due back), `write_off`, or `refinancing` (contract §17: the loan paid off by a new loan’s release, from `refinancing_clearing`; no money moved).',
     }),
     amount: centavos('The money that moved, in centavos.'),
     currency: z.literal('BRL'),
