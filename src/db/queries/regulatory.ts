@@ -57,11 +57,14 @@ export async function productionBookAt(
   for (const { loan, customer } of rows) {
     const booked = byLoan.get(loan.id) ?? [];
     if (booked.some((row) => (undoing as readonly string[]).includes(row.type))) continue;
+    // A refinancing pays the old loan off inside the book (contract §17): it leaves the book then.
     const payments: BookedPayment[] = booked
-      .filter((row) => row.type === 'payment' || row.type === 'payoff')
+      .filter(
+        (row) => row.type === 'payment' || row.type === 'payoff' || row.type === 'refinancing',
+      )
       .map((row) => ({
         date: businessDate(row.occurredAt),
-        type: row.type === 'payoff' ? 'payoff' : 'payment',
+        type: row.type === 'payment' ? 'payment' : 'payoff',
         parts: row.allocation,
         installmentNumber: row.installmentNumber,
         principal: row.principalAmount,
