@@ -188,6 +188,8 @@ const schema = z.object({
   REFUND_AFTER: duration('1d'),
   // Contract §17: a loan with a row overdue more than this many days is written off.
   WRITE_OFF_AFTER_DAYS: z.coerce.number().int().min(1).max(3650).default(360),
+  // Contract §17: a payment agreement with a row overdue more than this many days is broken.
+  AGREEMENT_BREAK_DAYS: z.coerce.number().int().min(1).max(365).default(30),
   // A production loan's payout (contract §16): when no notification of its outcome came, the loan's
   // workflow asks the PSP after this, then at twice the wait each time, up to an hour apart.
   PAYOUT_POLL_INTERVAL: duration('2m'),
@@ -398,6 +400,8 @@ export interface Config {
   readonly refundAfterMs: number;
   /** WRITE_OFF_AFTER_DAYS: a row overdue longer writes its loan off (contract §17). */
   readonly writeOffAfterDays: number;
+  /** AGREEMENT_BREAK_DAYS: an agreement row overdue longer breaks its agreement (contract §17). */
+  readonly agreementBreakDays: number;
   /**
    * RETENTION_AFTER_LOAN_END: an erased customer's contracts and ledger are kept this long after
    * the last loan ends; DENIED_DOCUMENT_RETENTION: a denied applicant's documents, after the denial.
@@ -760,6 +764,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     approvalTtlMs: e.APPROVAL_TTL,
     refundAfterMs: e.REFUND_AFTER,
     writeOffAfterDays: e.WRITE_OFF_AFTER_DAYS,
+    agreementBreakDays: e.AGREEMENT_BREAK_DAYS,
     retention: Object.freeze({
       afterLoanEndMs: e.RETENTION_AFTER_LOAN_END,
       deniedDocumentsMs: e.DENIED_DOCUMENT_RETENTION,

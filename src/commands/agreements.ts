@@ -155,6 +155,8 @@ async function lapsedUnaccepted(
 ): Promise<boolean> {
   const waiting = agreement.status === 'pending_acceptance' || agreement.status === 'pending_entry';
   if (!waiting || now <= agreement.acceptanceDeadline) return false;
+  // Money reached it (an entry paid in part): undoing it changes the loan, the workflow's to write.
+  if (agreement.book) return false;
   const deliveries = await deps.db.transaction(async (tx) => {
     const lapsed = await lapseAgreement(tx, agreement.id, now);
     if (!lapsed) return [];

@@ -200,6 +200,7 @@ export type LoanChange = Partial<
     | 'figures'
     | 'releaseAdjustment'
     | 'writtenOffAt'
+    | 'renegotiatedRows'
   >
 > & {
   /** `paid_at` of the rows this change pays, appended to `paidDates`. */

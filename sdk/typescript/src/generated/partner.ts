@@ -2785,11 +2785,11 @@ export interface components {
         /** @description Principal still owed after this installment. */
         balance_amount: number;
         /**
-         * @description `pending`, `overdue` (unpaid after its due date) or `paid`.
+         * @description `pending`, `overdue` (unpaid after its due date), `paid`, or `renegotiated` (an active payment agreement covers it: no late charges; the agreement’s rows are what the loan owes for it).
          * @enum {string}
          */
-        status: 'pending' | 'overdue' | 'paid';
-        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        status: 'pending' | 'overdue' | 'paid' | 'renegotiated';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, while `renegotiated`, and on a loan `cancelled` or in `error`. */
         amount_due: number;
         /** @description What the row has received: installment parts (at their value when paid) and late charges. */
         paid_amount: number;
@@ -2900,7 +2900,9 @@ export interface components {
         | 'overpayment'
         | 'refund'
         | 'payout_returned'
-        | 'write_off';
+        | 'write_off'
+        | 'agreement'
+        | 'agreement_broken';
       /** @description The money that moved, in centavos. */
       amount: number;
       /**
@@ -2956,7 +2958,8 @@ export interface components {
           | 'refunds_payable'
           | 'unidentified_receipts'
           | 'credit_losses'
-          | 'recoveries';
+          | 'recoveries'
+          | 'agreement_discounts';
         /**
          * @description `debit` or `credit`.
          * @enum {string}
@@ -3962,11 +3965,11 @@ export interface components {
         /** @description Principal still owed after this installment. */
         balance_amount: number;
         /**
-         * @description `pending`, `overdue` (unpaid after its due date) or `paid`.
+         * @description `pending`, `overdue` (unpaid after its due date), `paid`, or `renegotiated` (an active payment agreement covers it: no late charges; the agreement’s rows are what the loan owes for it).
          * @enum {string}
          */
-        status: 'pending' | 'overdue' | 'paid';
-        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        status: 'pending' | 'overdue' | 'paid' | 'renegotiated';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, while `renegotiated`, and on a loan `cancelled` or in `error`. */
         amount_due: number;
         /** @description What the row has received: installment parts (at their value when paid) and late charges. */
         paid_amount: number;
@@ -4152,11 +4155,11 @@ export interface components {
         /** @description Principal still owed after this installment. */
         balance_amount: number;
         /**
-         * @description `pending`, `overdue` (unpaid after its due date) or `paid`.
+         * @description `pending`, `overdue` (unpaid after its due date), `paid`, or `renegotiated` (an active payment agreement covers it: no late charges; the agreement’s rows are what the loan owes for it).
          * @enum {string}
          */
-        status: 'pending' | 'overdue' | 'paid';
-        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        status: 'pending' | 'overdue' | 'paid' | 'renegotiated';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, while `renegotiated`, and on a loan `cancelled` or in `error`. */
         amount_due: number;
         /** @description What the row has received: installment parts (at their value when paid) and late charges. */
         paid_amount: number;
@@ -4424,11 +4427,11 @@ export interface components {
         /** @description Principal still owed after this installment. */
         balance_amount: number;
         /**
-         * @description `pending`, `overdue` (unpaid after its due date) or `paid`.
+         * @description `pending`, `overdue` (unpaid after its due date), `paid`, or `renegotiated` (an active payment agreement covers it: no late charges; the agreement’s rows are what the loan owes for it).
          * @enum {string}
          */
-        status: 'pending' | 'overdue' | 'paid';
-        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        status: 'pending' | 'overdue' | 'paid' | 'renegotiated';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, while `renegotiated`, and on a loan `cancelled` or in `error`. */
         amount_due: number;
         /** @description What the row has received: installment parts (at their value when paid) and late charges. */
         paid_amount: number;
@@ -4614,11 +4617,11 @@ export interface components {
         /** @description Principal still owed after this installment. */
         balance_amount: number;
         /**
-         * @description `pending`, `overdue` (unpaid after its due date) or `paid`.
+         * @description `pending`, `overdue` (unpaid after its due date), `paid`, or `renegotiated` (an active payment agreement covers it: no late charges; the agreement’s rows are what the loan owes for it).
          * @enum {string}
          */
-        status: 'pending' | 'overdue' | 'paid';
-        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        status: 'pending' | 'overdue' | 'paid' | 'renegotiated';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, while `renegotiated`, and on a loan `cancelled` or in `error`. */
         amount_due: number;
         /** @description What the row has received: installment parts (at their value when paid) and late charges. */
         paid_amount: number;

@@ -121,7 +121,7 @@ export const agreementSchema = z
     simulation_id: idField('ags'),
     status: z.enum(agreementStatuses).meta({
       description:
-        '`pending_acceptance` → `pending_entry` (accepted) → `active` (its first row paid by its due date) → `fulfilled`; `lapsed` (not accepted, or the entry not paid, in time: nothing changed on the loan); `broken` (a row overdue more than AGREEMENT_BREAK_DAYS: the loan’s rows come back). Today the entry’s payment does not reach the agreement yet, so an accepted agreement lapses at its deadline: `active`, `fulfilled` and `broken` are not reached (docs/agreements.md).',
+        '`pending_acceptance` → `pending_entry` (accepted) → `active` (its first row paid by its due date) → `fulfilled`; `lapsed` (not accepted, or the entry not paid, in time: nothing changed on the loan); `broken` (a row overdue more than AGREEMENT_BREAK_DAYS: the loan’s rows come back). While `pending_entry` or `active`, a payment on the loan goes to the agreement’s rows first, then to the rows it does not cover (docs/agreements.md).',
     }),
     ...figures,
     acceptance_deadline: instant(

@@ -18,6 +18,7 @@ const accountNames: Record<LedgerAccount, string> = {
   unidentified_receipts: 'Recebimentos não identificados',
   credit_losses: 'Perdas de crédito (baixas)',
   recoveries: 'Recuperações de créditos baixados',
+  agreement_discounts: 'Descontos concedidos em acordos',
 };
 
 /**
