@@ -53,17 +53,29 @@ export interface AgreementPayment {
   opened: boolean;
 }
 
+/** The loan's agreement that takes its payments now, ready to value and spread one. */
+export interface AgreementTaking {
+  agreement: Agreement;
+  /** What settles the agreement and the uncovered rows on `date`. */
+  payoff(date: string): number;
+  /** A payment of a known amount spread over both (throws above `payoff`). */
+  pay(payment: {
+    amount: number;
+    date: string;
+    paidAt: string;
+    applyTo: ApplyTo;
+  }): AgreementPayment;
+}
+
 /**
- * A payment while the loan's agreement takes payments (`pending_entry` or `active`): spread over
- * the agreement's rows first, then the uncovered rows (`payUnderAgreement`); null when no
- * agreement takes it (the payment is the loan's alone, §13). Throws the allocation's
- * `PaymentAboveBalanceError` above what settles both.
+ * The loan's agreement if it takes payments (`pending_entry` or `active`: contract §17), its book
+ * opened on the loan as it stands when no money reached it yet; null when the payment is the
+ * loan's alone (§13). Pix (activities/pix.ts) and ops' payments alike.
  */
-export async function planAgreementPayment(
+export async function agreementTakingPayment(
   tx: DbOrTx,
   loan: LoanView,
-  payment: { amount: number | 'payoff'; date: string; paidAt: string; applyTo: ApplyTo },
-): Promise<AgreementPayment | null> {
+): Promise<AgreementTaking | null> {
   const agreement = await liveAgreementOf(tx, loan.id);
   if (!agreement || (agreement.status !== 'pending_entry' && agreement.status !== 'active'))
     return null;
@@ -76,18 +88,32 @@ export async function planAgreementPayment(
         repaymentOf(loan),
         balancesByAccount(await loanAccountBalances(tx, loan.id)),
       );
-  const amount =
-    payment.amount === 'payoff'
-      ? payoffUnderAgreement(repayment, agreement.figures, book, payment.date, terms)
-      : payment.amount;
-  const allocation = payUnderAgreement(
-    repayment,
-    agreement.figures,
-    book,
-    { ...payment, amount },
-    terms,
-  );
-  return { agreement, amount, allocation, opened };
+  return {
+    agreement,
+    payoff: (date) => payoffUnderAgreement(repayment, agreement.figures, book, date, terms),
+    pay: (payment) => ({
+      agreement,
+      amount: payment.amount,
+      allocation: payUnderAgreement(repayment, agreement.figures, book, payment, terms),
+      opened,
+    }),
+  };
+}
+
+/**
+ * A payment while the loan's agreement takes payments: spread over the agreement's rows first,
+ * then the uncovered rows (`payUnderAgreement`); null when no agreement takes it. Throws the
+ * allocation's `PaymentAboveBalanceError` above what settles both.
+ */
+export async function planAgreementPayment(
+  tx: DbOrTx,
+  loan: LoanView,
+  payment: { amount: number | 'payoff'; date: string; paidAt: string; applyTo: ApplyTo },
+): Promise<AgreementPayment | null> {
+  const taking = await agreementTakingPayment(tx, loan);
+  if (!taking) return null;
+  const amount = payment.amount === 'payoff' ? taking.payoff(payment.date) : payment.amount;
+  return taking.pay({ ...payment, amount });
 }
 
 /**

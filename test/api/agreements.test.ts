@@ -308,9 +308,19 @@ describe('payment agreements (contract §17)', () => {
     );
     expect(await reconcileLedger(stack.database.db)).toEqual([]);
 
-    // The second row on its due date: fulfilled, the covered rows paid by it.
+    // The second row on its due date, by a Pix (a charge the sandbox pays): fulfilled, the
+    // covered rows paid by it.
     await advanceClock(customerId, at(kept.schedule[1]!.due_date));
-    const fulfilled = await pay(kept.schedule[1]!.installment_amount);
+    const byPix = await json<{ id: string }>(
+      api(`/v3/loans/${loan.id}/charges`, {
+        method: 'POST',
+        body: { scope: 'amount', amount: kept.schedule[1]!.installment_amount },
+      }),
+      201,
+    );
+    await json(api(`/v3/sandbox/charges/${byPix.id}/pay`, { method: 'POST', body: {} }));
+    expect((await agreementNow(kept.id)).status).toBe('fulfilled');
+    const fulfilled = await loanNow();
     expect(fulfilled.schedule.slice(0, 2).map((row) => row.status)).toEqual(['paid', 'paid']);
     expect(fulfilled.status).toBe('active');
     expect(await typesOf(kept.id)).toEqual([
@@ -376,7 +386,7 @@ describe('payment agreements (contract §17)', () => {
       stack,
       stack.temporal.workflow.getHandle(`loan/${loan.id}`),
       'loan',
-      'agreement-kept-then-broken',
+      'agreement-kept-by-pix-then-broken',
     );
   });
 });

@@ -452,6 +452,7 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
           progress.status = 'cancelled';
           withdrawn = true;
         }
+        if (outcome.agreementChanged) agreementChanged?.();
       }
       if (progress.charge?.id === outcome.chargeId || progress.status !== 'active')
         progress.charge = undefined;

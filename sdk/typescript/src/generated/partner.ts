@@ -653,7 +653,7 @@ export interface paths {
     put?: never;
     /**
      * Accept an agreement as the borrower (sandbox)
-     * @description Records the borrower’s acceptance as the hosted page will once they entered the e-mailed code (channel `sandbox_api`), now on the customer’s clock: `pending_entry`, `loan.agreement_accepted`. The same acceptance again answers the agreement as it is. 409 `invalid_state` once it lapsed (not accepted by the end of its first row’s due date) or ended. The entry’s payment does not reach the agreement yet (docs/agreements.md): an accepted agreement lapses at that deadline.
+     * @description Records the borrower’s acceptance as the hosted page will once they entered the e-mailed code (channel `sandbox_api`), now on the customer’s clock: `pending_entry`, `loan.agreement_accepted`. The same acceptance again answers the agreement as it is. 409 `invalid_state` once it lapsed (not accepted by the end of its first row’s due date) or ended. Then a payment on the loan goes to the agreement’s rows first: its first row paid by its due date makes it `active` (docs/agreements.md).
      */
     post: operations['sandboxAcceptAgreement'];
     delete?: never;
@@ -3215,7 +3215,7 @@ export interface components {
        */
       simulation_id: string;
       /**
-       * @description `pending_acceptance` → `pending_entry` (accepted) → `active` (its first row paid by its due date) → `fulfilled`; `lapsed` (not accepted, or the entry not paid, in time: nothing changed on the loan); `broken` (a row overdue more than AGREEMENT_BREAK_DAYS: the loan’s rows come back). Today the entry’s payment does not reach the agreement yet, so an accepted agreement lapses at its deadline: `active`, `fulfilled` and `broken` are not reached (docs/agreements.md).
+       * @description `pending_acceptance` → `pending_entry` (accepted) → `active` (its first row paid by its due date) → `fulfilled`; `lapsed` (not accepted, or the entry not paid, in time: nothing changed on the loan); `broken` (a row overdue more than AGREEMENT_BREAK_DAYS: the loan’s rows come back). While `pending_entry` or `active`, a payment on the loan goes to the agreement’s rows first, then to the rows it does not cover (docs/agreements.md).
        * @enum {string}
        */
       status: 'pending_acceptance' | 'pending_entry' | 'active' | 'fulfilled' | 'lapsed' | 'broken';
