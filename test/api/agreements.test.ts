@@ -241,7 +241,7 @@ describe('payment agreements (contract §17)', () => {
   });
 
   it('an agreement kept (entry, renegotiated rows, fulfilled) and one broken after AGREEMENT_BREAK_DAYS, the books holding', async () => {
-    const loan = await activeLoanOf(stack, api, { opsToken: OPS_TOKEN, size: 'largest' });
+    const loan = await activeLoanOf(stack, api, { opsToken: OPS_TOKEN });
     const customerId = loan.customer_id;
     const at = (date: string) => new Date(`${date}T15:00:00Z`);
     const loanNow = () => json<LoanBody>(api(`/v3/loans/${loan.id}`));
