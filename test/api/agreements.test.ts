@@ -281,7 +281,12 @@ describe('payment agreements (contract §17)', () => {
     // of their own; the row it leaves out is as it was.
     await advanceClock(customerId, at(kept.schedule[0]!.due_date));
     const entered = await pay(kept.schedule[0]!.installment_amount);
-    expect((await agreementNow(kept.id)).status).toBe('active');
+    const active = await agreementNow(kept.id);
+    expect(active.status).toBe('active');
+    expect(active.schedule.map((row) => [row.paid_amount, row.paid_at !== null])).toEqual([
+      [kept.schedule[0]!.installment_amount, true],
+      [0, false],
+    ]);
     expect(entered.schedule.slice(0, 3).map((row) => [row.status, row.amount_due])).toEqual([
       ['renegotiated', 0],
       ['renegotiated', 0],

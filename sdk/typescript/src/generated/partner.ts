@@ -3284,7 +3284,7 @@ export interface components {
       total_amount: number;
       /** @description Σ the rows’ interest. */
       total_interest_amount: number;
-      /** @description Price on calendar days at the contract rate over the agreed balance, from the agreement’s date (contract §7’s rounding; no IOF). */
+      /** @description Price on calendar days at the contract rate over the agreed balance, from the agreement’s date (contract §7’s rounding; no IOF), each row with what payments on the loan paid of it (they reach these rows first while the agreement is `pending_entry` or `active`). */
       schedule: {
         /** @description The agreement’s row, from 1. */
         number: number;
@@ -3301,6 +3301,10 @@ export interface components {
         interest_amount: number;
         /** @description The agreed balance left after it. */
         balance_amount: number;
+        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
+        paid_amount: number;
+        /** @description When the payment that completed the row was made. */
+        paid_at: string | null;
       }[];
       /**
        * Format: date-time
