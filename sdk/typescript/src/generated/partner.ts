@@ -9586,7 +9586,9 @@ export interface operations {
            *               "balance_amount": 25933,
            *               "interest_amount": 286,
            *               "principal_amount": 8782,
-           *               "installment_amount": 9068
+           *               "installment_amount": 9068,
+           *               "paid_amount": 0,
+           *               "paid_at": null
            *             },
            *             {
            *               "number": 2,
@@ -9594,7 +9596,9 @@ export interface operations {
            *               "balance_amount": 17467,
            *               "interest_amount": 602,
            *               "principal_amount": 8466,
-           *               "installment_amount": 9068
+           *               "installment_amount": 9068,
+           *               "paid_amount": 0,
+           *               "paid_at": null
            *             },
            *             {
            *               "number": 3,
@@ -9602,7 +9606,9 @@ export interface operations {
            *               "balance_amount": 8849,
            *               "interest_amount": 450,
            *               "principal_amount": 8618,
-           *               "installment_amount": 9068
+           *               "installment_amount": 9068,
+           *               "paid_amount": 0,
+           *               "paid_at": null
            *             },
            *             {
            *               "number": 4,
@@ -9610,7 +9616,9 @@ export interface operations {
            *               "balance_amount": 0,
            *               "interest_amount": 220,
            *               "principal_amount": 8849,
-           *               "installment_amount": 9069
+           *               "installment_amount": 9069,
+           *               "paid_amount": 0,
+           *               "paid_at": null
            *             }
            *           ],
            *           "acceptance_deadline": "2027-02-18T02:59:59.999Z",
@@ -9772,7 +9780,9 @@ export interface operations {
            *           "balance_amount": 18107,
            *           "interest_amount": 150,
            *           "principal_amount": 18377,
-           *           "installment_amount": 18527
+           *           "installment_amount": 18527,
+           *           "paid_amount": 0,
+           *           "paid_at": null
            *         },
            *         {
            *           "number": 2,
@@ -9780,7 +9790,9 @@ export interface operations {
            *           "balance_amount": 0,
            *           "interest_amount": 420,
            *           "principal_amount": 18107,
-           *           "installment_amount": 18527
+           *           "installment_amount": 18527,
+           *           "paid_amount": 0,
+           *           "paid_at": null
            *         }
            *       ],
            *       "acceptance_deadline": "2027-02-24T02:59:59.999Z",
@@ -9952,7 +9964,9 @@ export interface operations {
            *           "balance_amount": 25933,
            *           "interest_amount": 286,
            *           "principal_amount": 8782,
-           *           "installment_amount": 9068
+           *           "installment_amount": 9068,
+           *           "paid_amount": 0,
+           *           "paid_at": null
            *         },
            *         {
            *           "number": 2,
@@ -9960,7 +9974,9 @@ export interface operations {
            *           "balance_amount": 17467,
            *           "interest_amount": 602,
            *           "principal_amount": 8466,
-           *           "installment_amount": 9068
+           *           "installment_amount": 9068,
+           *           "paid_amount": 0,
+           *           "paid_at": null
            *         },
            *         {
            *           "number": 3,
@@ -9968,7 +9984,9 @@ export interface operations {
            *           "balance_amount": 8849,
            *           "interest_amount": 450,
            *           "principal_amount": 8618,
-           *           "installment_amount": 9068
+           *           "installment_amount": 9068,
+           *           "paid_amount": 0,
+           *           "paid_at": null
            *         },
            *         {
            *           "number": 4,
@@ -9976,7 +9994,9 @@ export interface operations {
            *           "balance_amount": 0,
            *           "interest_amount": 220,
            *           "principal_amount": 8849,
-           *           "installment_amount": 9069
+           *           "installment_amount": 9069,
+           *           "paid_amount": 0,
+           *           "paid_at": null
            *         }
            *       ],
            *       "acceptance_deadline": "2027-02-18T02:59:59.999Z",
@@ -10106,7 +10126,9 @@ export interface operations {
            *           "balance_amount": 25933,
            *           "interest_amount": 286,
            *           "principal_amount": 8782,
-           *           "installment_amount": 9068
+           *           "installment_amount": 9068,
+           *           "paid_amount": 0,
+           *           "paid_at": null
            *         },
            *         {
            *           "number": 2,
@@ -10114,7 +10136,9 @@ export interface operations {
            *           "balance_amount": 17467,
            *           "interest_amount": 602,
            *           "principal_amount": 8466,
-           *           "installment_amount": 9068
+           *           "installment_amount": 9068,
+           *           "paid_amount": 0,
+           *           "paid_at": null
            *         },
            *         {
            *           "number": 3,
@@ -10122,7 +10146,9 @@ export interface operations {
            *           "balance_amount": 8849,
            *           "interest_amount": 450,
            *           "principal_amount": 8618,
-           *           "installment_amount": 9068
+           *           "installment_amount": 9068,
+           *           "paid_amount": 0,
+           *           "paid_at": null
            *         },
            *         {
            *           "number": 4,
@@ -10130,7 +10156,9 @@ export interface operations {
            *           "balance_amount": 0,
            *           "interest_amount": 220,
            *           "principal_amount": 8849,
-           *           "installment_amount": 9069
+           *           "installment_amount": 9069,
+           *           "paid_amount": 0,
+           *           "paid_at": null
            *         }
            *       ],
            *       "acceptance_deadline": "2027-02-18T02:59:59.999Z",
