@@ -44,6 +44,11 @@ import type { Tenant } from '../src/domain/tenant.js';
 import { presentLoan, type SigningUrl } from '../src/presenters/loans.js';
 import type { NewEvent } from '../src/webhooks/fan-out.js';
 import { writeWithEvents } from './write-with-events.js';
+import {
+  planAgreementPayment,
+  recordAgreementPayment,
+  type AgreementPayment,
+} from './agreement-payments.js';
 import type { ActivityDeps } from './index.js';
 
 export interface LoanActivityDeps {
@@ -61,6 +66,8 @@ export interface LoanActivityDeps {
   payoutPollIntervalMs?: number;
   /** WRITE_OFF_AFTER_DAYS (contract §17): a row overdue longer writes the loan off; absent: 360. */
   writeOffAfterDays?: number;
+  /** AGREEMENT_BREAK_DAYS (contract §17): an agreement row overdue longer breaks it; absent: 30. */
+  agreementBreakDays?: number;
 }
 
 export function createLoanActivities(deps: ActivityDeps) {
@@ -342,8 +349,8 @@ export function createLoanActivities(deps: ActivityDeps) {
       at?: string;
       transactionId: string;
       eventIds: { payment: string; finished: string };
-    }): Promise<RepaymentProgress & { repeated: boolean }> {
-      return write<RepaymentProgress & { repeated: boolean }>(input.tenant, async (tx) => {
+    }): Promise<PaymentOutcome> {
+      return write<PaymentOutcome>(input.tenant, async (tx) => {
         const before = await lockedLoan(tx, input.tenant, input.loanId);
         const recorded = await findPaymentByReference(
           tx,
@@ -376,15 +383,22 @@ export function createLoanActivities(deps: ActivityDeps) {
           );
         const date = businessDate(new Date(payment.paidAt));
         const terms = repaymentTerms(before);
-        const amount =
-          payment.amount === 'payoff' ? payoffAmount(repayment, date, terms) : payment.amount;
+        let amount: number;
         let allocation;
+        // Contract §17: a live agreement takes the payment first (activities/agreement-payments.ts).
+        let underAgreement: AgreementPayment | null;
         try {
-          allocation = allocatePayment(
-            repayment,
-            { amount, date, paidAt: payment.paidAt, applyTo: payment.applyTo },
-            terms,
-          );
+          underAgreement = await planAgreementPayment(tx, before, { ...payment, date });
+          amount =
+            underAgreement?.amount ??
+            (payment.amount === 'payoff' ? payoffAmount(repayment, date, terms) : payment.amount);
+          allocation =
+            underAgreement?.allocation ??
+            allocatePayment(
+              repayment,
+              { amount, date, paidAt: payment.paidAt, applyTo: payment.applyTo },
+              terms,
+            );
         } catch (error) {
           if (error instanceof PaymentAboveBalanceError)
             throw ApplicationFailure.nonRetryable(
@@ -394,6 +408,9 @@ export function createLoanActivities(deps: ActivityDeps) {
             );
           throw error;
         }
+        const agreementEvents = underAgreement
+          ? await recordAgreementPayment(tx, input.tenant, before, underAgreement, payment.paidAt)
+          : [];
         const written = await insertLoanTransaction(tx, input.tenant, input.loanId, {
           id: input.transactionId,
           step: ledgerStep.reference(payment.reference),
@@ -442,12 +459,17 @@ export function createLoanActivities(deps: ActivityDeps) {
             },
           }),
         ];
+        events.push(...agreementEvents);
         if (allocation.finished)
           events.push(
             event(input.eventIds.finished, loanEventTypes.finished, after, payment.paidAt),
           );
         return {
-          result: { ...progress, repeated: false },
+          result: {
+            ...progress,
+            repeated: false,
+            ...(underAgreement ? { agreementChanged: true } : {}),
+          },
           events: events.map((written) => ({ ...written, actor: payment.actor })),
         };
       });
@@ -551,6 +573,12 @@ export function createLoanActivities(deps: ActivityDeps) {
     },
   };
 }
+
+/**
+ * A payment's outcome for the loan's workflow: its progress, whether it was a retry, and whether
+ * it reached the loan's agreement (its deadline moved: the workflow reads it again).
+ */
+export type PaymentOutcome = RepaymentProgress & { repeated: boolean; agreementChanged?: boolean };
 
 /** What the loan's workflow keeps of a repayment: the paid rows at each end, finished or not. */
 export function progressOf(repayment: Repayment): RepaymentProgress {

@@ -36,6 +36,11 @@ import { recordPixUpdate, type PixOutcome } from '../workflows/loan/messages.js'
 import type { ActivityDeps } from './index.js';
 import { progressOf } from './loans.js';
 import { automaticRefund } from './refunds.js';
+import {
+  agreementTakingPayment,
+  recordAgreementPayment,
+  type AgreementPayment,
+} from './agreement-payments.js';
 import { writeWithEvents } from './write-with-events.js';
 
 /** The events a Pix's recording may write, their ids made by the workflow (a retry reuses them). */
@@ -137,6 +142,12 @@ export function createPixActivities(deps: ActivityDeps) {
       occurredAt: paidAt,
     };
     const events: NewEvent[] = [];
+    // Contract §17: a live agreement takes the payment first (activities/agreement-payments.ts).
+    const taking =
+      before.status === 'active' && charge?.scope !== 'withdrawal'
+        ? await agreementTakingPayment(tx, before)
+        : null;
+    let underAgreement: AgreementPayment | undefined;
     const plan = planPixBooking({
       amount: pix.amount,
       date,
@@ -154,6 +165,20 @@ export function createPixActivities(deps: ActivityDeps) {
         repayment: repaymentOf(before),
         terms: repaymentTerms(before),
         writtenOffAt: before.writtenOffAt,
+        agreement: taking
+          ? {
+              payoff: taking.payoff(date),
+              allocate: (amount) => {
+                underAgreement = taking.pay({
+                  amount,
+                  date,
+                  paidAt: paidAt.toISOString(),
+                  applyTo: 'next',
+                });
+                return underAgreement.allocation;
+              },
+            }
+          : undefined,
       },
       ...(unidentified ? { from: 'unidentified_receipts' as const } : {}),
       // Read only when the Pix may withdraw the loan.
@@ -182,6 +207,16 @@ export function createPixActivities(deps: ActivityDeps) {
       ended = true;
     } else {
       const { allocation } = plan;
+      if (underAgreement)
+        events.push(
+          ...(await recordAgreementPayment(
+            tx,
+            tenant,
+            before,
+            underAgreement,
+            paidAt.toISOString(),
+          )),
+        );
       written = await insertLoanTransaction(tx, tenant, before.id, {
         ...base,
         type: plan.type,
@@ -262,7 +297,11 @@ export function createPixActivities(deps: ActivityDeps) {
       );
     // Money due back on a production loan leaves by devolução after REFUND_AFTER (contract §16).
     const starts = refund > 0 ? automaticRefund(deps, tenant, before.id, written.id) : [];
-    return { result: outcome(after, false), events, starts };
+    return {
+      result: { ...outcome(after, false), ...(underAgreement ? { agreementChanged: true } : {}) },
+      events,
+      starts,
+    };
   }
 
   return {

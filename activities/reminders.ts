@@ -51,7 +51,10 @@ const reminderRows = (loan: LoanView): ReminderRow[] =>
     number: row.number,
     due_date: row.due_date,
     remindable:
-      !isPaid(row) && remindableStatuses.has((row as RowState & { status?: string }).status),
+      !isPaid(row) &&
+      // Covered by an active agreement (contract §17): its own rows are what is owed.
+      !loan.renegotiatedRows.includes(row.number) &&
+      remindableStatuses.has((row as RowState & { status?: string }).status),
   }));
 
 /** A stable id from the reminder's key: a retry writes, charges and mails under the same one. */

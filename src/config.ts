@@ -192,6 +192,8 @@ const schema = z.object({
   WRITE_OFF_AFTER_DAYS: z.coerce.number().int().min(1).max(3650).default(360),
   // Contract §19: the SCR 3040's institution and responsible (src/regulatory/config.ts).
   ...scrSettings,
+  // Contract §17: a payment agreement with a row overdue more than this many days is broken.
+  AGREEMENT_BREAK_DAYS: z.coerce.number().int().min(1).max(365).default(30),
   // A production loan's payout (contract §16): when no notification of its outcome came, the loan's
   // workflow asks the PSP after this, then at twice the wait each time, up to an hour apart.
   PAYOUT_POLL_INTERVAL: duration('2m'),
@@ -404,6 +406,8 @@ export interface Config {
   readonly writeOffAfterDays: number;
   /** SCR_*: the 3040's institution and responsible (contract §19); null: unset (development). */
   readonly scr: Institution | null;
+  /** AGREEMENT_BREAK_DAYS: an agreement row overdue longer breaks its agreement (contract §17). */
+  readonly agreementBreakDays: number;
   /**
    * RETENTION_AFTER_LOAN_END: an erased customer's contracts and ledger are kept this long after
    * the last loan ends; DENIED_DOCUMENT_RETENTION: a denied applicant's documents, after the denial.
@@ -768,6 +772,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     refundAfterMs: e.REFUND_AFTER,
     writeOffAfterDays: e.WRITE_OFF_AFTER_DAYS,
     scr: scrInstitutionOf(e),
+    agreementBreakDays: e.AGREEMENT_BREAK_DAYS,
     retention: Object.freeze({
       afterLoanEndMs: e.RETENTION_AFTER_LOAN_END,
       deniedDocumentsMs: e.DENIED_DOCUMENT_RETENTION,

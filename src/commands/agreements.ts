@@ -32,6 +32,7 @@ import { clockNow } from './customer-clock.js';
 import { loanNotFound, type LoanDeps } from './loan-deps.js';
 import { workflowIds } from '../temporal/workflow-ids.js';
 import { agreementChangedSignal } from '../../workflows/loan/agreement-messages.js';
+import { openBook, payoffUnderAgreement } from '../domain/loans/agreement-book.js';
 
 export const agreementNotFound = (id: string) =>
   problems.notFound('agreement_not_found', `No agreement ${id}.`);
@@ -155,6 +156,8 @@ async function lapsedUnaccepted(
 ): Promise<boolean> {
   const waiting = agreement.status === 'pending_acceptance' || agreement.status === 'pending_entry';
   if (!waiting || now <= agreement.acceptanceDeadline) return false;
+  // Money reached it (an entry paid in part): undoing it changes the loan, the workflow's to write.
+  if (agreement.book) return false;
   const deliveries = await deps.db.transaction(async (tx) => {
     const lapsed = await lapseAgreement(tx, agreement.id, now);
     if (!lapsed) return [];
@@ -299,4 +302,22 @@ export async function acceptAgreementInSandbox(
   if (accepted) await tellLoanWorkflow(deps, agreement.loanId);
   // Accepted (or lapsed) meanwhile by a request racing this one: answer it as it stands.
   return accepted ?? (await findAgreement(deps.db, tenant, agreementId))!;
+}
+
+/**
+ * What settles the loan on `date` while its agreement takes payments (`pending_entry`, `active`):
+ * the agreement's rows and the uncovered rows (docs/agreements.md); null when no agreement does,
+ * and the loan's own payoff holds.
+ */
+export async function payoffWithAgreement(
+  db: LoanDeps['db'],
+  loan: LoanView,
+  date: string,
+): Promise<number | null> {
+  const live = await liveAgreementOf(db, loan.id);
+  if (!live || (live.status !== 'pending_entry' && live.status !== 'active')) return null;
+  const { book, loan: repayment } = live.book
+    ? { book: live.book, loan: repaymentOf(loan) }
+    : openBook(live.figures, repaymentOf(loan), {});
+  return payoffUnderAgreement(repayment, live.figures, book, date, repaymentTerms(loan));
 }

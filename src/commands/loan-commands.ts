@@ -36,6 +36,7 @@ import {
   signUpdate,
 } from '../../workflows/loan/messages.js';
 import { clockNow } from './customer-clock.js';
+import { payoffWithAgreement } from './agreements.js';
 import { loanNotFound, type LoanDeps } from './loan-deps.js';
 
 /** What the commands that move money need: ops run them, and an approval's workflow runs them too. */
@@ -227,7 +228,8 @@ async function preparePayment(
     // The sandbox twin's default: what pays the oldest unpaid row in full that day.
     amount: amount ?? nextAmountDue(repaymentOf(loan), businessDate(paidAt), repaymentTerms(loan)),
   };
-  if (payment.amount !== 'payoff') checkAmount(loan, payment.amount, businessDate(paidAt));
+  if (payment.amount !== 'payoff')
+    await checkAmount(deps, loan, payment.amount, businessDate(paidAt));
   return payment;
 }
 
@@ -299,9 +301,19 @@ const paymentUpdateId = (loan: LoanView, payment: PaymentRequest) =>
     )
     .digest('hex')}`;
 
-/** A payment is at most the payoff amount of its day (contract §13). */
-function checkAmount(loan: LoanView, amount: number, date: string): void {
-  const payoff = payoffAmount(repaymentOf(loan), date, repaymentTerms(loan));
+/**
+ * A payment is at most the payoff amount of its day (contract §13): with a payment agreement
+ * taking payments, what settles its rows and the uncovered ones (contract §17).
+ */
+async function checkAmount(
+  deps: LoanCommandDeps,
+  loan: LoanView,
+  amount: number,
+  date: string,
+): Promise<void> {
+  const payoff =
+    (await payoffWithAgreement(deps.db, loan, date)) ??
+    payoffAmount(repaymentOf(loan), date, repaymentTerms(loan));
   if (amount > payoff)
     throw problems.validation([
       {

@@ -102,6 +102,7 @@ await runMain('worker', async (logger) => {
         refundAfterMs: config.refundAfterMs,
         payoutPollIntervalMs: config.payoutPollIntervalMs,
         writeOffAfterDays: config.writeOffAfterDays,
+        agreementBreakDays: config.agreementBreakDays,
       },
       webhooks: {
         sealedBox: createSealedBox(config.keys.dataEncryption),

@@ -46,12 +46,19 @@ export function presentAgreementSimulation(simulation: AgreementSimulation) {
 
 /** The public agreement: the API's answer and every `loan.agreement_*` event's `agreement`. */
 export function presentAgreement(agreement: Agreement) {
+  const paid = agreement.book?.repayment.rows;
   return {
     id: agreement.id,
     loan_id: agreement.loanId,
     simulation_id: agreement.simulationId,
     status: agreement.status,
     ...presentFigures(agreement.figures),
+    // What its payments paid of each row (docs/agreements.md: its book, once money reached it).
+    schedule: agreement.figures.schedule.map((row, index) => ({
+      ...row,
+      paid_amount: paid?.[index]?.paid_amount ?? 0,
+      paid_at: paid?.[index]?.paid_at ?? null,
+    })),
     acceptance_deadline: agreement.acceptanceDeadline.toISOString(),
     accepted_at: agreement.acceptedAt?.toISOString() ?? null,
     active_at: agreement.activeAt?.toISOString() ?? null,

@@ -25,14 +25,20 @@ export function presentLoan(
   const asOf = loan.status === 'active' ? today : null;
   // A loan cancelled (before its release, or withdrawn after it) or never released owes nothing.
   const owesNothing = loan.status === 'cancelled' || loan.status === 'error';
+  // Rows an active agreement covers owe nothing of their own: its rows carry them (contract §17).
+  const renegotiated = new Set(loan.renegotiatedRows);
   const dueOf = (row: (typeof rows)[number], on: string) =>
-    isPaid(row) || owesNothing ? 0 : rowAmountDue(row, on, loan.lateChargeRates);
+    isPaid(row) || owesNothing || renegotiated.has(row.number)
+      ? 0
+      : rowAmountDue(row, on, loan.lateChargeRates);
   const schedule = rows.map((row, index) => {
     const status = isPaid(row)
       ? ('paid' as const)
-      : row.number <= loan.overdueThrough
-        ? ('overdue' as const)
-        : ('pending' as const);
+      : renegotiated.has(row.number)
+        ? ('renegotiated' as const)
+        : row.number <= loan.overdueThrough
+          ? ('overdue' as const)
+          : ('pending' as const);
     return {
       ...presentScheduleRow(figures.schedule[index]!),
       status,

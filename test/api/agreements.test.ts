@@ -1,3 +1,4 @@
+import { Decimal as DecimalJs } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { agreementsOfLoan } from '../../src/db/queries/agreements.js';
@@ -7,13 +8,18 @@ import type {
   agreementSchema,
   agreementSimulationSchema,
 } from '../../src/http/routes/agreements/schema.js';
+import type { loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
 import { activeLoan as activeLoanOf, type LoanBody } from '../helpers/credit.js';
 import { recordOpenedHistory } from '../helpers/opened-history.js';
 import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 import { advanceSandboxClock } from '../helpers/sandbox-clock.js';
 
+/** The test's own decimals: 40 digits, independent of the service's setup. */
+const Decimal = DecimalJs.clone({ precision: 40 });
+type Decimal = InstanceType<typeof Decimal>;
 type SimulationBody = z.infer<typeof agreementSimulationSchema>;
+type Transaction = z.infer<typeof loanTransactionSchema>;
 type AgreementBody = z.infer<typeof agreementSchema>;
 interface Problem {
   code: string;
@@ -231,6 +237,161 @@ describe('payment agreements (contract §17)', () => {
       stack.temporal.workflow.getHandle(`loan/${loan.id}`),
       'loan',
       'agreement-accepted-then-lapsed',
+    );
+  });
+
+  it('an agreement kept (entry, renegotiated rows, fulfilled) and one broken after AGREEMENT_BREAK_DAYS, the books holding', async () => {
+    const loan = await activeLoanOf(stack, api, { opsToken: OPS_TOKEN });
+    const customerId = loan.customer_id;
+    const at = (date: string) => new Date(`${date}T15:00:00Z`);
+    const loanNow = () => json<LoanBody>(api(`/v3/loans/${loan.id}`));
+    const agreementNow = (id: string) => json<AgreementBody>(api(`/v3/agreements/${id}`));
+    const pay = (amount: number) =>
+      json<LoanBody>(
+        api(`/v3/sandbox/loans/${loan.id}/payments`, { method: 'POST', body: { amount } }),
+      );
+    const transactions = async () =>
+      (await json<{ data: Transaction[] }>(api(`/v3/loans/${loan.id}/transactions?limit=100`)))
+        .data;
+    const typesOf = async (id: string) =>
+      (
+        await json<{ data: { type: string }[] }>(api(`/v3/events?resource_id=${id}&order=asc`))
+      ).data.map((e) => e.type);
+    const agree = async (body: Record<string, unknown>) => {
+      const simulation = await json<SimulationBody>(simulate(loan.id, body), 201);
+      const made = await json<AgreementBody>(create(loan.id, simulation.id), 201);
+      const accepted = await json<AgreementBody>(
+        api(`/v3/sandbox/agreements/${made.id}/acceptance`, { method: 'POST' }),
+      );
+      expect(accepted.status).toBe('pending_entry');
+      return accepted;
+    };
+
+    // Kept: rows 1 and 2 overdue, agreed in 2 rows with half the charges off.
+    const today = addDays(loan.schedule[1]!.due_date, 5);
+    await advanceClock(customerId, at(today));
+    const kept = await agree({
+      rows: 'overdue',
+      discount_percentage: 50,
+      installments: 2,
+      first_due_date: addDays(today, 5),
+    });
+    expect(kept.covered_rows.map((row) => row.number)).toEqual([1, 2]);
+    // The entry, paid on its due date: `active`, the covered rows `renegotiated`, owing nothing
+    // of their own; the row it leaves out is as it was.
+    await advanceClock(customerId, at(kept.schedule[0]!.due_date));
+    const entered = await pay(kept.schedule[0]!.installment_amount);
+    const active = await agreementNow(kept.id);
+    expect(active.status).toBe('active');
+    expect(active.schedule.map((row) => [row.paid_amount, row.paid_at !== null])).toEqual([
+      [kept.schedule[0]!.installment_amount, true],
+      [0, false],
+    ]);
+    expect(entered.schedule.slice(0, 3).map((row) => [row.status, row.amount_due])).toEqual([
+      ['renegotiated', 0],
+      ['renegotiated', 0],
+      ['pending', loan.schedule[2]!.installment_amount],
+    ]);
+    expect(entered.overdue_amount).toBe(0);
+    // The books: the covered rows' charges earned, the discount an expense, the principal grown
+    // to the agreed balance; the entry paid the agreement's own interest and principal.
+    const taken = (await transactions()).find((t) => t.type === 'agreement')!;
+    expect(taken).toMatchObject({
+      amount: kept.agreed_amount,
+      discount_amount: kept.discount_amount,
+    });
+    expect(taken.entries).toEqual(
+      expect.arrayContaining([
+        {
+          account: 'loan_principal',
+          direction: 'debit',
+          amount: kept.agreed_amount - kept.principal_amount,
+        },
+        { account: 'agreement_discounts', direction: 'debit', amount: kept.discount_amount },
+        { account: 'interest_income', direction: 'credit', amount: kept.interest_amount },
+      ]),
+    );
+    expect(await reconcileLedger(stack.database.db)).toEqual([]);
+
+    // The second row on its due date, by a Pix (a charge the sandbox pays): fulfilled, the
+    // covered rows paid by it.
+    await advanceClock(customerId, at(kept.schedule[1]!.due_date));
+    const byPix = await json<{ id: string }>(
+      api(`/v3/loans/${loan.id}/charges`, {
+        method: 'POST',
+        body: { scope: 'amount', amount: kept.schedule[1]!.installment_amount },
+      }),
+      201,
+    );
+    await json(api(`/v3/sandbox/charges/${byPix.id}/pay`, { method: 'POST', body: {} }));
+    expect((await agreementNow(kept.id)).status).toBe('fulfilled');
+    const fulfilled = await loanNow();
+    expect(fulfilled.schedule.slice(0, 2).map((row) => row.status)).toEqual(['paid', 'paid']);
+    expect(fulfilled.status).toBe('active');
+    expect(await typesOf(kept.id)).toEqual([
+      'loan.agreement_created',
+      'loan.agreement_accepted',
+      'loan.agreement_active',
+      'loan.agreement_fulfilled',
+    ]);
+    expect(await reconcileLedger(stack.database.db)).toEqual([]);
+
+    // Broken: row 3, overdue now, agreed in 2 rows; the entry paid, the second never.
+    const row3 = fulfilled.schedule[2]!;
+    expect(row3.status).toBe('overdue');
+    const broken = await agree({
+      rows: 'overdue',
+      installments: 2,
+      first_due_date: addDays(kept.schedule[1]!.due_date, 3),
+    });
+    expect(broken.covered_rows.map((row) => row.number)).toEqual([3]);
+    const entryDate = broken.schedule[0]!.due_date;
+    await advanceClock(customerId, at(entryDate));
+    const entry = broken.schedule[0]!.installment_amount;
+    expect((await pay(entry)).schedule[2]!.status).toBe('renegotiated');
+    // Still running the day its second row is 30 days overdue; broken the next.
+    const breakDay = addDays(broken.schedule[1]!.due_date, 31);
+    await advanceClock(customerId, at(addDays(breakDay, -1)));
+    expect((await agreementNow(broken.id)).status).toBe('active');
+    await advanceClock(customerId, at(breakDay));
+    const ended = await agreementNow(broken.id);
+    expect(ended).toMatchObject({
+      status: 'broken',
+      ended_at: new Date(`${breakDay}T03:00:00Z`).toISOString(),
+    });
+    expect((await typesOf(broken.id)).at(-1)).toBe('loan.agreement_broken');
+
+    // Row 3 is back as it was, less the entry, allocated as §13 would have: late interest from
+    // its due date to the entry's day, the late fee, then the installment; late interest on
+    // what is left from then on (the test's own arithmetic, half-even).
+    const halfEven = (value: Decimal) =>
+      value.toDecimalPlaces(0, Decimal.ROUND_HALF_EVEN).toNumber();
+    const days = (from: string, to: string) => (Date.parse(to) - Date.parse(from)) / 86_400_000;
+    const installment = row3.installment_amount;
+    const lateInterest = halfEven(
+      new Decimal(installment).times('0.01').times(days(row3.due_date, entryDate)).div(30),
+    );
+    const lateFee = halfEven(new Decimal(installment).times('0.02'));
+    const left = installment - (entry - lateInterest - lateFee);
+    const back = (await loanNow()).schedule[2]!;
+    expect(back.status).toBe('overdue');
+    expect(back.paid_amount).toBe(entry);
+    expect(back.amount_due).toBe(
+      left + halfEven(new Decimal(left).times('0.01').times(days(entryDate, breakDay)).div(30)),
+    );
+    const undone = (await transactions()).filter((t) => t.type === 'agreement_broken');
+    expect(undone).toHaveLength(1);
+    expect(await reconcileLedger(stack.database.db)).toEqual([]);
+
+    // The loan paid off: finished, and the books still hold.
+    const payoff = await json<{ payoff_amount: number }>(api(`/v3/loans/${loan.id}/payoff`));
+    expect((await pay(payoff.payoff_amount)).status).toBe('finished');
+    expect(await reconcileLedger(stack.database.db)).toEqual([]);
+    await recordOpenedHistory(
+      stack,
+      stack.temporal.workflow.getHandle(`loan/${loan.id}`),
+      'loan',
+      'agreement-kept-by-pix-then-broken',
     );
   });
 });

@@ -139,6 +139,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     refundAfterMs: config.refundAfterMs,
     payoutPollIntervalMs: config.payoutPollIntervalMs,
     writeOffAfterDays: config.writeOffAfterDays,
+    agreementBreakDays: config.agreementBreakDays,
   };
   const files = createFileStore(config.fileStore);
   const deniedDocumentRetentionMs = config.retention.deniedDocumentsMs;

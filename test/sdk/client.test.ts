@@ -280,6 +280,26 @@ describe('the SDK against the real service', () => {
     expect(paths).toEqual(expect.arrayContaining(['body.cpf', 'body.email']));
   });
 
+  it('reaches payment agreements and the collections schedule', async () => {
+    // The loan is finished: no agreement can be simulated on it, and it has none.
+    const refused = await sdk.loans.agreements
+      .simulate(loan.id, { rows: 'overdue', installments: 2, first_due_date: '2030-01-10' })
+      .catch((error: unknown) => error);
+    expect(refused).toMatchObject({ status: 409, code: 'invalid_state' });
+    expect(await sdk.loans.agreements.list(loan.id).toArray()).toEqual([]);
+    const unknown = `agr_${'0'.repeat(32)}`;
+    for (const attempt of [sdk.agreements.retrieve(unknown), sdk.sandbox.acceptAgreement(unknown)])
+      expect(await attempt.catch((error: unknown) => error)).toMatchObject({
+        status: 404,
+        code: 'agreement_not_found',
+      });
+
+    const steps = [{ offset_days: -3, channels: ['webhook' as const] }];
+    expect((await sdk.collectionsSchedule.update({ steps })).steps).toEqual(steps);
+    expect((await sdk.collectionsSchedule.retrieve()).steps).toEqual(steps);
+    expect((await sdk.collectionsSchedule.update({ steps: [] })).steps).toEqual([]);
+  });
+
   it('manages API credentials', async () => {
     const created = await sdk.credentials.create({ name: 'reporting' });
     expect(created.client_secret).toBeTruthy();

@@ -20,6 +20,19 @@ import {
   type Repayment,
   type RepaymentTerms,
 } from '../../src/domain/loans/allocation.js';
+import {
+  openBook,
+  payoffUnderAgreement,
+  payUnderAgreement,
+  undoAgreement,
+} from '../../src/domain/loans/agreement-book.js';
+import {
+  agreementEntries,
+  paymentEntries,
+  trueUpEntries,
+  type LedgerAccount,
+  type LedgerEntry,
+} from '../../src/domain/ledger/postings.js';
 
 /** The test's own decimals: 40 digits, half-even, independent of the module's setup. */
 const Decimal = DecimalJs.clone({ precision: 40, rounding: DecimalJs.ROUND_HALF_EVEN });
@@ -291,6 +304,119 @@ describe('agreements over random loans (properties)', () => {
         expect(daysBetween(date, breakDay)).toBeGreaterThan(0);
       }),
       { numRuns: 40 },
+    );
+  });
+
+  it('paid under an agreement, the books follow the rows; kept it pays the loan, broken it gives back what §13 would', () => {
+    const plans = fc.array(
+      fc.record({ gap: fc.integer({ min: 0, max: 45 }), share: fc.integer({ min: 1, max: 6000 }) }),
+      { minLength: 1, maxLength: 5 },
+    );
+    fc.assert(
+      fc.property(loans, plans, fc.boolean(), (x, plan, keep) => {
+        const { loan, date, caseTerms } = setUp(x);
+        const figures = simulateAgreement(
+          loan,
+          {
+            date,
+            scope: x.scope,
+            discount: x.discountPercent ? { percentage: String(x.discountPercent) } : null,
+            installments: x.installments,
+            firstDueDate: addDays(date, x.firstRowIn),
+          },
+          caseTerms,
+        );
+        // The loan's books: its principal owed, the incomes and the discount at nothing yet.
+        const books: Partial<Record<LedgerAccount, number>> = {
+          loan_principal: loan.principal_outstanding,
+        };
+        const post = (entries: readonly LedgerEntry[]) => {
+          for (const entry of entries)
+            books[entry.account] =
+              (books[entry.account] ?? 0) +
+              (entry.direction === 'debit' ? entry.amount : -entry.amount);
+        };
+        const before = { ...books };
+        const opened = openBook(figures, loan, before);
+        post(agreementEntries(figures));
+        expect(books.loan_principal).toBe(opened.loan.principal_outstanding);
+        expect(books.agreement_discounts ?? 0).toBe(figures.discount_amount);
+
+        let book = opened.book;
+        let repayment = opened.loan;
+        let day = date;
+        const steps = keep
+          ? figures.schedule.map((row) => ({ date: row.due_date, amount: row.installment_amount }))
+          : plan.map((step) => {
+              day = addDays(day, step.gap);
+              return {
+                date: day,
+                amount: Math.max(1, Math.floor((figures.agreed_amount * step.share) / 10_000)),
+              };
+            });
+        for (const step of steps) {
+          if (repayment.rows.every(isPaid)) break;
+          const owed = payoffUnderAgreement(repayment, figures, book, step.date, caseTerms);
+          const amount = Math.min(step.amount, owed);
+          const paid = payUnderAgreement(
+            repayment,
+            figures,
+            book,
+            { amount, date: step.date, paidAt: paidAtOf(step.date), applyTo: 'next' },
+            caseTerms,
+          );
+          post(paymentEntries({ amount, ...paid }));
+          book = paid.book;
+          repayment = paid.after;
+          // `loan_principal` is what the rows still owe, after every payment (contract §13).
+          expect(books.loan_principal).toBe(repayment.principal_outstanding);
+          expect(paid.principal + paid.interest + paid.lateFee + paid.lateInterest).toBe(amount);
+        }
+        if (keep) {
+          // Every agreement row paid on its due date: fulfilled, the covered rows paid by it.
+          expect(book.repayment.rows.every(isPaid)).toBe(true);
+          const covered = new Set(figures.rows.map((row) => row.number));
+          expect(repayment.rows.filter((row) => covered.has(row.number)).every(isPaid)).toBe(true);
+          if (repayment.rows.every(isPaid)) expect(books.loan_principal).toBe(0);
+          return;
+        }
+        // Broken: the rows as §13 would have left them, paid with the same money, each payment
+        // on its own day (allocated here without the agreement's code), and the books trued up to
+        // exactly what those payments would have booked.
+        const undone = undoAgreement(book, caseTerms);
+        let without = loan;
+        const earned = { principal: 0, interest: 0, lateFee: 0, lateInterest: 0, excess: 0 };
+        for (const payment of book.payments) {
+          const owed = without.rows.every(isPaid)
+            ? 0
+            : payoffAmount(without, payment.date, caseTerms);
+          const applied = Math.min(owed, payment.amount);
+          earned.excess += payment.amount - applied;
+          if (applied === 0) continue;
+          const paid = allocatePayment(without, { ...payment, amount: applied }, caseTerms);
+          without = paid.after;
+          earned.principal += paid.principal;
+          earned.interest += paid.interest;
+          earned.lateFee += paid.lateFee;
+          earned.lateInterest += paid.lateInterest;
+        }
+        expect(undone.repayment.rows).toEqual(without.rows);
+        expect(undone.repayment.principal_outstanding).toBe(without.principal_outstanding);
+        expect(undone.excess).toBe(earned.excess);
+        post(
+          trueUpEntries(
+            { ...books, collections_clearing: 0 },
+            { ...undone.targetBalances, collections_clearing: 0 },
+            undone.excess,
+          ),
+        );
+        expect(books.loan_principal).toBe(without.principal_outstanding);
+        expect(0 - (books.interest_income ?? 0)).toBe(earned.interest);
+        expect(0 - (books.late_fee_income ?? 0)).toBe(earned.lateFee);
+        expect(0 - (books.late_interest_income ?? 0)).toBe(earned.lateInterest);
+        expect(books.agreement_discounts ?? 0).toBe(0);
+      }),
+      { numRuns: 60 },
     );
   });
 });

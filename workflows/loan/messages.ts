@@ -170,6 +170,8 @@ export interface PixOutcome extends RepaymentProgress {
   repeated: boolean;
   /** The charge the Pix named, if any. */
   chargeId: string | null;
+  /** It reached the loan's payment agreement (contract §17): the workflow reads it again. */
+  agreementChanged?: boolean;
 }
 
 /**

@@ -126,6 +126,8 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
   const progress = startingProgress(input);
   /** What ops see for this workflow in the Temporal UI; shown after every change of `progress`. */
   const showDetails = () => showLoanDetails(input, progress);
+  /** Set while repaying with an agreement watch: a payment reached the agreement (contract §17). */
+  let agreementChanged: (() => void) | undefined;
   /** Payments this run recorded: a run records at most `PAYMENTS_PER_RUN`. */
   let paymentsThisRun = 0;
   const clock = customerClock(input.customerId, input.clock);
@@ -353,6 +355,8 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
         progress.paidInstallments = outcome.paidInstallments;
         progress.lastUnpaid = outcome.lastUnpaid;
         if (outcome.finished) progress.status = 'finished';
+        // Contract §17: the payment reached the loan's agreement, whose deadline moved.
+        if (outcome.agreementChanged) agreementChanged?.();
         showDetails();
         return outcome;
       }),
@@ -456,6 +460,7 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
           progress.status = 'cancelled';
           withdrawn = true;
         }
+        if (outcome.agreementChanged) agreementChanged?.();
       }
       if (progress.charge?.id === outcome.chargeId || progress.status !== 'active')
         progress.charge = undefined;
@@ -648,8 +653,13 @@ export async function loanWorkflow(input: LoanInput): Promise<LoanStatus> {
       : undefined;
     // Contract §17: a payment agreement's deadline joins them too (loans repaying before it, none).
     const agreement = patched('agreements')
-      ? await agreementWatch(tenant, loanId, serialized)
+      ? await agreementWatch(tenant, loanId, serialized, (moved) => {
+          progress.paidInstallments = moved.paidInstallments;
+          progress.lastUnpaid = moved.lastUnpaid;
+          showDetails();
+        })
       : undefined;
+    agreementChanged = agreement?.changed;
     if (patched('overdue-timers'))
       await watchDueDates(
         { progress, dueDates, clock, serialized },

@@ -228,6 +228,58 @@ export function resources(core: Core) {
           }),
         ),
     },
+    /** Payment agreements (acordos) on a late loan: simulate, make from a simulation, list. */
+    agreements: {
+      /** The debt today, its discount and the agreement's rows; valid until the end of the day. */
+      simulate: (
+        loanId: string,
+        body: JsonBody<'/v3/loans/{loan_id}/agreements/simulations', 'post'>,
+        options?: RequestOptions,
+      ) =>
+        call(
+          api.POST('/v3/loans/{loan_id}/agreements/simulations', {
+            ...loanPath(loanId),
+            body,
+            ...init(options),
+          }),
+        ),
+      /** The agreement of a simulation, `pending_acceptance` until the borrower accepts it. */
+      create: (
+        loanId: string,
+        body: JsonBody<'/v3/loans/{loan_id}/agreements', 'post'>,
+        options?: RequestOptions,
+      ) =>
+        call(
+          api.POST('/v3/loans/{loan_id}/agreements', {
+            ...loanPath(loanId),
+            body,
+            ...init(options),
+          }),
+        ),
+      list: (loanId: string, query: ListQuery<'/v3/loans/{loan_id}/agreements'> = {}) =>
+        core.list((starting_after) =>
+          api.GET('/v3/loans/{loan_id}/agreements', {
+            params: { path: { loan_id: loanId }, query: { ...page, ...query, starting_after } },
+          }),
+        ),
+    },
+  };
+
+  const agreements = {
+    retrieve: (agreementId: string) =>
+      call(
+        api.GET('/v3/agreements/{agreement_id}', {
+          params: { path: { agreement_id: agreementId } },
+        }),
+      ),
+  };
+
+  /** Your reminder schedule (régua de cobrança) in this environment. */
+  const collectionsSchedule = {
+    retrieve: () => call(api.GET('/v3/collections/schedule', {})),
+    /** Replaces the schedule whole. */
+    update: (body: JsonBody<'/v3/collections/schedule', 'put'>, options?: RequestOptions) =>
+      call(api.PUT('/v3/collections/schedule', { body, ...init(options) })),
   };
 
   const charges = {
@@ -341,6 +393,8 @@ export function resources(core: Core) {
     creditOffers,
     loans,
     charges,
+    agreements,
+    collectionsSchedule,
     events,
     webhookEndpoints,
     credentials,

@@ -153,6 +153,14 @@ export function sandbox(core: Core) {
           ...init(options),
         }),
       ),
+    /** The borrower accepts the agreement, as the hosted page records it after the e-mailed code. */
+    acceptAgreement: (agreementId: string, options?: RequestOptions) =>
+      call(
+        api.POST('/v3/sandbox/agreements/{agreement_id}/acceptance', {
+          params: { path: { agreement_id: agreementId } },
+          ...init(options),
+        }),
+      ),
     /** Moves the customer's clock to `advance_to`; `status` is `ready` once all of it happened. */
     advanceClock: (
       customerId: string,

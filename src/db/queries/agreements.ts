@@ -145,3 +145,26 @@ export async function acceptAgreement(
     .returning();
   return row;
 }
+
+/**
+ * What the loan's workflow writes on an agreement as money reaches it or it ends (the loan's row
+ * locked): its book, and a status change with its instant. Only from a live status.
+ */
+export async function changeAgreement(
+  tx: DbOrTx,
+  id: string,
+  change: Partial<Pick<NewAgreement, 'book' | 'status' | 'activeAt' | 'endedAt'>>,
+): Promise<Agreement> {
+  const [row] = await tx
+    .update(loanAgreements)
+    .set({ ...change, updatedAt: sql`now()` })
+    .where(
+      and(
+        eq(loanAgreements.id, id),
+        inArray(loanAgreements.status, ['pending_acceptance', 'pending_entry', 'active']),
+      ),
+    )
+    .returning();
+  if (!row) throw new Error(`agreement ${id} is not live`);
+  return row;
+}

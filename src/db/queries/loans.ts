@@ -201,6 +201,7 @@ export type LoanChange = Partial<
     | 'releaseAdjustment'
     | 'writtenOffAt'
     | 'finishedReason'
+    | 'renegotiatedRows'
   >
 > & {
   /** `paid_at` of the rows this change pays, appended to `paidDates`. */

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { index, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import type { AgreementFigures, AgreementStatus } from '../../domain/loans/agreements.js';
+import type { AgreementBook } from '../../domain/loans/agreement-book.js';
 import { agreementStatuses } from '../../domain/loans/agreements.js';
 import { timestampColumn as ts } from './columns.js';
 import { loans } from './loans.js';
@@ -55,6 +56,12 @@ export const loanAgreements = pgTable(
     acceptedIp: text('accepted_ip'),
     acceptedUserAgent: text('accepted_user_agent'),
     acceptedChannel: text('accepted_channel'),
+    /**
+     * Where its rows stand once it took its first payment (docs/agreements.md): its own rows'
+     * repayment, the loan's rows as they stood then, every payment since, and the loan's account
+     * balances before the covered rows were replaced. Null until a payment reached it.
+     */
+    book: jsonb('book').$type<AgreementBook>(),
     activeAt: ts('active_at'),
     endedAt: ts('ended_at'),
     createdAt: ts('created_at').notNull().defaultNow(),

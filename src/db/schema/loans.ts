@@ -90,6 +90,14 @@ export const loans = pgTable(
      * first `paid_installments` paid in full (see `repaymentOf`).
      */
     repayment: jsonb('repayment').$type<Repayment>(),
+    /**
+     * The rows a live agreement took over (contract §17): `renegotiated` while it lives, no late
+     * charges; given back by a break, paid by its fulfilment.
+     */
+    renegotiatedRows: jsonb('renegotiated_rows')
+      .$type<number[]>()
+      .notNull()
+      .default(sql`'[]'::jsonb`),
     /** The `paid_at` of each paid row, oldest first (loans paid before §13's allocation). */
     paidDates: jsonb('paid_at')
       .$type<string[]>()

@@ -35,6 +35,11 @@ export const ledgerAccounts = [
    * transaction, so it always nets to zero (the reconciliation checks it).
    */
   'refinancing_clearing',
+  /**
+   * Interest and late charges a payment agreement forgave (contract §17, docs/agreements.md): an
+   * expense, booked when the agreement takes over the rows it covers.
+   */
+  'agreement_discounts',
 ] as const;
 export type LedgerAccount = (typeof ledgerAccounts)[number];
 
@@ -253,6 +258,48 @@ export const bookedFor = (
   loan: { writtenOffAt: Date | null },
   entries: LedgerEntry[],
 ): LedgerEntry[] => (loan.writtenOffAt ? recoveryEntries(entries) : entries);
+
+/**
+ * A payment agreement takes over the rows it covers (contract §17): what the borrower owed of them
+ * becomes the agreement's balance, its principal. The interest and late charges in the debt are
+ * earned then (credit the incomes), the discount granted on them is an expense
+ * (`agreement_discounts`), and `loan_principal` grows by the charges kept (agreed − principal).
+ */
+export function agreementEntries(figures: {
+  principal_amount: number;
+  interest_amount: number;
+  late_fee_amount: number;
+  late_interest_amount: number;
+  discount_amount: number;
+  agreed_amount: number;
+}): LedgerEntry[] {
+  return posted([
+    debit('loan_principal', figures.agreed_amount - figures.principal_amount),
+    debit('agreement_discounts', figures.discount_amount),
+    credit('interest_income', figures.interest_amount),
+    credit('late_fee_income', figures.late_fee_amount),
+    credit('late_interest_income', figures.late_interest_amount),
+  ]);
+}
+
+/**
+ * Moves each account's balance (debits − credits) from `current` to `target`, and credits
+ * `refunds_payable` with `refund`: the entries of a true-up (an agreement undone by its break).
+ */
+export function trueUpEntries(
+  current: Partial<Record<LedgerAccount, number>>,
+  target: Partial<Record<LedgerAccount, number>>,
+  refund = 0,
+): LedgerEntry[] {
+  const accounts = new Set([...Object.keys(current), ...Object.keys(target)] as LedgerAccount[]);
+  const entries: LedgerEntry[] = [];
+  for (const account of accounts) {
+    const move = (target[account] ?? 0) - (current[account] ?? 0);
+    if (move !== 0) entries.push(move > 0 ? debit(account, move) : credit(account, -move));
+  }
+  if (refund > 0) entries.push(credit('refunds_payable', refund));
+  return entries.length === 0 ? [] : posted(entries);
+}
 
 /** Debits minus credits. */
 export const signedSum = (entries: readonly LedgerEntry[]): number =>

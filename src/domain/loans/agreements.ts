@@ -29,6 +29,7 @@ import {
   isLate,
   isPaid,
   lateCharges,
+  payoffAmount,
   rowValue,
   startRepayment,
   type ApplyTo,
@@ -266,28 +267,38 @@ export interface LivedPayment {
 
 /**
  * A broken agreement: the loan's rows as they stood when it was made (`before`), with every
- * payment made since allocated to them as §13 would have, each on its own date. Returns the rows
- * and what each payment paid; money above a payoff (none in practice: a break finds rows unpaid)
- * is returned as `excess`, due back to the borrower.
+ * payment made since allocated to them as §13 would have, each on its own date. Returns the rows,
+ * what the payments paid of principal, interest and late charges, and the money above a payoff
+ * (none in practice: a break finds rows unpaid), due back to the borrower as `excess`.
  */
 export function restoreOnBreak(
   before: Repayment,
   payments: readonly LivedPayment[],
   terms: RepaymentTerms,
-): { repayment: Repayment; principalPaid: number; excess: number } {
+): {
+  repayment: Repayment;
+  principalPaid: number;
+  interestPaid: number;
+  lateFeePaid: number;
+  lateInterestPaid: number;
+  excess: number;
+} {
   let repayment = before;
-  let principalPaid = 0;
+  const paid = { principalPaid: 0, interestPaid: 0, lateFeePaid: 0, lateInterestPaid: 0 };
   let excess = 0;
   for (const payment of payments) {
-    if (repayment.rows.every(isPaid)) {
-      excess += payment.amount;
-      continue;
-    }
-    const allocation = allocatePayment(repayment, payment, terms);
+    const owed = repayment.rows.every(isPaid) ? 0 : payoffAmount(repayment, payment.date, terms);
+    const applied = Math.min(payment.amount, owed);
+    excess += payment.amount - applied;
+    if (applied === 0) continue;
+    const allocation = allocatePayment(repayment, { ...payment, amount: applied }, terms);
     repayment = allocation.after;
-    principalPaid += allocation.principal;
+    paid.principalPaid += allocation.principal;
+    paid.interestPaid += allocation.interest;
+    paid.lateFeePaid += allocation.lateFee;
+    paid.lateInterestPaid += allocation.lateInterest;
   }
-  return { repayment, principalPaid, excess };
+  return { repayment, ...paid, excess };
 }
 
 /** The rows of `loan` the agreement does not cover, and the principal they carry. */

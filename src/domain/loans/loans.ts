@@ -17,8 +17,11 @@ export const loanStatuses = [
 ] as const;
 export type LoanStatus = (typeof loanStatuses)[number];
 
-/** A schedule row: `overdue` once the workflow has found it unpaid after its due date. */
-export const installmentStatuses = ['pending', 'overdue', 'paid'] as const;
+/**
+ * A schedule row: `overdue` once the workflow has found it unpaid after its due date;
+ * `renegotiated` while an active payment agreement covers it (contract §17).
+ */
+export const installmentStatuses = ['pending', 'overdue', 'paid', 'renegotiated'] as const;
 export type InstallmentStatus = (typeof installmentStatuses)[number];
 
 /** The statuses a loan ends in: its record says so for good, whatever became of its workflow. */
@@ -98,6 +101,13 @@ export const loanTransactionTypes = [
   'write_off',
   /** Contract §17: the loan paid off by a new loan's release (`refinancing_clearing`); no money moves. */
   'refinancing',
+  /**
+   * Contract §17: a payment agreement took over the rows it covers (its first payment): the
+   * charges in its debt earned, its discount an expense; `amount` the agreed balance. No money moves.
+   */
+  'agreement',
+  /** Contract §17: an agreement undone (its break): the books as §13 allocates its payments. */
+  'agreement_broken',
 ] as const;
 export type LoanTransactionType = (typeof loanTransactionTypes)[number];
 

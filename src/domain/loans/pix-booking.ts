@@ -49,6 +49,11 @@ export interface PixOnLoan {
     terms: RepaymentTerms;
     /** Set once the loan was written off (contract §17): its payments post to `recoveries`. */
     writtenOffAt?: Date | null;
+    /**
+     * A payment agreement taking the loan's payments (contract §17): what settles it and the
+     * uncovered rows that day, and how it spreads a payment (activities/agreement-payments.ts).
+     */
+    agreement?: { payoff: number; allocate: (amount: number) => Allocation } | undefined;
   };
   /** The loan's account balances (debits − credits); needed only for a withdrawal charge's Pix. */
   balances?: Partial<Record<LedgerAccount, number>>;
@@ -98,14 +103,16 @@ export function planPixBooking(pix: PixOnLoan): PixBooking {
       entries: withdrawalEntries(amount, refund, balances),
     };
   }
-  const payoff = payoffAmount(loan.repayment, pix.date, loan.terms);
+  const payoff = loan.agreement?.payoff ?? payoffAmount(loan.repayment, pix.date, loan.terms);
   const applied = Math.min(amount, payoff);
   const refund = amount - applied;
-  const allocation = allocatePayment(
-    loan.repayment,
-    { amount: applied, date: pix.date, paidAt: pix.paidAt, applyTo: 'next' },
-    loan.terms,
-  );
+  const allocation = loan.agreement
+    ? loan.agreement.allocate(applied)
+    : allocatePayment(
+        loan.repayment,
+        { amount: applied, date: pix.date, paidAt: pix.paidAt, applyTo: 'next' },
+        loan.terms,
+      );
   return {
     type: allocation.finished && applied === payoff ? 'payoff' : 'payment',
     refund,

@@ -653,7 +653,7 @@ export interface paths {
     put?: never;
     /**
      * Accept an agreement as the borrower (sandbox)
-     * @description Records the borrower’s acceptance as the hosted page will once they entered the e-mailed code (channel `sandbox_api`), now on the customer’s clock: `pending_entry`, `loan.agreement_accepted`. The same acceptance again answers the agreement as it is. 409 `invalid_state` once it lapsed (not accepted by the end of its first row’s due date) or ended. The entry’s payment does not reach the agreement yet (docs/agreements.md): an accepted agreement lapses at that deadline.
+     * @description Records the borrower’s acceptance as the hosted page will once they entered the e-mailed code (channel `sandbox_api`), now on the customer’s clock: `pending_entry`, `loan.agreement_accepted`. The same acceptance again answers the agreement as it is. 409 `invalid_state` once it lapsed (not accepted by the end of its first row’s due date) or ended. Then a payment on the loan goes to the agreement’s rows first: its first row paid by its due date makes it `active` (docs/agreements.md).
      */
     post: operations['sandboxAcceptAgreement'];
     delete?: never;
@@ -2804,11 +2804,11 @@ export interface components {
         /** @description Principal still owed after this installment. */
         balance_amount: number;
         /**
-         * @description `pending`, `overdue` (unpaid after its due date) or `paid`.
+         * @description `pending`, `overdue` (unpaid after its due date), `paid`, or `renegotiated` (an active payment agreement covers it: no late charges; the agreement’s rows are what the loan owes for it).
          * @enum {string}
          */
-        status: 'pending' | 'overdue' | 'paid';
-        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        status: 'pending' | 'overdue' | 'paid' | 'renegotiated';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, while `renegotiated`, and on a loan `cancelled` or in `error`. */
         amount_due: number;
         /** @description What the row has received: installment parts (at their value when paid) and late charges. */
         paid_amount: number;
@@ -2922,7 +2922,9 @@ export interface components {
         | 'refund'
         | 'payout_returned'
         | 'write_off'
-        | 'refinancing';
+        | 'refinancing'
+        | 'agreement'
+        | 'agreement_broken';
       /** @description The money that moved, in centavos. */
       amount: number;
       /**
@@ -2979,7 +2981,8 @@ export interface components {
           | 'unidentified_receipts'
           | 'credit_losses'
           | 'recoveries'
-          | 'refinancing_clearing';
+          | 'refinancing_clearing'
+          | 'agreement_discounts';
         /**
          * @description `debit` or `credit`.
          * @enum {string}
@@ -3235,7 +3238,7 @@ export interface components {
        */
       simulation_id: string;
       /**
-       * @description `pending_acceptance` → `pending_entry` (accepted) → `active` (its first row paid by its due date) → `fulfilled`; `lapsed` (not accepted, or the entry not paid, in time: nothing changed on the loan); `broken` (a row overdue more than AGREEMENT_BREAK_DAYS: the loan’s rows come back). Today the entry’s payment does not reach the agreement yet, so an accepted agreement lapses at its deadline: `active`, `fulfilled` and `broken` are not reached (docs/agreements.md).
+       * @description `pending_acceptance` → `pending_entry` (accepted) → `active` (its first row paid by its due date) → `fulfilled`; `lapsed` (not accepted, or the entry not paid, in time: nothing changed on the loan); `broken` (a row overdue more than AGREEMENT_BREAK_DAYS: the loan’s rows come back). While `pending_entry` or `active`, a payment on the loan goes to the agreement’s rows first, then to the rows it does not cover (docs/agreements.md).
        * @enum {string}
        */
       status: 'pending_acceptance' | 'pending_entry' | 'active' | 'fulfilled' | 'lapsed' | 'broken';
@@ -3304,7 +3307,7 @@ export interface components {
       total_amount: number;
       /** @description Σ the rows’ interest. */
       total_interest_amount: number;
-      /** @description Price on calendar days at the contract rate over the agreed balance, from the agreement’s date (contract §7’s rounding; no IOF). */
+      /** @description Price on calendar days at the contract rate over the agreed balance, from the agreement’s date (contract §7’s rounding; no IOF), each row with what payments on the loan paid of it (they reach these rows first while the agreement is `pending_entry` or `active`). */
       schedule: {
         /** @description The agreement’s row, from 1. */
         number: number;
@@ -3321,6 +3324,10 @@ export interface components {
         interest_amount: number;
         /** @description The agreed balance left after it. */
         balance_amount: number;
+        /** @description What the row has received: installment parts (at their value when paid) and late charges. */
+        paid_amount: number;
+        /** @description When the payment that completed the row was made. */
+        paid_at: string | null;
       }[];
       /**
        * Format: date-time
@@ -3985,11 +3992,11 @@ export interface components {
         /** @description Principal still owed after this installment. */
         balance_amount: number;
         /**
-         * @description `pending`, `overdue` (unpaid after its due date) or `paid`.
+         * @description `pending`, `overdue` (unpaid after its due date), `paid`, or `renegotiated` (an active payment agreement covers it: no late charges; the agreement’s rows are what the loan owes for it).
          * @enum {string}
          */
-        status: 'pending' | 'overdue' | 'paid';
-        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        status: 'pending' | 'overdue' | 'paid' | 'renegotiated';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, while `renegotiated`, and on a loan `cancelled` or in `error`. */
         amount_due: number;
         /** @description What the row has received: installment parts (at their value when paid) and late charges. */
         paid_amount: number;
@@ -4177,11 +4184,11 @@ export interface components {
         /** @description Principal still owed after this installment. */
         balance_amount: number;
         /**
-         * @description `pending`, `overdue` (unpaid after its due date) or `paid`.
+         * @description `pending`, `overdue` (unpaid after its due date), `paid`, or `renegotiated` (an active payment agreement covers it: no late charges; the agreement’s rows are what the loan owes for it).
          * @enum {string}
          */
-        status: 'pending' | 'overdue' | 'paid';
-        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        status: 'pending' | 'overdue' | 'paid' | 'renegotiated';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, while `renegotiated`, and on a loan `cancelled` or in `error`. */
         amount_due: number;
         /** @description What the row has received: installment parts (at their value when paid) and late charges. */
         paid_amount: number;
@@ -4451,11 +4458,11 @@ export interface components {
         /** @description Principal still owed after this installment. */
         balance_amount: number;
         /**
-         * @description `pending`, `overdue` (unpaid after its due date) or `paid`.
+         * @description `pending`, `overdue` (unpaid after its due date), `paid`, or `renegotiated` (an active payment agreement covers it: no late charges; the agreement’s rows are what the loan owes for it).
          * @enum {string}
          */
-        status: 'pending' | 'overdue' | 'paid';
-        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        status: 'pending' | 'overdue' | 'paid' | 'renegotiated';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, while `renegotiated`, and on a loan `cancelled` or in `error`. */
         amount_due: number;
         /** @description What the row has received: installment parts (at their value when paid) and late charges. */
         paid_amount: number;
@@ -4643,11 +4650,11 @@ export interface components {
         /** @description Principal still owed after this installment. */
         balance_amount: number;
         /**
-         * @description `pending`, `overdue` (unpaid after its due date) or `paid`.
+         * @description `pending`, `overdue` (unpaid after its due date), `paid`, or `renegotiated` (an active payment agreement covers it: no late charges; the agreement’s rows are what the loan owes for it).
          * @enum {string}
          */
-        status: 'pending' | 'overdue' | 'paid';
-        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`. */
+        status: 'pending' | 'overdue' | 'paid' | 'renegotiated';
+        /** @description What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, while `renegotiated`, and on a loan `cancelled` or in `error`. */
         amount_due: number;
         /** @description What the row has received: installment parts (at their value when paid) and late charges. */
         paid_amount: number;
@@ -9613,7 +9620,9 @@ export interface operations {
            *               "balance_amount": 25933,
            *               "interest_amount": 286,
            *               "principal_amount": 8782,
-           *               "installment_amount": 9068
+           *               "installment_amount": 9068,
+           *               "paid_amount": 0,
+           *               "paid_at": null
            *             },
            *             {
            *               "number": 2,
@@ -9621,7 +9630,9 @@ export interface operations {
            *               "balance_amount": 17467,
            *               "interest_amount": 602,
            *               "principal_amount": 8466,
-           *               "installment_amount": 9068
+           *               "installment_amount": 9068,
+           *               "paid_amount": 0,
+           *               "paid_at": null
            *             },
            *             {
            *               "number": 3,
@@ -9629,7 +9640,9 @@ export interface operations {
            *               "balance_amount": 8849,
            *               "interest_amount": 450,
            *               "principal_amount": 8618,
-           *               "installment_amount": 9068
+           *               "installment_amount": 9068,
+           *               "paid_amount": 0,
+           *               "paid_at": null
            *             },
            *             {
            *               "number": 4,
@@ -9637,7 +9650,9 @@ export interface operations {
            *               "balance_amount": 0,
            *               "interest_amount": 220,
            *               "principal_amount": 8849,
-           *               "installment_amount": 9069
+           *               "installment_amount": 9069,
+           *               "paid_amount": 0,
+           *               "paid_at": null
            *             }
            *           ],
            *           "acceptance_deadline": "2027-02-18T02:59:59.999Z",
@@ -9799,7 +9814,9 @@ export interface operations {
            *           "balance_amount": 18107,
            *           "interest_amount": 150,
            *           "principal_amount": 18377,
-           *           "installment_amount": 18527
+           *           "installment_amount": 18527,
+           *           "paid_amount": 0,
+           *           "paid_at": null
            *         },
            *         {
            *           "number": 2,
@@ -9807,7 +9824,9 @@ export interface operations {
            *           "balance_amount": 0,
            *           "interest_amount": 420,
            *           "principal_amount": 18107,
-           *           "installment_amount": 18527
+           *           "installment_amount": 18527,
+           *           "paid_amount": 0,
+           *           "paid_at": null
            *         }
            *       ],
            *       "acceptance_deadline": "2027-02-24T02:59:59.999Z",
@@ -9979,7 +9998,9 @@ export interface operations {
            *           "balance_amount": 25933,
            *           "interest_amount": 286,
            *           "principal_amount": 8782,
-           *           "installment_amount": 9068
+           *           "installment_amount": 9068,
+           *           "paid_amount": 0,
+           *           "paid_at": null
            *         },
            *         {
            *           "number": 2,
@@ -9987,7 +10008,9 @@ export interface operations {
            *           "balance_amount": 17467,
            *           "interest_amount": 602,
            *           "principal_amount": 8466,
-           *           "installment_amount": 9068
+           *           "installment_amount": 9068,
+           *           "paid_amount": 0,
+           *           "paid_at": null
            *         },
            *         {
            *           "number": 3,
@@ -9995,7 +10018,9 @@ export interface operations {
            *           "balance_amount": 8849,
            *           "interest_amount": 450,
            *           "principal_amount": 8618,
-           *           "installment_amount": 9068
+           *           "installment_amount": 9068,
+           *           "paid_amount": 0,
+           *           "paid_at": null
            *         },
            *         {
            *           "number": 4,
@@ -10003,7 +10028,9 @@ export interface operations {
            *           "balance_amount": 0,
            *           "interest_amount": 220,
            *           "principal_amount": 8849,
-           *           "installment_amount": 9069
+           *           "installment_amount": 9069,
+           *           "paid_amount": 0,
+           *           "paid_at": null
            *         }
            *       ],
            *       "acceptance_deadline": "2027-02-18T02:59:59.999Z",
@@ -10133,7 +10160,9 @@ export interface operations {
            *           "balance_amount": 25933,
            *           "interest_amount": 286,
            *           "principal_amount": 8782,
-           *           "installment_amount": 9068
+           *           "installment_amount": 9068,
+           *           "paid_amount": 0,
+           *           "paid_at": null
            *         },
            *         {
            *           "number": 2,
@@ -10141,7 +10170,9 @@ export interface operations {
            *           "balance_amount": 17467,
            *           "interest_amount": 602,
            *           "principal_amount": 8466,
-           *           "installment_amount": 9068
+           *           "installment_amount": 9068,
+           *           "paid_amount": 0,
+           *           "paid_at": null
            *         },
            *         {
            *           "number": 3,
@@ -10149,7 +10180,9 @@ export interface operations {
            *           "balance_amount": 8849,
            *           "interest_amount": 450,
            *           "principal_amount": 8618,
-           *           "installment_amount": 9068
+           *           "installment_amount": 9068,
+           *           "paid_amount": 0,
+           *           "paid_at": null
            *         },
            *         {
            *           "number": 4,
@@ -10157,7 +10190,9 @@ export interface operations {
            *           "balance_amount": 0,
            *           "interest_amount": 220,
            *           "principal_amount": 8849,
-           *           "installment_amount": 9069
+           *           "installment_amount": 9069,
+           *           "paid_amount": 0,
+           *           "paid_at": null
            *         }
            *       ],
            *       "acceptance_deadline": "2027-02-18T02:59:59.999Z",

@@ -121,9 +121,25 @@ export const agreementSchema = z
     simulation_id: idField('ags'),
     status: z.enum(agreementStatuses).meta({
       description:
-        '`pending_acceptance` → `pending_entry` (accepted) → `active` (its first row paid by its due date) → `fulfilled`; `lapsed` (not accepted, or the entry not paid, in time: nothing changed on the loan); `broken` (a row overdue more than AGREEMENT_BREAK_DAYS: the loan’s rows come back). Today the entry’s payment does not reach the agreement yet, so an accepted agreement lapses at its deadline: `active`, `fulfilled` and `broken` are not reached (docs/agreements.md).',
+        '`pending_acceptance` → `pending_entry` (accepted) → `active` (its first row paid by its due date) → `fulfilled`; `lapsed` (not accepted, or the entry not paid, in time: nothing changed on the loan); `broken` (a row overdue more than AGREEMENT_BREAK_DAYS: the loan’s rows come back). While `pending_entry` or `active`, a payment on the loan goes to the agreement’s rows first, then to the rows it does not cover (docs/agreements.md).',
     }),
     ...figures,
+    schedule: z
+      .array(
+        row.extend({
+          paid_amount: centavos(
+            'What the row has received: installment parts (at their value when paid) and late charges.',
+          ),
+          paid_at: z.iso
+            .datetime({ offset: true })
+            .nullable()
+            .meta({ description: 'When the payment that completed the row was made.' }),
+        }),
+      )
+      .meta({
+        description:
+          'Price on calendar days at the contract rate over the agreed balance, from the agreement’s date (contract §7’s rounding; no IOF), each row with what payments on the loan paid of it (they reach these rows first while the agreement is `pending_entry` or `active`).',
+      }),
     acceptance_deadline: instant(
       'Not accepted, or its entry not paid, by then (the end of the first row’s due date, the customer’s clock): `lapsed` at that instant by the loan’s workflow.',
     ),

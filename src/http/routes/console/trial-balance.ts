@@ -19,6 +19,7 @@ const accountNames: Record<LedgerAccount, string> = {
   credit_losses: 'Perdas de crédito (baixas)',
   recoveries: 'Recuperações de créditos baixados',
   refinancing_clearing: 'Compensação de refinanciamentos',
+  agreement_discounts: 'Descontos concedidos em acordos',
 };
 
 /**

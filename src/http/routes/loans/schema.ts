@@ -356,11 +356,12 @@ export const loanSchema = z
     schedule: z
       .array(
         scheduleRowSchema.extend({
-          status: z
-            .enum(installmentStatuses)
-            .meta({ description: '`pending`, `overdue` (unpaid after its due date) or `paid`.' }),
+          status: z.enum(installmentStatuses).meta({
+            description:
+              '`pending`, `overdue` (unpaid after its due date), `paid`, or `renegotiated` (an active payment agreement covers it: no late charges; the agreement’s rows are what the loan owes for it).',
+          }),
           amount_due: centavos(
-            'What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, and on a loan `cancelled` or in `error`.',
+            'What the row owes today: what is left of its installment, plus late charges once late; 0 once paid, while `renegotiated`, and on a loan `cancelled` or in `error`.',
           ),
           paid_amount: centavos(
             'What the row has received: installment parts (at their value when paid) and late charges.',
