@@ -15,6 +15,7 @@ import {
   type AgreementSimulation,
 } from '../db/queries/agreements.js';
 import { findLoan, repaymentOf, repaymentTerms, type LoanView } from '../db/queries/loans.js';
+import { liveRefinancersOf } from '../db/queries/refinancings.js';
 import { addDays, businessDate, startOfBusinessDate } from '../domain/business-date.js';
 import { newId } from '../domain/ids.js';
 import {
@@ -197,6 +198,14 @@ export async function createLoanAgreement(
   const now = clockNow(loan, deps.clock());
   const live = await liveAgreementOf(deps.db, loan.id);
   if (live && !(await lapsedUnaccepted(deps, tenant, live, now))) throw agreementExists(live);
+  // A new loan that pays this one off at its release comes first (its release would refuse a
+  // loan under an agreement made since, and cancel itself): the partner cancels it to agree.
+  const refinancer = (await liveRefinancersOf(deps.db, tenant, [loan.id])).get(loan.id);
+  if (refinancer)
+    throw new ProblemError(
+      'loan_already_being_refinanced',
+      `Loan ${refinancer} refinances this loan at its release; an agreement waits until it is cancelled.`,
+    );
   if (now > simulation.validUntil)
     throw new ProblemError(
       'simulation_expired',

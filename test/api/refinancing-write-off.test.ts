@@ -335,7 +335,7 @@ describe('refinancing (contract §17)', () => {
       201,
     );
     await sign(refinancing);
-    // An agreement made on the old loan meanwhile (over all its rows: none is late).
+    // An agreement on the old loan (over all its rows: none is late) waits for the refinancing…
     const terms = await json<{ id: string }>(
       api(`/v3/loans/${old.id}/agreements/simulations`, {
         method: 'POST',
@@ -343,10 +343,22 @@ describe('refinancing (contract §17)', () => {
       }),
       201,
     );
+    const waits = await api(`/v3/loans/${old.id}/agreements`, {
+      method: 'POST',
+      body: { simulation_id: terms.id },
+    });
+    expect(waits.status).toBe(409);
+    expect(((await waits.json()) as Problem).code).toBe('loan_already_being_refinanced');
+    // …and one made anyway in the moment before the refinancing's row was written (a race the
+    // request cannot see) is refused by the release: written here as that race would leave it.
+    await stack.database.sql`
+      update loan_refinancings set status = 'void' where loan_id = ${refinancing.id}`;
     await json(
       api(`/v3/loans/${old.id}/agreements`, { method: 'POST', body: { simulation_id: terms.id } }),
       201,
     );
+    await stack.database.sql`
+      update loan_refinancings set status = 'pending' where loan_id = ${refinancing.id}`;
     const refused = await confirmDisbursement(refinancing.id);
     expect(refused.status).toBe('cancelled');
     expect(refused.cancellation_reason).toBe('refinanced_loan_changed');

@@ -613,7 +613,7 @@ export interface paths {
     put?: never;
     /**
      * Make a payment agreement
-     * @description The agreement of a simulation, `pending_acceptance` until the borrower accepts it (at the latest by the end of its first row’s due date); `loan.agreement_created`. One live agreement per loan: 409 `agreement_exists`; 409 `simulation_expired` past the simulation’s day or once the loan changed after it; 409 `invalid_state` unless the loan is `active`.
+     * @description The agreement of a simulation, `pending_acceptance` until the borrower accepts it (at the latest by the end of its first row’s due date); `loan.agreement_created`. One live agreement per loan: 409 `agreement_exists`; 409 `loan_already_being_refinanced` while a new loan refinances it (until that loan is cancelled); 409 `simulation_expired` past the simulation’s day or once the loan changed after it; 409 `invalid_state` unless the loan is `active`.
      */
     post: operations['createAgreement'];
     delete?: never;
