@@ -5,8 +5,6 @@ const unitTests = 'test/unit/**/*.test.ts';
 
 export default defineConfig({
   test: {
-    // One PostgreSQL, one Temporal dev server and one workflow bundle for the whole run.
-    globalSetup: ['test/helpers/global-setup.ts'],
     // The Temporal native bridge has crashed under worker threads; forks are safe.
     pool: 'forks',
     // Three files at once on CI's 2 cores: most of a file's time is waiting (timers, workflows,
@@ -27,6 +25,10 @@ export default defineConfig({
           name: 'service',
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, unitTests],
+          // One PostgreSQL, one Temporal dev server and one workflow bundle for the whole run —
+          // this project's alone: at the root (or inherited by `extends`) each project would
+          // start a set of its own.
+          globalSetup: ['test/helpers/global-setup.ts'],
           // Each fork gets one Temporal runtime that logs warnings only and leaves signals to vitest.
           setupFiles: ['test/helpers/quiet-runtime.ts'],
         },
