@@ -1,11 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../project-root.js';
 import { freePort } from './free-port.js';
-import { superviseServer, waitUntilReady } from './server-process.js';
+import { acceptsConnections, superviseServer, waitUntilReady } from './server-process.js';
 import {
   defaultProgress,
   resolveBinary,
@@ -117,7 +116,8 @@ export async function startJaeger(options: JaegerOptions = {}): Promise<JaegerSe
       waitUntilReady(
         'Jaeger',
         uiUrl,
-        async () => (await fetch(`${uiUrl}/api/services`)).ok && (await accepts(otlpHttpPort)),
+        async () =>
+          (await fetch(`${uiUrl}/api/services`)).ok && (await acceptsConnections(otlpHttpPort)),
       ),
       exited,
     ]);
@@ -133,15 +133,4 @@ export async function startJaeger(options: JaegerOptions = {}): Promise<JaegerSe
     process: child,
     stop,
   };
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }

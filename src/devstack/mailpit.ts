@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { dirname } from 'node:path';
 import { freePort } from './free-port.js';
-import { superviseServer, waitUntilReady } from './server-process.js';
+import { acceptsConnections, superviseServer, waitUntilReady } from './server-process.js';
 import { defaultProgress, goInstalled, resolveBinary, type Progress } from './temporal-binaries.js';
 
 /**
@@ -89,7 +88,7 @@ export async function startMailpit(options: MailpitOptions = {}): Promise<Mailpi
       waitUntilReady(
         'Mailpit',
         webUrl,
-        async () => (await fetch(`${webUrl}/readyz`)).ok && (await accepts(smtpPort)),
+        async () => (await fetch(`${webUrl}/readyz`)).ok && (await acceptsConnections(smtpPort)),
       ),
       exited,
     ]);
@@ -111,15 +110,4 @@ export async function startMailpit(options: MailpitOptions = {}): Promise<Mailpi
 
 function withoutMailpitVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('MP_')));
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }

@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { connect } from 'node:net';
 
 /**
  * What the project's servers (MinIO, Mailpit) share once spawned: their last output kept for the
@@ -45,4 +46,16 @@ export async function waitUntilReady(
     if (Date.now() > deadline) throw new Error(`${what} did not answer on ${where} within 30 s`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** Whether something on loopback takes a TCP connection on `port` right now. */
+export function acceptsConnections(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 }

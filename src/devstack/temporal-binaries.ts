@@ -10,11 +10,11 @@ import {
   rm,
   writeFile,
 } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { EphemeralServerExecutable } from '@temporalio/testing';
 import { freePort } from './free-port.js';
+import { acceptsConnections } from './server-process.js';
 
 /**
  * Provides the Temporal servers the dev and test commands run, resolved in this order:
@@ -275,13 +275,7 @@ async function ensureClassArchive(folder: string, progress: Progress): Promise<v
 async function waitForPort(port: number, timeoutMs: number, over: () => boolean): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!over()) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect({ host: '127.0.0.1', port }, () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
+    const open = await acceptsConnections(port);
     if (open) return;
     if (Date.now() > deadline) throw new Error(`nothing listened on port ${port}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
