@@ -129,6 +129,7 @@ describe('a loan from contract to last installment, over HTTP on the real stack'
       'schedule',
       'error',
       'cancellation_reason',
+      'finished_reason',
       'refund_due_amount',
       'written_off_at',
       'created_at',
