@@ -32,7 +32,7 @@ import { agreementEventTypes } from '../src/domain/loans/agreements.js';
 import type { ApplyTo } from '../src/domain/loans/allocation.js';
 import { newId } from '../src/domain/ids.js';
 import type { Tenant } from '../src/domain/tenant.js';
-import { presentAgreement } from '../src/presenters/agreements.js';
+import { presentAgreement, type AcceptanceUrl } from '../src/presenters/agreements.js';
 import type { NewEvent } from '../src/webhooks/fan-out.js';
 
 /** The accounts an agreement's books move (its break trues them up). */
@@ -130,6 +130,7 @@ export async function recordAgreementPayment(
   loan: LoanView,
   planned: AgreementPayment,
   paidAt: string,
+  acceptanceUrl: AcceptanceUrl,
 ): Promise<NewEvent[]> {
   const { agreement, allocation } = planned;
   const { figures } = agreement;
@@ -162,7 +163,7 @@ export async function recordAgreementPayment(
   const eventOf = (type: string, written: Agreement): NewEvent => ({
     id: newId('evt'),
     type,
-    data: presentAgreement(written),
+    data: presentAgreement(written, acceptanceUrl),
     createdAt: written.updatedAt,
   });
   if (activates) {

@@ -104,7 +104,7 @@ export function createAgreementActivities(deps: ActivityDeps) {
               {
                 id: input.eventId,
                 type: agreementEventTypes.lapsed,
-                data: presentAgreement(ended),
+                data: presentAgreement(ended, deps.loans.agreementAcceptanceUrl),
                 createdAt: ended.updatedAt,
               },
             ],
@@ -151,7 +151,7 @@ export function createAgreementActivities(deps: ActivityDeps) {
               {
                 id: input.eventId,
                 type: agreementEventTypes.broken,
-                data: presentAgreement(ended!),
+                data: presentAgreement(ended!, deps.loans.agreementAcceptanceUrl),
                 createdAt: ended!.updatedAt,
               },
             ],

@@ -41,6 +41,7 @@ import type { IofRates } from '../src/domain/credit/simulation.js';
 import { businessDate } from '../src/domain/business-date.js';
 import type { Actors } from '../src/domain/operators.js';
 import type { Tenant } from '../src/domain/tenant.js';
+import type { AcceptanceUrl } from '../src/presenters/agreements.js';
 import { presentLoan, type SigningUrl } from '../src/presenters/loans.js';
 import type { NewEvent } from '../src/webhooks/fan-out.js';
 import { writeWithEvents } from './write-with-events.js';
@@ -53,6 +54,8 @@ import type { ActivityDeps } from './index.js';
 
 export interface LoanActivityDeps {
   signingUrl: SigningUrl;
+  /** The acceptance page's address of a payment agreement (its events show it). */
+  agreementAcceptanceUrl: AcceptanceUrl;
   /** The IOF rates of loans priced before they kept their own (`iof_terms`). */
   iof: IofRates;
   /** What production BR Codes name (contract §14): the lender's Pix key, name and city. */
@@ -409,7 +412,14 @@ export function createLoanActivities(deps: ActivityDeps) {
           throw error;
         }
         const agreementEvents = underAgreement
-          ? await recordAgreementPayment(tx, input.tenant, before, underAgreement, payment.paidAt)
+          ? await recordAgreementPayment(
+              tx,
+              input.tenant,
+              before,
+              underAgreement,
+              payment.paidAt,
+              deps.loans.agreementAcceptanceUrl,
+            )
           : [];
         const written = await insertLoanTransaction(tx, input.tenant, input.loanId, {
           id: input.transactionId,

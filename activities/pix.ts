@@ -215,6 +215,7 @@ export function createPixActivities(deps: ActivityDeps) {
             before,
             underAgreement,
             paidAt.toISOString(),
+            deps.loans.agreementAcceptanceUrl,
           )),
         );
       written = await insertLoanTransaction(tx, tenant, before.id, {

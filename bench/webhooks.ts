@@ -107,6 +107,8 @@ try {
       psp: null,
       loans: {
         signingUrl: (loanId) => `http://127.0.0.1/hosted/signing/${loanId}`,
+        agreementAcceptanceUrl: (agreementId) =>
+          `http://127.0.0.1/hosted/agreements/${agreementId}`,
         iof: developmentConfig.iof,
         pix: pixPayee(developmentConfig),
       },

@@ -82,6 +82,7 @@ import { agreementRoutes } from './http/routes/agreements/router.js';
 import { loanCommandRoutes } from './http/routes/loans/commands-router.js';
 import { loanRoutes } from './http/routes/loans/router.js';
 import { signingUrls } from './domain/loans/signing-token.js';
+import { acceptanceUrls } from './domain/loans/acceptance-token.js';
 import { reviewRoutes } from './http/routes/reviews/router.js';
 import { erasureRoutes } from './http/routes/erasure/router.js';
 import { creditDecisionRoutes } from './http/routes/reviews/credit-decision.js';
@@ -218,6 +219,10 @@ export function createApp(deps: AppDeps): App {
     signingLinkKeys: config.keys.signingLink,
     signatureDeadlineMs: config.loanSignatureDeadlineMs,
     sandboxDisbursementDelayMs: config.sandboxDisbursementDelayMs,
+    agreements: {
+      acceptanceUrl: acceptanceUrls(config.publicBaseUrl, config.keys.signingLink),
+      breakDays: config.agreementBreakDays,
+    },
     lender: config.lender,
     lateChargeRates: config.lateCharges,
     iof: config.iof,

@@ -34,6 +34,7 @@ import { loanNotFound, type LoanDeps } from './loan-deps.js';
 import { workflowIds } from '../temporal/workflow-ids.js';
 import { agreementChangedSignal } from '../../workflows/loan/agreement-messages.js';
 import { openBook, payoffUnderAgreement } from '../domain/loans/agreement-book.js';
+import { writeAgreementTerm } from './agreement-term.js';
 
 export const agreementNotFound = (id: string) =>
   problems.notFound('agreement_not_found', `No agreement ${id}.`);
@@ -169,7 +170,7 @@ async function lapsedUnaccepted(
         {
           id: newId('evt'),
           type: agreementEventTypes.lapsed,
-          data: presentAgreement(lapsed),
+          data: presentAgreement(lapsed, deps.agreements.acceptanceUrl),
           createdAt: lapsed.updatedAt,
         },
       ],
@@ -216,50 +217,126 @@ export async function createLoanAgreement(
       'simulation_expired',
       'The loan changed after the simulation (a payment, an overdue row): simulate again.',
     );
-  const { agreement, deliveries } = await deps.db.transaction(async (tx) => {
-    const written = await insertAgreement(tx, {
-      id: newId('agr'),
-      partnerId: tenant.partnerId,
-      environment: tenant.environment,
-      loanId: loan.id,
-      simulationId: simulation.id,
-      status: 'pending_acceptance',
-      figures: simulation.figures,
-      acceptanceDeadline: endOf(simulation.figures.first_due_date),
+  const id = newId('agr');
+  const acceptanceDeadline = endOf(simulation.figures.first_due_date);
+  // The term is stored before its row, as a contract is: a refused write deletes it below, and
+  // one whose outcome is unknown leaves a file the orphan sweeper removes a day later.
+  const term = await writeAgreementTerm(
+    deps,
+    loan,
+    { id, figures: simulation.figures, acceptanceDeadline },
+    now,
+  );
+  const { agreement, deliveries } = await deps.db
+    .transaction(async (tx) => {
+      const written = await insertAgreement(tx, {
+        id,
+        partnerId: tenant.partnerId,
+        environment: tenant.environment,
+        loanId: loan.id,
+        simulationId: simulation.id,
+        status: 'pending_acceptance',
+        figures: simulation.figures,
+        acceptanceDeadline,
+        termKey: term.key,
+        termSha256: term.sha256,
+      });
+      if (!written) {
+        const other = await liveAgreementOf(tx, loan.id);
+        throw other
+          ? agreementExists(other)
+          : new ProblemError(
+              'agreement_exists',
+              `The simulation ${simulation.id} was made into an agreement already.`,
+            );
+      }
+      const outbox = await recordAndFanOut(
+        tx,
+        tenant,
+        [
+          {
+            id: newId('evt'),
+            type: agreementEventTypes.created,
+            data: presentAgreement(written, deps.agreements.acceptanceUrl),
+            createdAt: written.createdAt,
+          },
+        ],
+        deps.taskQueue,
+      );
+      return { agreement: written, deliveries: outbox };
+    })
+    .catch(async (error: unknown) => {
+      await deps.files.delete(term.key).catch(() => {});
+      throw error;
     });
-    if (!written) {
-      const other = await liveAgreementOf(tx, loan.id);
-      throw other
-        ? agreementExists(other)
-        : new ProblemError(
-            'agreement_exists',
-            `The simulation ${simulation.id} was made into an agreement already.`,
-          );
-    }
+  await startDeliveries(deps, deliveries);
+  await tellLoanWorkflow(deps, loanId);
+  return agreement;
+}
+
+/** How an acceptance was made: its evidence, as a signature's (contract §15). */
+export interface AcceptanceEvidence {
+  ipAddress: string | null;
+  userAgent: string | null;
+  /** `email:m***@e***.com` (the channel of the code the borrower entered), or `sandbox_api`. */
+  channel: string;
+  /** The SHA-256 of the term accepted. */
+  sha256: string | null;
+}
+
+/**
+ * The borrower's acceptance, now on the customer's clock: `pending_acceptance` → `pending_entry`
+ * with its evidence, `loan.agreement_accepted`, the loan's workflow told. One past its deadline
+ * lapses (409 `invalid_state`); one that is not `pending_acceptance` is answered as it is with
+ * `accepted: false` (the caller says whether that is a refusal). A conditional write: of two
+ * racing acceptances one is recorded.
+ */
+export async function acceptLoanAgreement(
+  deps: LoanDeps,
+  tenant: Tenant,
+  agreement: Agreement,
+  evidence: AcceptanceEvidence,
+): Promise<{ agreement: Agreement; accepted: boolean }> {
+  const loan = await findLoan(deps.db, tenant, agreement.loanId);
+  if (!loan) throw loanNotFound(agreement.loanId);
+  const now = clockNow(loan, deps.clock());
+  if (await lapsedUnaccepted(deps, tenant, agreement, now))
+    throw new ProblemError(
+      'invalid_state',
+      `The agreement's deadline, ${agreement.acceptanceDeadline.toISOString()}, passed: it lapsed.`,
+    );
+  if (agreement.status !== 'pending_acceptance') return { agreement, accepted: false };
+  const { accepted, deliveries } = await deps.db.transaction(async (tx) => {
+    const written = await acceptAgreement(tx, agreement.id, { acceptedAt: now, ...evidence });
+    if (!written) return { accepted: undefined, deliveries: [] };
     const outbox = await recordAndFanOut(
       tx,
       tenant,
       [
         {
           id: newId('evt'),
-          type: agreementEventTypes.created,
-          data: presentAgreement(written),
-          createdAt: written.createdAt,
+          type: agreementEventTypes.accepted,
+          data: presentAgreement(written, deps.agreements.acceptanceUrl),
+          createdAt: written.updatedAt,
         },
       ],
       deps.taskQueue,
     );
-    return { agreement: written, deliveries: outbox };
+    return { accepted: written, deliveries: outbox };
   });
   await startDeliveries(deps, deliveries);
-  await tellLoanWorkflow(deps, loanId);
-  return agreement;
+  if (accepted) {
+    await tellLoanWorkflow(deps, agreement.loanId);
+    return { agreement: accepted, accepted: true };
+  }
+  // Accepted (or lapsed) meanwhile by a request racing this one: answer it as it stands.
+  return { agreement: (await findAgreement(deps.db, tenant, agreement.id))!, accepted: false };
 }
 
 /**
- * The sandbox's acceptance (contract §17: like the signing helper): what the hosted page will do
- * once the borrower entered the e-mailed code, recorded with the channel `sandbox_api`, now on
- * the customer's clock: `pending_entry`, `loan.agreement_accepted`. Accepting an agreement already
+ * The sandbox's acceptance (contract §17: like the signing helper): what the hosted page does
+ * once the borrower entered the e-mailed code, recorded with the channel `sandbox_api` and the
+ * agreement's term: `pending_entry`, `loan.agreement_accepted`. Accepting an agreement already
  * accepted answers it as it is; one past its deadline lapses (409 `invalid_state`).
  */
 export async function acceptAgreementInSandbox(
@@ -270,47 +347,22 @@ export async function acceptAgreementInSandbox(
 ): Promise<Agreement> {
   const agreement = await findAgreement(deps.db, tenant, agreementId);
   if (!agreement) throw agreementNotFound(agreementId);
-  const loan = await findLoan(deps.db, tenant, agreement.loanId);
-  if (!loan) throw loanNotFound(agreement.loanId);
-  const now = clockNow(loan, deps.clock());
-  if (await lapsedUnaccepted(deps, tenant, agreement, now))
-    throw new ProblemError(
-      'invalid_state',
-      `The agreement's deadline, ${agreement.acceptanceDeadline.toISOString()}, passed: it lapsed.`,
-    );
-  // Accepted already: the same acceptance again changes nothing.
-  if (agreement.status === 'pending_entry' || agreement.status === 'active') return agreement;
-  if (agreement.status !== 'pending_acceptance')
-    throw new ProblemError(
-      'invalid_state',
-      `The agreement is ${agreement.status}; it takes no acceptance.`,
-    );
-  const { accepted, deliveries } = await deps.db.transaction(async (tx) => {
-    const written = await acceptAgreement(tx, agreement.id, {
-      acceptedAt: now,
-      ...evidence,
-      channel: 'sandbox_api',
-    });
-    if (!written) return { accepted: undefined, deliveries: [] };
-    const outbox = await recordAndFanOut(
-      tx,
-      tenant,
-      [
-        {
-          id: newId('evt'),
-          type: agreementEventTypes.accepted,
-          data: presentAgreement(written),
-          createdAt: written.updatedAt,
-        },
-      ],
-      deps.taskQueue,
-    );
-    return { accepted: written, deliveries: outbox };
+  const answer = await acceptLoanAgreement(deps, tenant, agreement, {
+    ...evidence,
+    channel: 'sandbox_api',
+    sha256: agreement.termSha256,
   });
-  await startDeliveries(deps, deliveries);
-  if (accepted) await tellLoanWorkflow(deps, agreement.loanId);
-  // Accepted (or lapsed) meanwhile by a request racing this one: answer it as it stands.
-  return accepted ?? (await findAgreement(deps.db, tenant, agreementId))!;
+  // Accepted already: the same acceptance again changes nothing.
+  if (
+    !answer.accepted &&
+    answer.agreement.status !== 'pending_entry' &&
+    answer.agreement.status !== 'active'
+  )
+    throw new ProblemError(
+      'invalid_state',
+      `The agreement is ${answer.agreement.status}; it takes no acceptance.`,
+    );
+  return answer.agreement;
 }
 
 /**

@@ -5,6 +5,7 @@ import type { KeyRing } from '../domain/key-ring.js';
 import type { LateChargeRates } from '../domain/loans/repayment.js';
 import { problems } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { AcceptanceUrl } from '../presenters/agreements.js';
 import type { SigningUrl } from '../presenters/loans.js';
 import type { FileStore } from '../storage/file-store.js';
 
@@ -28,6 +29,11 @@ export interface LoanDeps {
   iof: IofRates;
   /** SANDBOX_DISBURSEMENT_DELAY, handed to each sandbox loan's workflow. */
   sandboxDisbursementDelayMs: number;
+  /**
+   * Payment agreements (contract §17): their acceptance page's address, and AGREEMENT_BREAK_DAYS,
+   * which their term states.
+   */
+  agreements: { acceptanceUrl: AcceptanceUrl; breakDays: number };
 }
 
 export const loanNotFound = (id: string) => problems.notFound('loan_not_found', `No loan ${id}.`);

@@ -11,6 +11,7 @@ import { prebuiltWorkflowBundle, Runtime } from '../worker/create-worker.js';
 import { temporalLogger } from '../worker/temporal-logger.js';
 import { freePort } from '../devstack/free-port.js';
 import { signingUrls } from '../domain/loans/signing-token.js';
+import { acceptanceUrls } from '../domain/loans/acceptance-token.js';
 import { createFileStore } from '../storage/create-file-store.js';
 import { createWorkerMetrics, serveWorkerMetrics } from '../worker/metrics.js';
 import {
@@ -97,6 +98,7 @@ await runMain('worker', async (logger) => {
       offers: { validityMs: config.offerValidityMs, renewalDelayMs: config.offerRenewalDelayMs },
       loans: {
         signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink),
+        agreementAcceptanceUrl: acceptanceUrls(config.publicBaseUrl, config.keys.signingLink),
         iof: config.iof,
         pix: pixPayee(config),
         refundAfterMs: config.refundAfterMs,

@@ -44,8 +44,11 @@ export function presentAgreementSimulation(simulation: AgreementSimulation) {
   };
 }
 
+/** The acceptance page's address of an agreement (`acceptanceUrls`). */
+export type AcceptanceUrl = (agreementId: string) => string;
+
 /** The public agreement: the API's answer and every `loan.agreement_*` event's `agreement`. */
-export function presentAgreement(agreement: Agreement) {
+export function presentAgreement(agreement: Agreement, acceptanceUrl: AcceptanceUrl) {
   const paid = agreement.book?.repayment.rows;
   return {
     id: agreement.id,
@@ -59,6 +62,8 @@ export function presentAgreement(agreement: Agreement) {
       paid_amount: paid?.[index]?.paid_amount ?? 0,
       paid_at: paid?.[index]?.paid_at ?? null,
     })),
+    acceptance_url: acceptanceUrl(agreement.id),
+    term_sha256: agreement.termSha256,
     acceptance_deadline: agreement.acceptanceDeadline.toISOString(),
     accepted_at: agreement.acceptedAt?.toISOString() ?? null,
     active_at: agreement.activeAt?.toISOString() ?? null,

@@ -1,13 +1,13 @@
 import { inArray } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { documents, loans } from '../db/schema/index.js';
+import { documents, loanAgreements, loans } from '../db/schema/index.js';
 import type { FileStore } from './file-store.js';
 
 /** An object older than this that no row names is an orphan (an upload whose row never came). */
 export const ORPHAN_AGE_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Removes stored files that no document or loan names, once they are a day old: what is left of
+ * Removes stored files that no document, loan or agreement (its term) names, once they are a day old: what is left of
  * an upload whose database write failed in a way that left its outcome unclear (the request
  * removes the object itself when the write was refused). Younger objects are never touched, so a
  * write still in flight keeps its file.
@@ -23,7 +23,7 @@ export async function sweepOrphanedFiles(
     examined += page.length;
     if (old.length === 0) continue;
     const keys = old.map((file) => file.key);
-    const [named, contracts] = await Promise.all([
+    const [named, contracts, terms] = await Promise.all([
       deps.db
         .select({ key: documents.storageKey })
         .from(documents)
@@ -32,8 +32,12 @@ export async function sweepOrphanedFiles(
         .select({ key: loans.contractKey })
         .from(loans)
         .where(inArray(loans.contractKey, keys)),
+      deps.db
+        .select({ key: loanAgreements.termKey })
+        .from(loanAgreements)
+        .where(inArray(loanAgreements.termKey, keys)),
     ]);
-    const kept = new Set([...named, ...contracts].map((row) => row.key));
+    const kept = new Set([...named, ...contracts, ...terms].map((row) => row.key));
     for (const key of keys) {
       if (kept.has(key)) continue;
       await deps.files.delete(key);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Decimal as DecimalJs } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
@@ -10,6 +11,8 @@ import type {
 } from '../../src/http/routes/agreements/schema.js';
 import type { loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
 import { activeLoan as activeLoanOf, type LoanBody } from '../helpers/credit.js';
+import { HostedBrowser } from '../helpers/hosted.js';
+import { codeIn, waitForMessage } from '../helpers/mailbox.js';
 import { recordOpenedHistory } from '../helpers/opened-history.js';
 import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
@@ -393,5 +396,127 @@ describe('payment agreements (contract §17)', () => {
       'loan',
       'agreement-kept-by-pix-then-broken',
     );
+  });
+
+  it('the borrower accepts on the hosted page with the e-mailed code: the terms, the term PDF of term_sha256, refusals that change nothing', async () => {
+    const loan = await activeLoanOf(stack, api, { opsToken: OPS_TOKEN });
+    const { email } = await json<{ email: string }>(api(`/v3/customers/${loan.customer_id}`));
+    const today = addDays(loan.schedule[0]!.due_date, 5);
+    await advanceClock(loan.customer_id, new Date(`${today}T15:00:00Z`));
+    const simulation = await json<SimulationBody>(
+      simulate(loan.id, {
+        rows: 'overdue',
+        discount_percentage: 50,
+        installments: 2,
+        first_due_date: addDays(today, 10),
+      }),
+      201,
+    );
+    const agreement = await json<AgreementBody>(create(loan.id, simulation.id), 201);
+    const term = agreement.term_sha256!;
+    expect(term).toMatch(/^[0-9a-f]{64}$/);
+    expect(new URL(agreement.acceptance_url).pathname).toMatch(
+      new RegExp(`^/hosted/agreements/${agreement.id}\\.[^/]+$`),
+    );
+    const agreementNow = () => json<AgreementBody>(api(`/v3/agreements/${agreement.id}`));
+    /** `R$ 1.234,56`, the test's own formatting of centavos. */
+    const reais = (centavos: number) => {
+      const digits = String(centavos).padStart(3, '0');
+      return `R$ ${digits.slice(0, -2).replace(/\B(?=(\d{3})+(?!\d))/g, '.')},${digits.slice(-2)}`;
+    };
+
+    // The link alone shows no figure and no term; a link with a forged HMAC opens nothing.
+    const browser = new HostedBrowser(stack.baseUrl, agreement.acceptance_url);
+    const bare = await browser.fetch();
+    expect(bare.status).toBe(200);
+    const bareHtml = await bare.text();
+    expect(bareHtml).toContain('Enviar código');
+    expect(bareHtml).not.toContain(reais(agreement.agreed_amount));
+    expect((await browser.fetch('/term')).status).toBe(403);
+    const forged = agreement.acceptance_url.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
+    expect((await new HostedBrowser(stack.baseUrl, forged).fetch()).status).toBe(404);
+
+    // A code to the borrower's e-mail; a wrong one is refused and the accept form without a
+    // session records nothing.
+    const asked = new Date(Date.now() - 1000);
+    const sent = await browser.post('/code', {});
+    expect(sent.status).toBe(200);
+    const codeId = /name="code_id" value="([^"]+)"/.exec(await sent.text())?.[1] ?? '';
+    const code = codeIn(
+      await waitForMessage(email, { after: asked, subjectIncludes: 'aceitar o acordo' }),
+    );
+    // Never the sandbox's published 000000, which is right too.
+    const wrong = code === '999999' ? '999998' : String((Number(code) + 1) % 1e6).padStart(6, '0');
+    const refused = await browser.post('/verify', { code_id: codeId, code: wrong });
+    expect(refused.status).toBe(422);
+    expect(await refused.text()).toContain('Código incorreto');
+    expect((await browser.post('', { agree: 'yes', term_sha256: term })).status).toBe(403);
+    expect(await agreementNow()).toEqual(agreement);
+
+    // The right code opens the terms: the debt, the discount, the agreed balance, the rows, and
+    // the term's PDF, whose SHA-256 is term_sha256, the same bytes each time.
+    expect((await browser.post('/verify', { code_id: codeId, code })).status).toBe(303);
+    const shown = await browser.fetch();
+    expect(shown.status).toBe(200);
+    const html = await shown.text();
+    for (const amount of [
+      agreement.debt_amount,
+      agreement.discount_amount,
+      agreement.agreed_amount,
+      ...agreement.covered_rows.map((row) => row.value_amount),
+      ...agreement.schedule.map((row) => row.installment_amount),
+    ])
+      expect(html).toContain(reais(amount));
+    expect(html).toContain(term);
+    const download = async () => {
+      const res = await browser.fetch('/term');
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('application/pdf');
+      return Buffer.from(await res.arrayBuffer());
+    };
+    const pdf = await download();
+    expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+    expect(createHash('sha256').update(pdf).digest('hex')).toBe(term);
+    expect((await download()).equals(pdf)).toBe(true);
+
+    // Not ticked, or a term other than the agreement's: refused, nothing changes.
+    expect((await browser.post('', { term_sha256: term })).status).toBe(422);
+    expect((await browser.post('', { agree: 'yes', term_sha256: '0'.repeat(64) })).status).toBe(
+      409,
+    );
+    expect(await agreementNow()).toEqual(agreement);
+
+    // Accepted: `pending_entry` on the customer's clock, the evidence naming the code's channel
+    // and the term accepted.
+    const accepted = await browser.post('', { agree: 'yes', term_sha256: term });
+    expect(accepted.status).toBe(200);
+    expect(await accepted.text()).toContain('Acordo aceito');
+    const after = await agreementNow();
+    expect(after).toMatchObject({ status: 'pending_entry', term_sha256: term });
+    expect(after.accepted_at?.slice(0, 14)).toBe(`${today}T15:`);
+    const [row] = await agreementsOfLoan(stack.database.db, loan.id);
+    expect(row?.acceptedChannel).toMatch(/^email:.+\*/);
+    expect(row).toMatchObject({ acceptedSha256: term, acceptedUserAgent: 'test-signer' });
+
+    // A second acceptance is refused and changes nothing; the link sends no more codes.
+    const again = await browser.post('', { agree: 'yes', term_sha256: term });
+    expect(again.status).toBe(409);
+    expect(await again.text()).toContain('já foi aceito');
+    expect((await browser.post('/code', {})).status).toBe(410);
+    expect((await new HostedBrowser(stack.baseUrl, agreement.acceptance_url).fetch()).status).toBe(
+      410,
+    );
+    expect(await agreementNow()).toEqual(after);
+    const events = await json<{ data: { type: string; data: AgreementBody }[] }>(
+      api(`/v3/events?resource_id=${agreement.id}&order=asc`),
+    );
+    expect(events.data.map((e) => e.type)).toEqual([
+      'loan.agreement_created',
+      'loan.agreement_accepted',
+    ]);
+    expect(events.data[0]!.data).toMatchObject({
+      acceptance_url: agreement.acceptance_url,
+      term_sha256: term,
+    });
   });
 });

@@ -19,6 +19,7 @@
  */
 import { pspClientFor } from '../../src/psp/client.js';
 import { signingUrls } from '../../src/domain/loans/signing-token.js';
+import { acceptanceUrls } from '../../src/domain/loans/acceptance-token.js';
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -138,6 +139,7 @@ try {
       psp: config.psp && pspClientFor(config.psp),
       loans: {
         signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink),
+        agreementAcceptanceUrl: acceptanceUrls(config.publicBaseUrl, config.keys.signingLink),
         iof: config.iof,
         pix: pixPayee(config),
       },

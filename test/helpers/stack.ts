@@ -1,5 +1,6 @@
 import { optOutUrl } from '../../src/domain/reminders/opt-out-token.js';
 import { signingUrls } from '../../src/domain/loans/signing-token.js';
+import { acceptanceUrls } from '../../src/domain/loans/acceptance-token.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { connectTemporalClient, lazyTemporalClient } from '../../src/temporal/client.js';
@@ -134,6 +135,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   };
   const loans = {
     signingUrl: signingUrls(config.publicBaseUrl, config.keys.signingLink),
+    agreementAcceptanceUrl: acceptanceUrls(config.publicBaseUrl, config.keys.signingLink),
     iof: config.iof,
     pix: pixPayee(config),
     refundAfterMs: config.refundAfterMs,

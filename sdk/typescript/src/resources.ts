@@ -243,7 +243,10 @@ export function resources(core: Core) {
             ...init(options),
           }),
         ),
-      /** The agreement of a simulation, `pending_acceptance` until the borrower accepts it. */
+      /**
+       * The agreement of a simulation, `pending_acceptance` until the borrower accepts it on its
+       * `acceptance_url` (a hosted page: the e-mailed code, the term's PDF of `term_sha256`).
+       */
       create: (
         loanId: string,
         body: JsonBody<'/v3/loans/{loan_id}/agreements', 'post'>,

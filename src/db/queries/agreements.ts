@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
 import { paginate, type ListParams, type Page } from '../pagination.js';
@@ -79,6 +79,32 @@ export function listLoanAgreements(
 }
 
 /**
+ * The agreement an acceptance link names (the link's HMAC is the proof: the hosted page reads it
+ * whatever its partner, as the signing page reads its loan).
+ */
+export async function findAgreementOfLink(db: DbOrTx, id: string): Promise<Agreement | undefined> {
+  const [row] = await db.select().from(loanAgreements).where(eq(loanAgreements.id, id));
+  return row;
+}
+
+/**
+ * The term of an agreement made before terms existed, once its page first shows one; undefined
+ * when it had one already (a racing request wrote it: the same bytes, the renderer is pure).
+ */
+export async function recordAgreementTerm(
+  db: DbOrTx,
+  id: string,
+  term: { key: string; sha256: string },
+): Promise<Agreement | undefined> {
+  const [row] = await db
+    .update(loanAgreements)
+    .set({ termKey: term.key, termSha256: term.sha256, updatedAt: sql`now()` })
+    .where(and(eq(loanAgreements.id, id), isNull(loanAgreements.termKey)))
+    .returning();
+  return row;
+}
+
+/**
  * Every agreement of a loan, newest first, for staff (the back office reads a loan whatever its
  * partner: the loan id is the scope).
  */
@@ -129,6 +155,8 @@ export async function acceptAgreement(
     ipAddress: string | null;
     userAgent: string | null;
     channel: string;
+    /** The term accepted (its SHA-256). */
+    sha256: string | null;
   },
 ): Promise<Agreement | undefined> {
   const [row] = await tx
@@ -139,6 +167,7 @@ export async function acceptAgreement(
       acceptedIp: evidence.ipAddress,
       acceptedUserAgent: evidence.userAgent,
       acceptedChannel: evidence.channel,
+      acceptedSha256: evidence.sha256,
       updatedAt: sql`now()`,
     })
     .where(and(eq(loanAgreements.id, id), eq(loanAgreements.status, 'pending_acceptance')))

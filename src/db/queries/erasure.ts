@@ -16,6 +16,7 @@ import {
   documents,
   events,
   idempotencyKeys,
+  loanAgreements,
   loans,
   loanSigners,
   verificationCodes,
@@ -221,7 +222,8 @@ async function deleteStoredResponsesShowing(
 /**
  * What the law kept of an erased customer, erased when its period ends: each loan's signers (names,
  * cpfs, e-mails, the signatures' addresses and user agents) and where its money went. The ledger,
- * amounts and dates stay; the contract files' keys are returned, for the object store.
+ * amounts and dates stay; the contract files' and agreement terms' keys are returned, for the
+ * object store.
  */
 export async function eraseRetainedRecords(
   tx: DbOrTx,
@@ -232,7 +234,26 @@ export async function eraseRetainedRecords(
     .from(loans)
     .where(eq(loans.customerId, customerId));
   for (const loan of kept) await eraseLoanParties(tx, loan);
-  return { fileKeys: kept.map((loan) => loan.contractKey) };
+  // Their payment agreements' terms (which name the borrower) and acceptances' evidence go too.
+  const terms =
+    kept.length === 0
+      ? []
+      : await tx
+          .update(loanAgreements)
+          .set({ acceptedIp: null, acceptedUserAgent: null, acceptedChannel: null })
+          .where(
+            inArray(
+              loanAgreements.loanId,
+              kept.map((loan) => loan.id),
+            ),
+          )
+          .returning({ key: loanAgreements.termKey });
+  return {
+    fileKeys: [
+      ...kept.map((loan) => loan.contractKey),
+      ...terms.flatMap((term) => (term.key ? [term.key] : [])),
+    ],
+  };
 }
 
 /**

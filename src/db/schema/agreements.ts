@@ -49,13 +49,20 @@ export const loanAgreements = pgTable(
     figures: jsonb('figures').$type<AgreementFigures>().notNull(),
     /** Not accepted by then (the end of the first row's due date, customer's clock): `lapsed`. */
     acceptanceDeadline: ts('acceptance_deadline').notNull(),
-    /** SHA-256 of the term the borrower is shown (its PDF), fixed at creation. */
+    /**
+     * The term the borrower is shown and accepts (its PDF, in the object store under `term_key`)
+     * and its SHA-256, fixed at creation; null only on agreements made before terms existed, until
+     * their page first shows one.
+     */
+    termKey: text('term_key'),
     termSha256: text('term_sha256'),
     acceptedAt: ts('accepted_at'),
     /** The acceptance's evidence, as a signature's (contract §15). */
     acceptedIp: text('accepted_ip'),
     acceptedUserAgent: text('accepted_user_agent'),
     acceptedChannel: text('accepted_channel'),
+    /** The SHA-256 of the term accepted (the hosted page's, or the sandbox helper's). */
+    acceptedSha256: text('accepted_sha256'),
     /**
      * Where its rows stand once it took its first payment (docs/agreements.md): its own rows'
      * repayment, the loan's rows as they stood then, every payment since, and the loan's account

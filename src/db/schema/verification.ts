@@ -2,8 +2,15 @@ import { boolean, index, integer, pgTable, text } from 'drizzle-orm/pg-core';
 import { timestampColumn as ts } from './columns.js';
 import { environments } from './partners.js';
 
-/** What a code proves its holder may do: sign a loan as one signer, or complete a biometrics session. */
-export const verificationPurposes = ['loan_signature', 'biometrics'] as const;
+/**
+ * What a code proves its holder may do: sign a loan as one signer, complete a biometrics session,
+ * or accept a payment agreement as its borrower.
+ */
+export const verificationPurposes = [
+  'loan_signature',
+  'biometrics',
+  'agreement_acceptance',
+] as const;
 export type VerificationPurpose = (typeof verificationPurposes)[number];
 
 /**
@@ -20,7 +27,10 @@ export const verificationCodes = pgTable(
     partnerId: text('partner_id').notNull(),
     environment: text('environment', { enum: environments }).notNull(),
     purpose: text('purpose', { enum: verificationPurposes }).notNull(),
-    /** The loan (`loan_signature`) or biometrics session (`biometrics`) the code is for. */
+    /**
+     * The loan (`loan_signature`), biometrics session (`biometrics`) or agreement
+     * (`agreement_acceptance`) the code is for.
+     */
     subjectId: text('subject_id').notNull(),
     /** Who the code identifies: the signer's cpf, or the customer's id. */
     person: text('person').notNull(),

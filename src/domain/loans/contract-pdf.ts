@@ -34,8 +34,8 @@ export interface ContractInput {
   refinanced?: readonly { loanId: string; payoffAmount: number; date: string }[];
 }
 
-const A4 = { width: 595.28, height: 841.89 };
-const MARGIN = 50;
+export const A4 = { width: 595.28, height: 841.89 };
+export const MARGIN = 50;
 const SIZE = 10;
 const LEADING = 14;
 
@@ -43,7 +43,7 @@ export const formatCpf = (cpf: string) =>
   `${cpf.slice(0, 3)}.${cpf.slice(3, 6)}.${cpf.slice(6, 9)}-${cpf.slice(9)}`;
 export const formatCnpj = (cnpj: string) =>
   `${cnpj.slice(0, 2)}.${cnpj.slice(2, 5)}.${cnpj.slice(5, 8)}/${cnpj.slice(8, 12)}-${cnpj.slice(12)}`;
-const brDate = (isoDate: string) => isoDate.split('-').reverse().join('/');
+export const brDate = (isoDate: string) => isoDate.split('-').reverse().join('/');
 
 const pixKinds: Record<string, string> = {
   cpf: 'CPF',
@@ -62,7 +62,7 @@ const accountKinds: Record<string, string> = {
  * Writes text top-down over as many A4 pages as it needs: the cursor moves down a line at a time
  * and a new page starts when the margin is reached.
  */
-class Layout {
+export class Layout {
   page!: PDFPage;
   y = 0;
   readonly pages: PDFPage[] = [];
@@ -147,7 +147,7 @@ class Layout {
 }
 
 /** Only what the standard fonts' WinAnsi encoding can draw (Portuguese accents are in it). */
-function safe(text: string, font: PDFFont): string {
+export function safe(text: string, font: PDFFont): string {
   return [...text.normalize('NFC')]
     .map((char) => {
       try {

@@ -613,7 +613,7 @@ export interface paths {
     put?: never;
     /**
      * Make a payment agreement
-     * @description The agreement of a simulation, `pending_acceptance` until the borrower accepts it (at the latest by the end of its first row’s due date); `loan.agreement_created`. One live agreement per loan: 409 `agreement_exists`; 409 `loan_already_being_refinanced` while a new loan refinances it (until that loan is cancelled); 409 `simulation_expired` past the simulation’s day or once the loan changed after it; 409 `invalid_state` unless the loan is `active`.
+     * @description The agreement of a simulation, `pending_acceptance` until the borrower accepts it on `acceptance_url` (at the latest by the end of its first row’s due date): a code e-mailed to them opens the page, which shows the terms and the term’s PDF (`term_sha256`) and records the acceptance with its evidence; `loan.agreement_created`. One live agreement per loan: 409 `agreement_exists`; 409 `loan_already_being_refinanced` while a new loan refinances it (until that loan is cancelled); 409 `simulation_expired` past the simulation’s day or once the loan changed after it; 409 `invalid_state` unless the loan is `active`.
      */
     post: operations['createAgreement'];
     delete?: never;
@@ -653,7 +653,7 @@ export interface paths {
     put?: never;
     /**
      * Accept an agreement as the borrower (sandbox)
-     * @description Records the borrower’s acceptance as the hosted page will once they entered the e-mailed code (channel `sandbox_api`), now on the customer’s clock: `pending_entry`, `loan.agreement_accepted`. The same acceptance again answers the agreement as it is. 409 `invalid_state` once it lapsed (not accepted by the end of its first row’s due date) or ended. Then a payment on the loan goes to the agreement’s rows first: its first row paid by its due date makes it `active` (docs/agreements.md).
+     * @description Sandbox only (a production agreement is accepted by its borrower on `acceptance_url`). Records the borrower’s acceptance of the agreement’s term (`term_sha256`) as the hosted page does once they entered the e-mailed code (channel `sandbox_api`), now on the customer’s clock: `pending_entry`, `loan.agreement_accepted`. The same acceptance again answers the agreement as it is. 409 `invalid_state` once it lapsed (not accepted by the end of its first row’s due date) or ended. Then a payment on the loan goes to the agreement’s rows first: its first row paid by its due date makes it `active` (docs/agreements.md).
      */
     post: operations['sandboxAcceptAgreement'];
     delete?: never;
@@ -3329,6 +3329,13 @@ export interface components {
         /** @description When the payment that completed the row was made. */
         paid_at: string | null;
       }[];
+      /**
+       * Format: uri
+       * @description The hosted page where the borrower accepts (contract §17): a code sent to their e-mail on record opens it, it shows the terms and the term’s PDF, and accepts that term. Hand it to the borrower; it opens nothing without the code, and takes an acceptance only while `pending_acceptance`.
+       */
+      acceptance_url: string;
+      /** @description SHA-256 (hex) of the term’s PDF the borrower is shown and accepts, fixed when the agreement is made (the page serves the same bytes every time). Null only on an agreement made before terms existed, until its page first shows one. */
+      term_sha256: string | null;
       /**
        * Format: date-time
        * @description Not accepted, or its entry not paid, by then (the end of the first row’s due date, the customer’s clock): `lapsed` at that instant by the loan’s workflow.
@@ -9655,6 +9662,8 @@ export interface operations {
            *               "paid_at": null
            *             }
            *           ],
+           *           "acceptance_url": "https://api.example.com/hosted/agreements/agr_4c4ec8f2fb47a259607147b015f5faf2.dev.6f9f0f28c32f36dc91575879c745f78786b5c1e64d7",
+           *           "term_sha256": "8bd4625194822a57302348b839bf7f65680557ea00669ad9cb08dd635f90764b",
            *           "acceptance_deadline": "2027-02-18T02:59:59.999Z",
            *           "accepted_at": null,
            *           "active_at": null,
@@ -9829,6 +9838,8 @@ export interface operations {
            *           "paid_at": null
            *         }
            *       ],
+           *       "acceptance_url": "https://api.example.com/hosted/agreements/agr_bb9f4da8f2764f103f50412203360973.dev.17c6692836e7c17fb311c92dee1bdd26d9e2a2c3bb1",
+           *       "term_sha256": "f0cf899697500ccea063943221ac5337e98b169dd067ebade0005e52fdad0ed5",
            *       "acceptance_deadline": "2027-02-24T02:59:59.999Z",
            *       "accepted_at": null,
            *       "active_at": null,
@@ -10033,6 +10044,8 @@ export interface operations {
            *           "paid_at": null
            *         }
            *       ],
+           *       "acceptance_url": "https://api.example.com/hosted/agreements/agr_4c4ec8f2fb47a259607147b015f5faf2.dev.6f9f0f28c32f36dc91575879c745f78786b5c1e64d7",
+           *       "term_sha256": "8bd4625194822a57302348b839bf7f65680557ea00669ad9cb08dd635f90764b",
            *       "acceptance_deadline": "2027-02-18T02:59:59.999Z",
            *       "accepted_at": null,
            *       "active_at": null,
@@ -10195,6 +10208,8 @@ export interface operations {
            *           "paid_at": null
            *         }
            *       ],
+           *       "acceptance_url": "https://api.example.com/hosted/agreements/agr_4c4ec8f2fb47a259607147b015f5faf2.dev.6f9f0f28c32f36dc91575879c745f78786b5c1e64d7",
+           *       "term_sha256": "8bd4625194822a57302348b839bf7f65680557ea00669ad9cb08dd635f90764b",
            *       "acceptance_deadline": "2027-02-18T02:59:59.999Z",
            *       "accepted_at": "2027-02-07T15:00:00.917Z",
            *       "active_at": null,

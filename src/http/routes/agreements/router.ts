@@ -61,7 +61,7 @@ export function agreementRoutes(api: ApiRouter, deps: LoanDeps): void {
       operationId: 'createAgreement',
       summary: 'Make a payment agreement',
       description:
-        'The agreement of a simulation, `pending_acceptance` until the borrower accepts it (at the latest by the end of its first row’s due date); `loan.agreement_created`. One live agreement per loan: 409 `agreement_exists`; 409 `loan_already_being_refinanced` while a new loan refinances it (until that loan is cancelled); 409 `simulation_expired` past the simulation’s day or once the loan changed after it; 409 `invalid_state` unless the loan is `active`.',
+        'The agreement of a simulation, `pending_acceptance` until the borrower accepts it on `acceptance_url` (at the latest by the end of its first row’s due date): a code e-mailed to them opens the page, which shows the terms and the term’s PDF (`term_sha256`) and records the acceptance with its evidence; `loan.agreement_created`. One live agreement per loan: 409 `agreement_exists`; 409 `loan_already_being_refinanced` while a new loan refinances it (until that loan is cancelled); 409 `simulation_expired` past the simulation’s day or once the loan changed after it; 409 `invalid_state` unless the loan is `active`.',
       tag,
       security: 'partner',
       idempotent: true,
@@ -85,7 +85,7 @@ export function agreementRoutes(api: ApiRouter, deps: LoanDeps): void {
       );
       ctx.status = 201;
       ctx.set('Location', `/v3/agreements/${agreement.id}`);
-      ctx.body = presentAgreement(agreement);
+      ctx.body = presentAgreement(agreement, deps.agreements.acceptanceUrl);
     },
   );
 
@@ -109,7 +109,7 @@ export function agreementRoutes(api: ApiRouter, deps: LoanDeps): void {
       if (!loan) throw loanNotFound(params.loan_id);
       ctx.body = presentPage(
         await listLoanAgreements(deps.db, tenantOf(ctx), loan.id, query),
-        presentAgreement,
+        (agreement) => presentAgreement(agreement, deps.agreements.acceptanceUrl),
       );
     },
   );
@@ -129,7 +129,7 @@ export function agreementRoutes(api: ApiRouter, deps: LoanDeps): void {
     async (ctx, { params }) => {
       const agreement = await findAgreement(deps.db, tenantOf(ctx), params.agreement_id);
       if (!agreement) throw agreementNotFound(params.agreement_id);
-      ctx.body = presentAgreement(agreement);
+      ctx.body = presentAgreement(agreement, deps.agreements.acceptanceUrl);
     },
   );
 
@@ -140,7 +140,7 @@ export function agreementRoutes(api: ApiRouter, deps: LoanDeps): void {
       operationId: 'sandboxAcceptAgreement',
       summary: 'Accept an agreement as the borrower (sandbox)',
       description:
-        'Records the borrower’s acceptance as the hosted page will once they entered the e-mailed code (channel `sandbox_api`), now on the customer’s clock: `pending_entry`, `loan.agreement_accepted`. The same acceptance again answers the agreement as it is. 409 `invalid_state` once it lapsed (not accepted by the end of its first row’s due date) or ended. Then a payment on the loan goes to the agreement’s rows first: its first row paid by its due date makes it `active` (docs/agreements.md).',
+        'Sandbox only (a production agreement is accepted by its borrower on `acceptance_url`). Records the borrower’s acceptance of the agreement’s term (`term_sha256`) as the hosted page does once they entered the e-mailed code (channel `sandbox_api`), now on the customer’s clock: `pending_entry`, `loan.agreement_accepted`. The same acceptance again answers the agreement as it is. 409 `invalid_state` once it lapsed (not accepted by the end of its first row’s due date) or ended. Then a payment on the loan goes to the agreement’s rows first: its first row paid by its due date makes it `active` (docs/agreements.md).',
       tag: 'Sandbox',
       security: 'partner',
       idempotent: true,
@@ -155,7 +155,7 @@ export function agreementRoutes(api: ApiRouter, deps: LoanDeps): void {
         params.agreement_id,
         { ipAddress: ctx.ip || null, userAgent: ctx.get('User-Agent') || null },
       );
-      ctx.body = presentAgreement(agreement);
+      ctx.body = presentAgreement(agreement, deps.agreements.acceptanceUrl);
     },
   );
 }

@@ -140,6 +140,18 @@ export const agreementSchema = z
         description:
           'Price on calendar days at the contract rate over the agreed balance, from the agreement’s date (contract §7’s rounding; no IOF), each row with what payments on the loan paid of it (they reach these rows first while the agreement is `pending_entry` or `active`).',
       }),
+    acceptance_url: z.url().meta({
+      description:
+        'The hosted page where the borrower accepts (contract §17): a code sent to their e-mail on record opens it, it shows the terms and the term’s PDF, and accepts that term. Hand it to the borrower; it opens nothing without the code, and takes an acceptance only while `pending_acceptance`.',
+    }),
+    term_sha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .nullable()
+      .meta({
+        description:
+          'SHA-256 (hex) of the term’s PDF the borrower is shown and accepts, fixed when the agreement is made (the page serves the same bytes every time). Null only on an agreement made before terms existed, until its page first shows one.',
+      }),
     acceptance_deadline: instant(
       'Not accepted, or its entry not paid, by then (the end of the first row’s due date, the customer’s clock): `lapsed` at that instant by the loan’s workflow.',
     ),

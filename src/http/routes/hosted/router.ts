@@ -6,6 +6,7 @@ import type { VerificationDeps } from '../../../commands/verification.js';
 import type { TokenBuckets } from '../../../domain/token-bucket.js';
 import type { AppState } from '../../context.js';
 import { hostedPageHeaders } from '../../middleware/security-headers.js';
+import { agreementAcceptanceRoutes } from './agreement-acceptance.js';
 import { biometricsRoutes } from './biometrics.js';
 import { messagePage } from './layout.js';
 import { html } from './respond.js';
@@ -55,8 +56,8 @@ function throttle(buckets: HostedDeps['throttle']): Middleware<AppState> {
 }
 
 /**
- * The pages this service hosts for people rather than programs: the contract's signing page and
- * the biometric capture page. Each needs no token but the one in its link, and proves the person
+ * The pages this service hosts for people rather than programs: the contract's signing page, the
+ * biometric capture page, the reminders' opt-out and a payment agreement's acceptance page. Each needs no token but the one in its link, and proves the person
  * by a code sent to their e-mail on record before anything counts; every form carries a CSRF token.
  */
 export function hostedRoutes(deps: HostedDeps): Router<AppState> {
@@ -69,5 +70,6 @@ export function hostedRoutes(deps: HostedDeps): Router<AppState> {
   biometricsRoutes(router, deps);
   signingRoutes(router, deps);
   reminderOptOutRoutes(router, deps);
+  agreementAcceptanceRoutes(router, deps);
   return router;
 }
