@@ -37,14 +37,24 @@ describe('the late-loan walkthrough', () => {
       /^Olá, Ana\.$/m,
       /está em atraso há 5 dias/,
       /^loan\.agreement_created\nloan\.agreement_accepted\nloan\.agreement_active\nloan\.agreement_fulfilled$/m,
-      /^active\n/m,
-      /^broken \d{4}-/m,
+      /^agreement \d+ \S+ .*\+agreement_discounts \d+ /m,
+      // The day before the break the agreement lives; the next day's start breaks it.
+      /^active\nbroken \S+ \d{4}-\d{2}-\d{2}T03:00:00\.000Z$/m,
       /^ln_[0-9a-f]{32} finished refinanced 0$/m,
       /^loan\.written_off$/m,
       /^write_off \d+ \S+ \+credit_losses \d+ -loan_principal \d+$/m,
       /^payment \d+ \S+ \+collections_clearing (\d+) -recoveries \1$/m,
     ])
       expect(output).toMatch(pattern);
+    // The refinancing's release: the new money to the borrower, the payoff to the old loan.
+    const release =
+      /^disbursement 500000 \S+ \+loan_principal \d+ -disbursement_clearing (\d+) -refinancing_clearing (\d+) -iof_payable \d+$/m.exec(
+        output,
+      );
+    expect(Number(release?.[1]) + Number(release?.[2])).toBe(500000);
+    expect(output).toMatch(
+      new RegExp(`^refinancing ${release?.[2]} \\S+ \\+refinancing_clearing ${release?.[2]} `, 'm'),
+    );
     expect(output.match(/^ledger: every check holds$/gm)).toHaveLength(4);
-  }, 300_000);
+  }, 600_000);
 });
