@@ -1,5 +1,6 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { KeyRing } from '../key-ring.js';
+import { presentedMacMatches } from '../presented-mac.js';
 
 /** What a checker decided on an approval, as the API checked it and the workflow receives it. */
 export interface DecisionClaim {
@@ -30,11 +31,7 @@ export function verifyDecision(keys: KeyRing, claim: DecisionClaim, proof: unkno
   if (dot <= 0) return 'malformed';
   const key = keys.find(proof.slice(0, dot));
   if (!key) return 'unknown_key';
-  const given = Buffer.from(proof.slice(dot + 1), 'base64url');
-  const expected = mac(key.secret, claim);
-  return given.length === expected.length && timingSafeEqual(given, expected)
-    ? 'proven'
-    : 'mismatch';
+  return presentedMacMatches(mac(key.secret, claim), proof.slice(dot + 1)) ? 'proven' : 'mismatch';
 }
 
 /** One unambiguous message per claim: a JSON array, under a label naming this purpose. */

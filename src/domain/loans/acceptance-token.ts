@@ -1,5 +1,6 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { KeyRing } from '../key-ring.js';
+import { presentedMacMatches } from '../presented-mac.js';
 
 const AGREEMENT_ID = /^agr_[0-9a-f]{32}$/;
 /** Domain separation: an acceptance link's HMAC is never a signing or opt-out link's. */
@@ -27,10 +28,7 @@ export function agreementIdOfAcceptanceToken(keys: KeyRing, token: string): stri
   const key = keys.find(keyId);
   if (!key) return undefined;
   const expected = mac(key.secret, agreementId);
-  const given = Buffer.from(presented, 'base64url');
-  return given.length === expected.length && timingSafeEqual(given, expected)
-    ? agreementId
-    : undefined;
+  return presentedMacMatches(expected, presented) ? agreementId : undefined;
 }
 
 /** The acceptance page's address of each agreement: `{PUBLIC_BASE_URL}/hosted/agreements/{token}`. */

@@ -1,5 +1,6 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { KeyRing } from '../key-ring.js';
+import { presentedMacMatches } from '../presented-mac.js';
 
 const LOAN_ID = /^ln_[0-9a-f]{32}$/;
 
@@ -25,8 +26,7 @@ export function loanIdOfSigningToken(keys: KeyRing, token: string): string | und
   const key = keys.find(keyId);
   if (!key) return undefined;
   const expected = mac(key.secret, loanId);
-  const given = Buffer.from(presented, 'base64url');
-  return given.length === expected.length && timingSafeEqual(given, expected) ? loanId : undefined;
+  return presentedMacMatches(expected, presented) ? loanId : undefined;
 }
 
 /**

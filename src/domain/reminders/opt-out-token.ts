@@ -1,5 +1,6 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { KeyRing } from '../key-ring.js';
+import { presentedMacMatches } from '../presented-mac.js';
 
 const CUSTOMER_ID = /^cust_[0-9a-f]{32}$/;
 /** Domain separation: a reminder link's HMAC is never a signing link's under the same key. */
@@ -26,10 +27,7 @@ export function customerIdOfOptOutToken(keys: KeyRing, token: string): string | 
   const key = keys.find(keyId);
   if (!key) return undefined;
   const expected = mac(key.secret, customerId);
-  const given = Buffer.from(presented, 'base64url');
-  return given.length === expected.length && timingSafeEqual(given, expected)
-    ? customerId
-    : undefined;
+  return presentedMacMatches(expected, presented) ? customerId : undefined;
 }
 
 /** The opt-out page's address: `{PUBLIC_BASE_URL}/hosted/reminders/{token}`. */
