@@ -29,6 +29,10 @@ export default defineConfig({
           // this project's alone: at the root (or inherited by `extends`) each project would
           // start a set of its own.
           globalSetup: ['test/helpers/global-setup.ts'],
+          // A fork runs its files one after another in one module registry: the service's modules
+          // (Koa, Drizzle, the Temporal client and worker, the AWS SDK…) are loaded once per fork,
+          // not once per file. Each file still starts and stops its own stack.
+          isolate: false,
           // Each fork gets one Temporal runtime that logs warnings only and leaves signals to vitest.
           setupFiles: ['test/helpers/quiet-runtime.ts'],
         },
