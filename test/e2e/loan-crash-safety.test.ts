@@ -218,11 +218,23 @@ describe('crash safety of the loan workflow', () => {
 
     worker = await stack.startWorker();
     try {
+      // The killed attempt is given up after its heartbeat timeout (10 s) and retried here; on
+      // CI's loaded cores that has taken over 90 s once, so the wait is longer and a timeout says
+      // what the workflow was still running.
       await eventually(
         async () => ((await loanOf(loan.id)).paid_installments === 1 ? true : undefined),
         'the payment retried by the new worker',
-        90_000,
-      );
+        180_000,
+      ).catch(async (error: unknown) => {
+        const { raw } = await stack.temporal.workflow.getHandle(`loan/${loan.id}`).describe();
+        const pending = raw.pendingActivities?.map((activity) => ({
+          type: activity.activityType?.name,
+          state: activity.state,
+          attempt: activity.attempt,
+          lastFailure: activity.lastFailure?.message,
+        }));
+        throw new Error(`${String(error)}; activities pending: ${JSON.stringify(pending)}`);
+      });
       const recovered = await ledgerOf(loan.id);
       expect(recovered.map((t) => [t.type, t.reference, t.amount])).toEqual([
         ['disbursement', null, loan.requested_amount],
@@ -257,7 +269,7 @@ describe('crash safety of the loan workflow', () => {
     } finally {
       await worker.stop();
     }
-  }, 240_000); // two lost activity attempts, each retried after its 10 s heartbeat timeout
+  }, 360_000); // two lost activity attempts, each retried after its 10 s heartbeat timeout
 
   it('a write retried after its commit (a worker that died before reporting) writes nothing twice', async () => {
     const worker = await stack.startWorker();

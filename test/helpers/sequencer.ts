@@ -9,10 +9,11 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  */
 const LONGEST_FIRST = [
   'test/e2e/walkthrough.test.ts',
-  'test/e2e/payout-crash-safety.test.ts',
-  'test/e2e/loan-crash-safety.test.ts',
-  'test/e2e/console.test.ts',
   'test/workflows/loan.test.ts',
+  'test/e2e/loan-crash-safety.test.ts',
+  'test/e2e/walkthrough-late-loan.test.ts',
+  'test/e2e/payout-crash-safety.test.ts',
+  'test/e2e/console.test.ts',
   'test/e2e/webhooks.test.ts',
   'test/e2e/webhook-crash-safety.test.ts',
 ];
