@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { chargeAmountOf } from '../src/commands/agreements.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { SANDBOX_PIX_KEY } from '../src/config.js';
 import {
@@ -20,13 +21,10 @@ import {
   changeLoanRow,
   insertLoanTransaction,
   lockAndReadLoan,
-  repaymentOf,
-  repaymentTerms,
   type LoanView,
 } from '../src/db/queries/loans.js';
 import { businessDate } from '../src/domain/business-date.js';
 import {
-  chargeAmount,
   chargeEventTypes,
   chargeExpiry,
   withdrawalDue,
@@ -208,13 +206,7 @@ export function createChargeActivities(deps: ActivityDeps) {
         expiresAt = withdrawalWindowEnds(loan.disbursedAt!);
       } else {
         const date = businessDate(now);
-        const priced = chargeAmount(
-          scope,
-          repaymentOf(loan),
-          date,
-          repaymentTerms(loan),
-          input.request.amount,
-        );
+        const priced = await chargeAmountOf(tx, loan, scope, date, input.request.amount);
         if (!priced.ok) return refuse(priced.code, priced.message);
         amount = priced.amount;
         const expiry = chargeExpiry(

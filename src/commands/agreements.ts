@@ -23,8 +23,11 @@ import {
   AgreementRefusal,
   simulateAgreement,
   type AgreementDiscount,
+  type AgreementFigures,
   type AgreementScope,
 } from '../domain/loans/agreements.js';
+import type { Repayment } from '../domain/loans/allocation.js';
+import type { DbOrTx } from '../db/client.js';
 import type { Tenant } from '../domain/tenant.js';
 import { ProblemError, problems, type FieldError } from '../errors.js';
 import { presentAgreement } from '../presenters/agreements.js';
@@ -33,7 +36,18 @@ import { clockNow } from './customer-clock.js';
 import { loanNotFound, type LoanDeps } from './loan-deps.js';
 import { workflowIds } from '../temporal/workflow-ids.js';
 import { agreementChangedSignal } from '../../workflows/loan/agreement-messages.js';
-import { openBook, payoffUnderAgreement } from '../domain/loans/agreement-book.js';
+import {
+  openBook,
+  partsUnderAgreement,
+  payoffUnderAgreement,
+  type AgreementBook,
+} from '../domain/loans/agreement-book.js';
+import {
+  chargeAmount,
+  chargeAmountUnderAgreement,
+  type ChargeAmount,
+  type ChargeScope,
+} from '../domain/loans/charges.js';
 import { writeAgreementTerm } from './agreement-term.js';
 
 export const agreementNotFound = (id: string) =>
@@ -366,19 +380,69 @@ export async function acceptAgreementInSandbox(
 }
 
 /**
- * What settles the loan on `date` while its agreement takes payments (`pending_entry`, `active`):
- * the agreement's rows and the uncovered rows (docs/agreements.md); null when no agreement does,
- * and the loan's own payoff holds.
+ * The loan's agreement while it takes payments (`pending_entry`, `active`), with what the loan
+ * owes in its two parts (the agreement's rows, the uncovered ones); null when none does, and the
+ * loan's own rows hold.
  */
-export async function payoffWithAgreement(
-  db: LoanDeps['db'],
+export async function agreementTakingPayments(
+  db: DbOrTx,
   loan: LoanView,
-  date: string,
-): Promise<number | null> {
+): Promise<{
+  agreementId: string;
+  figures: AgreementFigures;
+  book: AgreementBook;
+  repayment: Repayment;
+} | null> {
   const live = await liveAgreementOf(db, loan.id);
   if (!live || (live.status !== 'pending_entry' && live.status !== 'active')) return null;
   const { book, loan: repayment } = live.book
     ? { book: live.book, loan: repaymentOf(loan) }
     : openBook(live.figures, repaymentOf(loan), {});
-  return payoffUnderAgreement(repayment, live.figures, book, date, repaymentTerms(loan));
+  return { agreementId: live.id, figures: live.figures, book, repayment };
+}
+
+/**
+ * What settles the loan on `date` while its agreement takes payments: the agreement's rows and
+ * the uncovered rows (docs/agreements.md); null when no agreement does, and the loan's own payoff
+ * holds.
+ */
+export async function payoffWithAgreement(
+  db: DbOrTx,
+  loan: LoanView,
+  date: string,
+): Promise<number | null> {
+  const taking = await agreementTakingPayments(db, loan);
+  return taking
+    ? payoffUnderAgreement(
+        taking.repayment,
+        taking.figures,
+        taking.book,
+        date,
+        repaymentTerms(loan),
+      )
+    : null;
+}
+
+/**
+ * What a charge of `scope` asks for on `date` (contract §14), under the loan's agreement while one
+ * takes payments (contract §17: its rows first, then the rows it does not cover).
+ */
+export async function chargeAmountOf(
+  db: DbOrTx,
+  loan: LoanView,
+  scope: Exclude<ChargeScope, 'withdrawal'>,
+  date: string,
+  stated?: number,
+): Promise<ChargeAmount> {
+  const terms = repaymentTerms(loan);
+  const taking = await agreementTakingPayments(db, loan);
+  return taking
+    ? chargeAmountUnderAgreement(
+        scope,
+        partsUnderAgreement(taking.repayment, taking.figures, taking.book),
+        date,
+        terms,
+        stated,
+      )
+    : chargeAmount(scope, repaymentOf(loan), date, terms, stated);
 }

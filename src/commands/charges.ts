@@ -3,13 +3,13 @@
  * writes it. The request is checked here first, against the loan as it stands, so a refusal is a
  * 422 or 409 naming the field; the workflow checks the same again under the loan's lock.
  */
+import { chargeAmountOf } from './agreements.js';
 import { findCharge, type Charge } from '../db/queries/charges.js';
 import { findCustomer } from '../db/queries/customers.js';
-import { findLoan, repaymentOf, repaymentTerms, type LoanView } from '../db/queries/loans.js';
+import { findLoan, type LoanView } from '../db/queries/loans.js';
 import { businessDate } from '../domain/business-date.js';
 import { newId } from '../domain/ids.js';
 import {
-  chargeAmount,
   chargeExpiry,
   withdrawalRefusal,
   type ChargeRequest,
@@ -54,11 +54,11 @@ export async function createCharge(
 ): Promise<Charge> {
   const loan = await activeLoan(deps, tenant, loanId);
   const now = clockNow(loan, deps.clock());
-  const priced = chargeAmount(
+  const priced = await chargeAmountOf(
+    deps.db,
+    loan,
     command.scope,
-    repaymentOf(loan),
     businessDate(now),
-    repaymentTerms(loan),
     command.amount,
   );
   if (!priced.ok)

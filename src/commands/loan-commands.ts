@@ -14,12 +14,13 @@ import {
 } from '../db/queries/loans.js';
 import { businessDate } from '../domain/business-date.js';
 import {
+  isPaid,
   payoffAmount,
   quotePayoff as payoffQuoteOf,
   type ApplyTo,
   type PayoffQuote,
+  type Repayment,
 } from '../domain/loans/allocation.js';
-import { nextAmountDue } from '../domain/loans/charges.js';
 import { isSamePayment, type PaymentRequest } from '../domain/loans/payments.js';
 import { lastPayoffDate } from '../domain/loans/repayment.js';
 import type { Tenant } from '../domain/tenant.js';
@@ -36,7 +37,8 @@ import {
   signUpdate,
 } from '../../workflows/loan/messages.js';
 import { clockNow } from './customer-clock.js';
-import { payoffWithAgreement } from './agreements.js';
+import { agreementTakingPayments, chargeAmountOf, payoffWithAgreement } from './agreements.js';
+import { partsUnderAgreement } from '../domain/loans/agreement-book.js';
 import { loanNotFound, type LoanDeps } from './loan-deps.js';
 
 /** What the commands that move money need: ops run them, and an approval's workflow runs them too. */
@@ -226,11 +228,17 @@ async function preparePayment(
   const payment: PaymentRequest = {
     ...request,
     // The sandbox twin's default: what pays the oldest unpaid row in full that day.
-    amount: amount ?? nextAmountDue(repaymentOf(loan), businessDate(paidAt), repaymentTerms(loan)),
+    amount: amount ?? (await nextAmountOf(deps, loan, businessDate(paidAt))),
   };
   if (payment.amount !== 'payoff')
     await checkAmount(deps, loan, payment.amount, businessDate(paidAt));
   return payment;
+}
+
+/** What pays the oldest unpaid row in full on `date`: the agreement's first while one takes payments. */
+async function nextAmountOf(deps: LoanCommandDeps, loan: LoanView, date: string): Promise<number> {
+  const priced = await chargeAmountOf(deps.db, loan, 'next', date);
+  return priced.ok ? priced.amount : 0;
 }
 
 /**
@@ -325,14 +333,16 @@ async function checkAmount(
 }
 
 /**
- * The payoff quote of `date` (default today, São Paulo, at most 30 days ahead):
- * pending rows at present value, rows due by then at their amount due.
+ * The payoff quote of `date` (default today, São Paulo, at most 30 days ahead): pending rows at
+ * present value, rows due by then at their amount due. While an agreement takes payments (contract
+ * §17) the covered rows are the agreement's: its own rows are quoted apart (`agreement`), the loan's
+ * rows are those it does not cover, and the payoff settles both.
  */
-export function quotePayoff(
-  deps: Pick<LoanDeps, 'clock'>,
+export async function quotePayoff(
+  deps: Pick<LoanDeps, 'clock' | 'db'>,
   loan: LoanView,
   date: string | undefined,
-): PayoffQuote {
+): Promise<LoanPayoffQuote> {
   if (loan.status !== 'active')
     throw new ProblemError(
       'invalid_state',
@@ -349,7 +359,28 @@ export function quotePayoff(
         message: `Must be between today (${today}) and ${last}.`,
       },
     ]);
-  return payoffQuoteOf(repaymentOf(loan), on, repaymentTerms(loan));
+  const terms = repaymentTerms(loan);
+  const taking = await agreementTakingPayments(deps.db, loan);
+  if (!taking) return { ...payoffQuoteOf(repaymentOf(loan), on, terms), agreement: null };
+  const parts = partsUnderAgreement(taking.repayment, taking.figures, taking.book);
+  const quoteOf = (part: Repayment) =>
+    part.rows.every(isPaid)
+      ? { payoffAmount: 0, discountAmount: 0, rows: [] }
+      : payoffQuoteOf(part, on, terms);
+  const own = quoteOf(parts.loan);
+  const agreed = quoteOf(parts.agreement);
+  return {
+    date: on,
+    payoffAmount: own.payoffAmount + agreed.payoffAmount,
+    discountAmount: own.discountAmount + agreed.discountAmount,
+    rows: own.rows,
+    agreement: { id: taking.agreementId, payoffAmount: agreed.payoffAmount, rows: agreed.rows },
+  };
+}
+
+/** A loan's payoff quote: its rows, and its agreement's while one takes payments. */
+export interface LoanPayoffQuote extends PayoffQuote {
+  agreement: { id: string; payoffAmount: number; rows: PayoffQuote['rows'] } | null;
 }
 
 /**

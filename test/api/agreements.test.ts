@@ -9,7 +9,7 @@ import type {
   agreementSchema,
   agreementSimulationSchema,
 } from '../../src/http/routes/agreements/schema.js';
-import type { loanTransactionSchema } from '../../src/http/routes/loans/schema.js';
+import type { loanTransactionSchema, payoffSchema } from '../../src/http/routes/loans/schema.js';
 import { activeLoan as activeLoanOf, type LoanBody } from '../helpers/credit.js';
 import { HostedBrowser } from '../helpers/hosted.js';
 import { codeIn, waitForMessage } from '../helpers/mailbox.js';
@@ -23,6 +23,7 @@ const Decimal = DecimalJs.clone({ precision: 40 });
 type Decimal = InstanceType<typeof Decimal>;
 type SimulationBody = z.infer<typeof agreementSimulationSchema>;
 type Transaction = z.infer<typeof loanTransactionSchema>;
+type Payoff = z.infer<typeof payoffSchema>;
 type AgreementBody = z.infer<typeof agreementSchema>;
 interface Problem {
   code: string;
@@ -316,16 +317,35 @@ describe('payment agreements (contract §17)', () => {
     );
     expect(await reconcileLedger(stack.database.db)).toEqual([]);
 
-    // The second row on its due date, by a Pix (a charge the sandbox pays): fulfilled, the
-    // covered rows paid by it.
-    await advanceClock(customerId, at(kept.schedule[1]!.due_date));
-    const byPix = await json<{ id: string }>(
-      api(`/v3/loans/${loan.id}/charges`, {
-        method: 'POST',
-        body: { scope: 'amount', amount: kept.schedule[1]!.installment_amount },
-      }),
+    // On the second row's due date the payoff quote is the agreement's row (a payment reaches it
+    // first) and the loan's rows it does not cover; the `next` charge asks for that row.
+    const second = kept.schedule[1]!;
+    await advanceClock(customerId, at(second.due_date));
+    const quote = await json<Payoff>(api(`/v3/loans/${loan.id}/payoff`));
+    expect(quote.agreement).toEqual({
+      id: kept.id,
+      payoff_amount: second.installment_amount,
+      rows: [
+        {
+          number: 2,
+          due_date: second.due_date,
+          amount_due: second.installment_amount,
+          present_value: second.installment_amount,
+        },
+      ],
+    });
+    expect(quote.rows.map((row) => row.number)).toEqual(
+      loan.schedule.slice(2).map((row) => row.number),
+    );
+    expect(quote.payoff_amount).toBe(
+      second.installment_amount + quote.rows.reduce((sum, row) => sum + row.present_value, 0),
+    );
+    // Paid by a Pix (a charge the sandbox pays): fulfilled, the covered rows paid by it.
+    const byPix = await json<{ id: string; amount: number }>(
+      api(`/v3/loans/${loan.id}/charges`, { method: 'POST', body: { scope: 'next' } }),
       201,
     );
+    expect(byPix.amount).toBe(second.installment_amount);
     await json(api(`/v3/sandbox/charges/${byPix.id}/pay`, { method: 'POST', body: {} }));
     expect((await agreementNow(kept.id)).status).toBe('fulfilled');
     const fulfilled = await loanNow();

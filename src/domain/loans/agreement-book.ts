@@ -81,6 +81,18 @@ function uncovered(loan: Repayment, figures: AgreementFigures, book: AgreementBo
   };
 }
 
+/**
+ * What the loan owes while the agreement's book is open, in its two parts: the agreement's rows
+ * (a payment reaches them first) and the loan's rows it does not cover.
+ */
+export function partsUnderAgreement(
+  loan: Repayment,
+  figures: AgreementFigures,
+  book: AgreementBook,
+): { agreement: Repayment; loan: Repayment } {
+  return { agreement: book.repayment, loan: uncovered(loan, figures, book) };
+}
+
 const owing = (repayment: Repayment, date: string, terms: RepaymentTerms) =>
   repayment.rows.every(isPaid) ? 0 : payoffAmount(repayment, date, terms);
 

@@ -70,7 +70,13 @@ export type ChargeAmount =
   | { ok: true; amount: number }
   | { ok: false; code: 'nothing_overdue' | 'above_payoff_amount'; message: string };
 
-/** The amount of a charge of `scope` made on `date` (a stated `amount` for scope `amount`). */
+/** What the loan owes on a date, as a charge's scopes ask for it. */
+interface Owed {
+  next(): number;
+  overdue(): number;
+  payoff(): number;
+}
+
 export function chargeAmount(
   scope: Exclude<ChargeScope, 'withdrawal'>,
   repayment: Repayment,
@@ -78,19 +84,58 @@ export function chargeAmount(
   terms: RepaymentTerms,
   stated?: number,
 ): ChargeAmount {
+  return priced(scope, date, stated, {
+    next: () => nextAmountDue(repayment, date, terms),
+    overdue: () => overdueAmountDue(repayment, date, terms),
+    payoff: () => payoffAmount(repayment, date, terms),
+  });
+}
+
+/**
+ * A charge's amount while a payment agreement takes payments (contract §17): a payment reaches the
+ * agreement's rows first and then the loan's rows it does not cover, each part valued on its own
+ * (its own principal floor), as the agreement's book allocates and its payoff adds them.
+ */
+export function chargeAmountUnderAgreement(
+  scope: Exclude<ChargeScope, 'withdrawal'>,
+  parts: { agreement: Repayment; loan: Repayment },
+  date: string,
+  terms: RepaymentTerms,
+  stated?: number,
+): ChargeAmount {
+  const owing = (part: Repayment) =>
+    part.rows.every(isPaid) ? 0 : payoffAmount(part, date, terms);
+  const owingOverdue = (part: Repayment) =>
+    part.rows.every(isPaid) ? 0 : overdueAmountDue(part, date, terms);
+  return priced(scope, date, stated, {
+    next: () =>
+      parts.agreement.rows.every(isPaid)
+        ? nextAmountDue(parts.loan, date, terms)
+        : nextAmountDue(parts.agreement, date, terms),
+    overdue: () => owingOverdue(parts.agreement) + owingOverdue(parts.loan),
+    payoff: () => owing(parts.agreement) + owing(parts.loan),
+  });
+}
+
+function priced(
+  scope: Exclude<ChargeScope, 'withdrawal'>,
+  date: string,
+  stated: number | undefined,
+  owed: Owed,
+): ChargeAmount {
   switch (scope) {
     case 'next':
-      return { ok: true, amount: nextAmountDue(repayment, date, terms) };
+      return { ok: true, amount: owed.next() };
     case 'payoff':
-      return { ok: true, amount: payoffAmount(repayment, date, terms) };
+      return { ok: true, amount: owed.payoff() };
     case 'overdue': {
-      const amount = overdueAmountDue(repayment, date, terms);
+      const amount = owed.overdue();
       return amount > 0
         ? { ok: true, amount }
         : { ok: false, code: 'nothing_overdue', message: `No installment is overdue on ${date}.` };
     }
     case 'amount': {
-      const payoff = payoffAmount(repayment, date, terms);
+      const payoff = owed.payoff();
       if (stated === undefined || stated > payoff)
         return {
           ok: false,

@@ -419,7 +419,7 @@ export interface paths {
     };
     /**
      * Quote an early settlement
-     * @description What settles every unpaid installment on `date` (today in São Paulo by default, at most 30 days ahead; no fee): each pending row discounted to `date` at the contract’s monthly rate on calendar days, (1 + i)^(d/30); a row due by then at its amount due, late charges included. Only while `active` (else 409 `invalid_state`). Settle with the ops or sandbox payoff command.
+     * @description What settles every unpaid installment on `date` (today in São Paulo by default, at most 30 days ahead; no fee): each pending row discounted to `date` at the contract’s monthly rate on calendar days, (1 + i)^(d/30); a row due by then at its amount due, late charges included. While a payment agreement takes payments (`pending_entry`, `active`), `agreement` quotes its rows, `rows` are the ones it does not cover and `payoff_amount` settles both (contract §17). Only while `active` (else 409 `invalid_state`). Settle with the ops or sandbox payoff command.
      */
     get: operations['getLoanPayoff'];
     put?: never;
@@ -3033,11 +3033,11 @@ export interface components {
        * @description The settlement date quoted.
        */
       date: string;
-      /** @description What settles every unpaid installment on `date`. */
+      /** @description What settles every unpaid installment on `date` (with an agreement taking payments, its rows’ and the uncovered ones’). */
       payoff_amount: number;
       /** @description The interest forgone: the rows’ amounts due minus the payoff. */
       discount_amount: number;
-      /** @description Each unpaid installment, and what it counts for on `date`. */
+      /** @description Each unpaid installment of the loan, and what it counts for on `date` (with an agreement taking payments, the ones it does not cover). */
       rows: {
         /** @description The installment’s number. */
         number: number;
@@ -3051,6 +3051,30 @@ export interface components {
         /** @description Its value on `date`, discounted at the contract rate on calendar days. */
         present_value: number;
       }[];
+      /** @description The payment agreement taking payments (`pending_entry`, `active`; contract §17): its rows stand for the ones it covers, and a payment reaches them first. Null when none does. */
+      agreement: {
+        /**
+         * @description The agreement's id (`agr_` and 32 hex digits).
+         * @example agr_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+         */
+        id: string;
+        /** @description What settles the agreement’s rows on `date`. */
+        payoff_amount: number;
+        /** @description Each unpaid row of the agreement (its own numbers). */
+        rows: {
+          /** @description The installment’s number. */
+          number: number;
+          /**
+           * Format: date
+           * @description Its due date.
+           */
+          due_date: string;
+          /** @description The installment (plus late charges for a row already due). */
+          amount_due: number;
+          /** @description Its value on `date`, discounted at the contract rate on calendar days. */
+          present_value: number;
+        }[];
+      } | null;
     };
     Charge: {
       /**
@@ -8332,7 +8356,8 @@ export interface operations {
            *           "amount_due": 17848,
            *           "present_value": 16307
            *         }
-           *       ]
+           *       ],
+           *       "agreement": null
            *     }
            */
           'application/json': components['schemas']['LoanPayoff'];

@@ -156,7 +156,7 @@ export function loanRoutes(api: ApiRouter, deps: LoanDeps): void {
       operationId: 'getLoanPayoff',
       summary: 'Quote an early settlement',
       description:
-        'What settles every unpaid installment on `date` (today in São Paulo by default, at most 30 days ahead; no fee): each pending row discounted to `date` at the contract’s monthly rate on calendar days, (1 + i)^(d/30); a row due by then at its amount due, late charges included. Only while `active` (else 409 `invalid_state`). Settle with the ops or sandbox payoff command.',
+        'What settles every unpaid installment on `date` (today in São Paulo by default, at most 30 days ahead; no fee): each pending row discounted to `date` at the contract’s monthly rate on calendar days, (1 + i)^(d/30); a row due by then at its amount due, late charges included. While a payment agreement takes payments (`pending_entry`, `active`), `agreement` quotes its rows, `rows` are the ones it does not cover and `payoff_amount` settles both (contract §17). Only while `active` (else 409 `invalid_state`). Settle with the ops or sandbox payoff command.',
       tag,
       security: 'partner',
       params: loanParams,
@@ -166,13 +166,18 @@ export function loanRoutes(api: ApiRouter, deps: LoanDeps): void {
     },
     async (ctx, { params, query }) => {
       const loan = await load(ctx, params.loan_id);
-      const quote = quotePayoff(deps, loan, query.date);
+      const quote = await quotePayoff(deps, loan, query.date);
       ctx.body = {
         loan_id: loan.id,
         date: quote.date,
         payoff_amount: quote.payoffAmount,
         discount_amount: quote.discountAmount,
         rows: quote.rows,
+        agreement: quote.agreement && {
+          id: quote.agreement.id,
+          payoff_amount: quote.agreement.payoffAmount,
+          rows: quote.agreement.rows,
+        },
       };
     },
   );

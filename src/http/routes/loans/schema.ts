@@ -229,24 +229,42 @@ export const payoffQuery = z.strictObject({
   }),
 });
 
+const payoffRowsSchema = (description: string) =>
+  z
+    .array(
+      z.object({
+        number: z.int().min(1).meta({ description: 'The installment’s number.' }),
+        due_date: z.iso.date().meta({ description: 'Its due date.' }),
+        amount_due: centavos('The installment (plus late charges for a row already due).'),
+        present_value: centavos(
+          'Its value on `date`, discounted at the contract rate on calendar days.',
+        ),
+      }),
+    )
+    .meta({ description });
+
 export const payoffSchema = z
   .object({
     loan_id: idField('ln'),
     date: z.iso.date().meta({ description: 'The settlement date quoted.' }),
-    payoff_amount: centavos('What settles every unpaid installment on `date`.'),
+    payoff_amount: centavos(
+      'What settles every unpaid installment on `date` (with an agreement taking payments, its rows’ and the uncovered ones’).',
+    ),
     discount_amount: centavos('The interest forgone: the rows’ amounts due minus the payoff.'),
-    rows: z
-      .array(
-        z.object({
-          number: z.int().min(1).meta({ description: 'The installment’s number.' }),
-          due_date: z.iso.date().meta({ description: 'Its due date.' }),
-          amount_due: centavos('The installment (plus late charges for a row already due).'),
-          present_value: centavos(
-            'Its value on `date`, discounted at the contract rate on calendar days.',
-          ),
-        }),
-      )
-      .meta({ description: 'Each unpaid installment, and what it counts for on `date`.' }),
+    rows: payoffRowsSchema(
+      'Each unpaid installment of the loan, and what it counts for on `date` (with an agreement taking payments, the ones it does not cover).',
+    ),
+    agreement: z
+      .object({
+        id: idField('agr'),
+        payoff_amount: centavos('What settles the agreement’s rows on `date`.'),
+        rows: payoffRowsSchema('Each unpaid row of the agreement (its own numbers).'),
+      })
+      .nullable()
+      .meta({
+        description:
+          'The payment agreement taking payments (`pending_entry`, `active`; contract §17): its rows stand for the ones it covers, and a payment reaches them first. Null when none does.',
+      }),
   })
   .meta({ id: 'LoanPayoff' });
 
