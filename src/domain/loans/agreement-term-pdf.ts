@@ -1,8 +1,7 @@
-import { PDFDocument, StandardFonts } from 'pdf-lib';
 import type { Environment } from '../environments.js';
 import { formatBrl, formatRate } from '../money.js';
 import type { AgreementFigures } from './agreements.js';
-import { A4, brDate, formatCnpj, formatCpf, Layout, MARGIN, safe } from './contract-pdf.js';
+import { A4, brDate, formatCnpj, formatCpf, MARGIN, openDocument } from './contract-pdf.js';
 import type { LateChargeRates } from './repayment.js';
 
 export interface AgreementTermInput {
@@ -48,20 +47,13 @@ const brTime = (at: Date) => {
  * identifies what the borrower accepts.
  */
 export async function renderAgreementTermPdf(input: AgreementTermInput): Promise<Uint8Array> {
-  const doc = await PDFDocument.create({ updateMetadata: false });
-  doc.setTitle(`Termo de acordo ${input.agreementId}`);
-  doc.setAuthor(input.lender.name);
-  doc.setSubject('Termo de acordo de pagamento');
-  doc.setProducer('embedded-credit');
-  doc.setCreator('embedded-credit');
-  doc.setCreationDate(input.issuedAt);
-  doc.setModificationDate(input.issuedAt);
-  const layout = new Layout(
-    doc,
-    await doc.embedFont(StandardFonts.Helvetica),
-    await doc.embedFont(StandardFonts.HelveticaBold),
-    input.environment === 'sandbox' ? 'SANDBOX — documento de teste, sem valor legal' : null,
-  );
+  const { doc, layout } = await openDocument({
+    title: `Termo de acordo ${input.agreementId}`,
+    subject: 'Termo de acordo de pagamento',
+    lender: input.lender,
+    issuedAt: input.issuedAt,
+    environment: input.environment,
+  });
   const { figures, borrower } = input;
   const right = (label: string, value: string) =>
     layout.row([
@@ -125,33 +117,7 @@ export async function renderAgreementTermPdf(input: AgreementTermInput): Promise
   right('Total a pagar', formatBrl(figures.total_amount));
   right('Total de juros', formatBrl(figures.total_interest_amount));
   layout.gap();
-  const columns = [MARGIN, 130, 260, 340, 420, A4.width - MARGIN];
-  const header = () =>
-    layout.row(
-      [
-        { text: 'Nº', x: columns[0]! },
-        { text: 'Vencimento', x: columns[1]! },
-        { text: 'Parcela', x: columns[2]!, right: true },
-        { text: 'Amortização', x: columns[3]!, right: true },
-        { text: 'Juros', x: columns[4]!, right: true },
-        { text: 'Saldo devedor', x: columns[5]!, right: true },
-      ],
-      true,
-    );
-  header();
-  for (const row of figures.schedule) {
-    const pages = layout.pages.length;
-    layout.ensure(1);
-    if (layout.pages.length !== pages) header();
-    layout.row([
-      { text: String(row.number), x: columns[0]! },
-      { text: brDate(row.due_date), x: columns[1]! },
-      { text: formatBrl(row.installment_amount), x: columns[2]!, right: true },
-      { text: formatBrl(row.principal_amount), x: columns[3]!, right: true },
-      { text: formatBrl(row.interest_amount), x: columns[4]!, right: true },
-      { text: formatBrl(row.balance_amount), x: columns[5]!, right: true },
-    ]);
-  }
+  layout.schedule(figures.schedule);
 
   layout.heading('4. Cláusulas');
   for (const clause of [
@@ -164,10 +130,6 @@ export async function renderAgreementTermPdf(input: AgreementTermInput): Promise
   ])
     layout.paragraph(clause);
 
-  const total = layout.pages.length;
-  layout.pages.forEach((page, index) => {
-    const text = `Página ${index + 1} de ${total} · Acordo ${input.agreementId}`;
-    page.drawText(safe(text, layout.regular), { x: MARGIN, y: 25, size: 8, font: layout.regular });
-  });
+  layout.footers(`Acordo ${input.agreementId}`);
   return doc.save({ useObjectStreams: false });
 }

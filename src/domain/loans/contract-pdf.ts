@@ -144,6 +144,83 @@ export class Layout {
     this.gap();
     this.line(text, { bold: true, size: 12 });
   }
+
+  /** A Price schedule, one row an installment, its header again at the top of each new page. */
+  schedule(rows: readonly ScheduleRow[]): void {
+    const columns = [MARGIN, 130, 260, 340, 420, A4.width - MARGIN];
+    const header = () =>
+      this.row(
+        [
+          { text: 'Nº', x: columns[0]! },
+          { text: 'Vencimento', x: columns[1]! },
+          { text: 'Parcela', x: columns[2]!, right: true },
+          { text: 'Amortização', x: columns[3]!, right: true },
+          { text: 'Juros', x: columns[4]!, right: true },
+          { text: 'Saldo devedor', x: columns[5]!, right: true },
+        ],
+        true,
+      );
+    header();
+    for (const row of rows) {
+      const pages = this.pages.length;
+      this.ensure(1);
+      if (this.pages.length !== pages) header();
+      this.row([
+        { text: String(row.number), x: columns[0]! },
+        { text: brDate(row.due_date), x: columns[1]! },
+        { text: formatBrl(row.installment_amount), x: columns[2]!, right: true },
+        { text: formatBrl(row.principal_amount), x: columns[3]!, right: true },
+        { text: formatBrl(row.interest_amount), x: columns[4]!, right: true },
+        { text: formatBrl(row.balance_amount), x: columns[5]!, right: true },
+      ]);
+    }
+  }
+
+  /** Numbers every page in its footer, `Página i de n · {label}`. */
+  footers(label: string): void {
+    const total = this.pages.length;
+    this.pages.forEach((page, index) => {
+      const text = `Página ${index + 1} de ${total} · ${label}`;
+      page.drawText(safe(text, this.regular), { x: MARGIN, y: 25, size: 8, font: this.regular });
+    });
+  }
+}
+
+export interface ScheduleRow {
+  number: number;
+  due_date: string;
+  installment_amount: number;
+  principal_amount: number;
+  interest_amount: number;
+  balance_amount: number;
+}
+
+/**
+ * A new document of the lender's (its metadata dated `issuedAt`, so the same input gives the same
+ * bytes) and its layout, every page of a sandbox document under the test banner.
+ */
+export async function openDocument(input: {
+  title: string;
+  subject: string;
+  lender: { name: string };
+  issuedAt: Date;
+  environment: Environment;
+}): Promise<{ doc: PDFDocument; layout: Layout }> {
+  const doc = await PDFDocument.create({ updateMetadata: false });
+  doc.setTitle(input.title);
+  doc.setAuthor(input.lender.name);
+  doc.setSubject(input.subject);
+  doc.setProducer('embedded-credit');
+  doc.setCreator('embedded-credit');
+  doc.setCreationDate(input.issuedAt);
+  doc.setModificationDate(input.issuedAt);
+  const layout = new Layout(
+    doc,
+    await doc.embedFont(StandardFonts.Helvetica),
+    await doc.embedFont(StandardFonts.HelveticaBold),
+    input.environment === 'sandbox' ? 'SANDBOX — documento de teste, sem valor legal' : null,
+  );
+  return { doc, layout };
 }
 
 /** Only what the standard fonts' WinAnsi encoding can draw (Portuguese accents are in it). */
@@ -166,21 +243,13 @@ export function safe(text: string, font: PDFFont): string {
  * deterministic: the same input gives the same bytes, so its SHA-256 identifies the terms.
  */
 export async function renderContractPdf(input: ContractInput): Promise<Uint8Array> {
-  const doc = await PDFDocument.create({ updateMetadata: false });
-  doc.setTitle(`CCB ${input.loanId}`);
-  doc.setAuthor(input.lender.name);
-  doc.setSubject('Cédula de Crédito Bancário');
-  doc.setProducer('embedded-credit');
-  doc.setCreator('embedded-credit');
-  doc.setCreationDate(input.issuedAt);
-  doc.setModificationDate(input.issuedAt);
-  const sandbox = input.environment === 'sandbox';
-  const layout = new Layout(
-    doc,
-    await doc.embedFont(StandardFonts.Helvetica),
-    await doc.embedFont(StandardFonts.HelveticaBold),
-    sandbox ? 'SANDBOX — documento de teste, sem valor legal' : null,
-  );
+  const { doc, layout } = await openDocument({
+    title: `CCB ${input.loanId}`,
+    subject: 'Cédula de Crédito Bancário',
+    lender: input.lender,
+    issuedAt: input.issuedAt,
+    environment: input.environment,
+  });
   const { figures, borrower } = input;
 
   layout.line('Cédula de Crédito Bancário (CCB)', { bold: true, size: 16 });
@@ -261,33 +330,7 @@ export async function renderContractPdf(input: ContractInput): Promise<Uint8Arra
   );
 
   layout.heading('4. Cronograma de pagamento');
-  const columns = [MARGIN, 130, 260, 340, 420, A4.width - MARGIN];
-  const header = () =>
-    layout.row(
-      [
-        { text: 'Nº', x: columns[0]! },
-        { text: 'Vencimento', x: columns[1]! },
-        { text: 'Parcela', x: columns[2]!, right: true },
-        { text: 'Amortização', x: columns[3]!, right: true },
-        { text: 'Juros', x: columns[4]!, right: true },
-        { text: 'Saldo devedor', x: columns[5]!, right: true },
-      ],
-      true,
-    );
-  header();
-  for (const row of figures.schedule) {
-    const pages = layout.pages.length;
-    layout.ensure(1);
-    if (layout.pages.length !== pages) header();
-    layout.row([
-      { text: String(row.number), x: columns[0]! },
-      { text: brDate(row.due_date), x: columns[1]! },
-      { text: formatBrl(row.installment_amount), x: columns[2]!, right: true },
-      { text: formatBrl(row.principal_amount), x: columns[3]!, right: true },
-      { text: formatBrl(row.interest_amount), x: columns[4]!, right: true },
-      { text: formatBrl(row.balance_amount), x: columns[5]!, right: true },
-    ]);
-  }
+  layout.schedule(figures.schedule);
 
   layout.heading('5. Cláusulas');
   for (const clause of [
@@ -308,10 +351,6 @@ export async function renderContractPdf(input: ContractInput): Promise<Uint8Arra
     layout.line(`${party.name} — CPF ${formatCpf(party.cpf)}`);
   }
 
-  const total = layout.pages.length;
-  layout.pages.forEach((page, index) => {
-    const text = `Página ${index + 1} de ${total} · CCB ${input.loanId}`;
-    page.drawText(safe(text, layout.regular), { x: MARGIN, y: 25, size: 8, font: layout.regular });
-  });
+  layout.footers(`CCB ${input.loanId}`);
   return doc.save({ useObjectStreams: false });
 }
