@@ -25,8 +25,8 @@ import {
   identifyPage,
   termsPage,
 } from './agreement-page.js';
-import { messagePage, type HostedLink } from './layout.js';
-import { field, html } from './respond.js';
+import { messagePage } from './layout.js';
+import { evidenceOf, field, html, linkOf } from './respond.js';
 import type { HostedDeps } from './router.js';
 import { waitText } from './signing.js';
 
@@ -51,14 +51,6 @@ const SESSION_COOKIE = 'agreement_session';
  */
 export function agreementAcceptanceRoutes(router: Router<AppState>, deps: HostedDeps): void {
   const signing = deps.signing;
-  const evidence = (ctx: AppContext) => ({
-    ipAddress: ctx.ip || null,
-    userAgent: ctx.get('User-Agent') || null,
-  });
-  const linkOf = (ctx: AppContext): HostedLink => ({
-    token: ctx.params.token ?? '',
-    csrf: ctx.state.csrf ?? '',
-  });
 
   /** The link's agreement; otherwise answers 404 and returns nothing. */
   const found = async (ctx: AppContext): Promise<AcceptanceLink | undefined> => {
@@ -145,7 +137,7 @@ export function agreementAcceptanceRoutes(router: Router<AppState>, deps: Hosted
           text: 'O código tem 6 dígitos.',
         }),
       );
-    const checked = await checkAcceptanceCode(signing, link, codeId, code, evidence(ctx));
+    const checked = await checkAcceptanceCode(signing, link, codeId, code, evidenceOf(ctx));
     if (checked.kind === 'spent')
       return again(422, 'Este código expirou ou já foi usado. Peça um novo código.');
     if (checked.kind === 'wrong') {
@@ -221,7 +213,7 @@ export function agreementAcceptanceRoutes(router: Router<AppState>, deps: Hosted
       { ...link, agreement },
       session,
       field(ctx, 'term_sha256'),
-      evidence(ctx),
+      evidenceOf(ctx),
     );
     switch (accepted.kind) {
       case 'term_changed':

@@ -9,7 +9,7 @@ import { CodeNotSentError } from '../../../commands/verification.js';
 import { isCodeShaped, normalizeCode } from '../../../domain/verification-codes.js';
 import type { AppContext, AppState } from '../../context.js';
 import { escapeHtml, messagePage, notice, page, postForm, type HostedLink } from './layout.js';
-import { field, html } from './respond.js';
+import { evidenceOf, field, html, linkOf } from './respond.js';
 import type { HostedDeps } from './router.js';
 import { waitText } from './signing.js';
 
@@ -75,15 +75,6 @@ const showClosed = (ctx: AppContext, view: CompletionOutcome, status = closed[vi
  * the code records nothing.
  */
 export function biometricsRoutes(router: Router<AppState>, deps: HostedDeps): void {
-  const evidence = (ctx: AppContext) => ({
-    ipAddress: ctx.ip || null,
-    userAgent: ctx.get('User-Agent') || null,
-  });
-  const linkOf = (ctx: AppContext): HostedLink => ({
-    token: ctx.params.token ?? '',
-    csrf: ctx.state.csrf ?? '',
-  });
-
   router.get('/hosted/biometrics/:token', async (ctx) => {
     const token = ctx.params.token ?? '';
     const view = await viewBiometricsSession(deps.customers, token);
@@ -133,7 +124,7 @@ export function biometricsRoutes(router: Router<AppState>, deps: HostedDeps): vo
     const outcome = await completeBiometrics(deps.customers, token, {
       codeId,
       code,
-      evidence: evidence(ctx),
+      evidence: evidenceOf(ctx),
     });
     if (outcome.kind === 'closed') return showClosed(ctx, outcome.view);
     if (outcome.kind === 'wrong') {

@@ -17,8 +17,8 @@ import {
 import { ProblemError } from '../../../errors.js';
 import type { AppContext, AppState } from '../../context.js';
 import { sendContract } from '../loans/shared.js';
-import { messagePage, type HostedLink } from './layout.js';
-import { field, html } from './respond.js';
+import { messagePage } from './layout.js';
+import { evidenceOf, field, html, linkOf } from './respond.js';
 import type { HostedDeps } from './router.js';
 import { codePage, endedPage, identifyPage, signingPage } from './signing-page.js';
 
@@ -41,16 +41,8 @@ const SESSION_COOKIE = 'signing_session';
  */
 export function signingRoutes(router: Router<AppState>, deps: HostedDeps): void {
   const signing = deps.signing;
-  const evidence = (ctx: AppContext) => ({
-    ipAddress: ctx.ip || null,
-    userAgent: ctx.get('User-Agent') || null,
-  });
   const notFound = (ctx: AppContext) =>
     html(ctx, 404, messagePage('Link não encontrado', 'Este link de assinatura não é válido.'));
-  const linkOf = (ctx: AppContext): HostedLink => ({
-    token: ctx.params.token ?? '',
-    csrf: ctx.state.csrf ?? '',
-  });
 
   /** The link's loan while it signs; otherwise answers 404 or 410 and returns nothing. */
   const openLoan = async (ctx: AppContext): Promise<LoanView | undefined> => {
@@ -133,7 +125,7 @@ export function signingRoutes(router: Router<AppState>, deps: HostedDeps): void 
         422,
         codePage(linkOf(ctx), codeId, { kind: 'error', text: 'O código tem 6 dígitos.' }),
       );
-    const checked = await checkSigningCode(signing, loan, codeId, code, evidence(ctx));
+    const checked = await checkSigningCode(signing, loan, codeId, code, evidenceOf(ctx));
     if (checked.kind === 'spent')
       return again(422, 'Este código expirou ou já foi usado. Peça um novo código.');
     if (checked.kind === 'wrong') {
@@ -197,7 +189,7 @@ export function signingRoutes(router: Router<AppState>, deps: HostedDeps): void 
     if (field(ctx, 'agree') !== 'yes')
       return refuse(422, 'Confirme que leu o contrato e concorda.');
     try {
-      const signed = await signAsVerifiedSigner(signing, loan, verified, evidence(ctx));
+      const signed = await signAsVerifiedSigner(signing, loan, verified, evidenceOf(ctx));
       const signer = signed.signers.find((s) => s.cpf === verified.signer.cpf) ?? verified.signer;
       html(
         ctx,
