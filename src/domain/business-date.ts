@@ -37,3 +37,22 @@ export function startOfBusinessDate(date: string): number {
   }
   return standard;
 }
+
+/** `2026-11-25` as a reader in Brazil writes it: `25/11/2026`. */
+export const brDate = (isoDate: string): string => isoDate.split('-').reverse().join('/');
+
+const saoPauloMinutes = new Intl.DateTimeFormat('pt-BR', {
+  timeZone: 'America/Sao_Paulo',
+  day: '2-digit',
+  month: '2-digit',
+  year: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  hourCycle: 'h23',
+});
+
+/** An instant as a reader in Brazil reads it, São Paulo's time: `25/11/2026 23:59` (no comma). */
+export function brDateTime(at: Date): string {
+  const part = Object.fromEntries(saoPauloMinutes.formatToParts(at).map((p) => [p.type, p.value]));
+  return `${part.day}/${part.month}/${part.year} ${part.hour}:${part.minute}`;
+}

@@ -2,6 +2,7 @@
  * The borrower's reminder e-mail (contract §17), in Portuguese: the installment, what it asks for
  * on the reminder's day, the Pix "copia e cola" of a charge for it, and the one-click opt-out.
  */
+import { brDate } from '../domain/business-date.js';
 import { daysBetween } from '../domain/business-date.js';
 import { formatBrl } from '../domain/money.js';
 import type { MailMessage } from './mailer.js';
@@ -19,8 +20,6 @@ export interface ReminderMail {
   /** Stable per (loan, row, step): a retried send carries the same Message-ID. */
   messageId: string;
 }
-
-const brDate = (date: string) => `${date.slice(8, 10)}/${date.slice(5, 7)}/${date.slice(0, 4)}`;
 
 function when(dueDate: string, date: string): string {
   const days = daysBetween(date, dueDate);

@@ -1,7 +1,8 @@
 import type { Environment } from '../environments.js';
 import { formatBrl, formatRate } from '../money.js';
 import type { AgreementFigures } from './agreements.js';
-import { A4, brDate, formatCnpj, formatCpf, MARGIN, openDocument } from './contract-pdf.js';
+import { brDate, brDateTime } from '../business-date.js';
+import { A4, formatCnpj, formatCpf, MARGIN, openDocument } from './contract-pdf.js';
 import type { LateChargeRates } from './repayment.js';
 
 export interface AgreementTermInput {
@@ -20,24 +21,6 @@ export interface AgreementTermInput {
   /** AGREEMENT_BREAK_DAYS: a row of the agreement overdue longer breaks it. */
   breakDays: number;
 }
-
-/** `25/11/2026 23:59`, São Paulo's time. */
-const brTime = (at: Date) => {
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('pt-BR', {
-      timeZone: 'America/Sao_Paulo',
-      day: '2-digit',
-      month: '2-digit',
-      year: 'numeric',
-      hour: '2-digit',
-      minute: '2-digit',
-      hourCycle: 'h23',
-    })
-      .formatToParts(at)
-      .map((p) => [p.type, p.value]),
-  );
-  return `${parts.day}/${parts.month}/${parts.year} ${parts.hour}:${parts.minute}`;
-};
 
 /**
  * The term of a payment agreement (termo de acordo, contract §17): the parties, the contract it
@@ -121,7 +104,7 @@ export async function renderAgreementTermPdf(input: AgreementTermInput): Promise
 
   layout.heading('4. Cláusulas');
   for (const clause of [
-    `4.1. Este acordo vale se aceito pelo devedor até ${brTime(input.acceptanceDeadline)} (horário de Brasília) e se a primeira parcela (entrada) for paga até o fim do seu vencimento. Sem o aceite ou sem a entrada nesse prazo, o acordo caduca e o contrato segue como estava, sem nenhuma alteração.`,
+    `4.1. Este acordo vale se aceito pelo devedor até ${brDateTime(input.acceptanceDeadline)} (horário de Brasília) e se a primeira parcela (entrada) for paga até o fim do seu vencimento. Sem o aceite ou sem a entrada nesse prazo, o acordo caduca e o contrato segue como estava, sem nenhuma alteração.`,
     '4.2. Paga a entrada, as parcelas renegociadas do contrato deixam de ser cobradas e de acumular multa e juros de mora: o que o devedor deve por elas passa a ser o novo cronograma. Enquanto o acordo vigora, todo pagamento quita primeiro as parcelas do acordo, da mais antiga à mais recente, e depois as parcelas do contrato que o acordo não cobre.',
     `4.3. Parcela do acordo paga após o vencimento tem multa de ${formatRate(input.lateCharges.feeRate)} e juros de mora de ${formatRate(input.lateCharges.monthlyInterestRate)} ao mês, pro rata die, como no contrato. Paga antes do vencimento, tem desconto dos juros ainda não corridos.`,
     `4.4. Uma parcela do acordo vencida há mais de ${input.breakDays} dias quebra o acordo: as parcelas renegociadas voltam como estavam na data do acordo, com multa e juros de mora desde os seus vencimentos originais, o desconto deixa de valer, e tudo o que foi pago desde então é abatido delas como o contrato prevê.`,

@@ -1,4 +1,5 @@
 import { PDFDocument, rgb, StandardFonts, type PDFFont, type PDFPage } from 'pdf-lib';
+import { brDate } from '../business-date.js';
 import type { SimulationFigures } from '../credit/simulation.js';
 import type { Environment } from '../environments.js';
 import { formatBrl, formatRate } from '../money.js';
@@ -43,7 +44,6 @@ export const formatCpf = (cpf: string) =>
   `${cpf.slice(0, 3)}.${cpf.slice(3, 6)}.${cpf.slice(6, 9)}-${cpf.slice(9)}`;
 export const formatCnpj = (cnpj: string) =>
   `${cnpj.slice(0, 2)}.${cnpj.slice(2, 5)}.${cnpj.slice(5, 8)}/${cnpj.slice(8, 12)}-${cnpj.slice(12)}`;
-export const brDate = (isoDate: string) => isoDate.split('-').reverse().join('/');
 
 const pixKinds: Record<string, string> = {
   cpf: 'CPF',

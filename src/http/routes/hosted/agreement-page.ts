@@ -1,4 +1,5 @@
 import type { Agreement } from '../../../db/queries/agreements.js';
+import { brDate, brDateTime } from '../../../domain/business-date.js';
 import { formatBrl, formatRate } from '../../../domain/money.js';
 import {
   escapeHtml as escape,
@@ -12,22 +13,6 @@ type Notice = { kind: 'ok' | 'error'; text: string };
 
 export const agreementLinkPath = (token: string) =>
   `/hosted/agreements/${encodeURIComponent(token)}`;
-
-const brDate = (isoDate: string) => isoDate.split('-').reverse().join('/');
-const brTime = new Intl.DateTimeFormat('pt-BR', {
-  timeZone: 'America/Sao_Paulo',
-  day: '2-digit',
-  month: '2-digit',
-  year: 'numeric',
-  hour: '2-digit',
-  minute: '2-digit',
-  hourCycle: 'h23',
-});
-/** `25/11/2026 23:59`, as a borrower in Brazil reads a time. */
-const brDateTime = (at: Date) => {
-  const part = Object.fromEntries(brTime.formatToParts(at).map((p) => [p.type, p.value]));
-  return `${part.day}/${part.month}/${part.year} ${part.hour}:${part.minute}`;
-};
 
 const statusText: Record<Agreement['status'], string> = {
   pending_acceptance: 'aguardando o seu aceite',

@@ -1,4 +1,5 @@
 import type { LoanView, LoanSigner } from '../../../db/queries/loans.js';
+import { brDate, brDateTime } from '../../../domain/business-date.js';
 import { maskTaxId } from '../../../domain/masking.js';
 import { formatBrl, formatRate } from '../../../domain/money.js';
 import {
@@ -8,8 +9,6 @@ import {
   postForm,
   type HostedLink,
 } from './layout.js';
-
-const brDate = (isoDate: string) => isoDate.split('-').reverse().join('/');
 
 const statusText: Record<LoanView['status'], string> = {
   awaiting_signatures: 'aguardando assinaturas',
@@ -25,21 +24,6 @@ type Notice = { kind: 'ok' | 'error'; text: string };
 const linkPath = (token: string) => `/hosted/signing/${encodeURIComponent(token)}`;
 
 const signedCount = (loan: LoanView) => loan.signers.filter((s) => s.signedAt).length;
-
-/** `25/11/2026 06:22`, as a signer in Brazil reads a time (Intl puts a comma between them). */
-const brTime = new Intl.DateTimeFormat('pt-BR', {
-  timeZone: 'America/Sao_Paulo',
-  day: '2-digit',
-  month: '2-digit',
-  year: 'numeric',
-  hour: '2-digit',
-  minute: '2-digit',
-  hourCycle: 'h23',
-});
-const brDateTime = (at: Date) => {
-  const part = Object.fromEntries(brTime.formatToParts(at).map((p) => [p.type, p.value]));
-  return `${part.day}/${part.month}/${part.year} ${part.hour}:${part.minute}`;
-};
 
 /** Who signs, to a signer the code proved: names and masked cpfs. */
 const signerRows = (loan: LoanView) =>
