@@ -228,15 +228,7 @@ export function createLoanActivities(deps: ActivityDeps) {
     ): Promise<void> {
       await write(input.tenant, async (tx) => {
         const before = await lockedLoan(tx, input.tenant, input.loanId);
-        const written = await insertLoanTransaction(tx, input.tenant, input.loanId, {
-          id: input.transactionId,
-          step: ledgerStep.disbursement,
-          type: 'disbursement',
-          amount: before.figures.requested_amount,
-          actor: input.actor ?? null,
-          approvedBy: input.approvedBy ?? null,
-          occurredAt: new Date(input.at),
-        });
+        const written = await insertDisbursement(tx, input.tenant, before, input);
         if (!written) return { result: undefined, events: [] }; // by an earlier attempt
         if (before.status !== 'processing')
           throw ApplicationFailure.nonRetryable(`the loan is ${before.status}`, 'invalid_state');
@@ -589,6 +581,27 @@ export function createLoanActivities(deps: ActivityDeps) {
  * it reached the loan's agreement (its deadline moved: the workflow reads it again).
  */
 export type PaymentOutcome = RepaymentProgress & { repeated: boolean; agreementChanged?: boolean };
+
+/**
+ * The loan's `disbursement` transaction (its requested amount, at `at`, by whom); undefined when an
+ * earlier attempt wrote it. The release's postings are the caller's: plain or refinancing.
+ */
+export function insertDisbursement(
+  tx: Parameters<typeof insertLoanTransaction>[0],
+  tenant: Tenant,
+  loan: { id: string; figures: { requested_amount: number } },
+  input: { at: string; transactionId: string } & Actors,
+) {
+  return insertLoanTransaction(tx, tenant, loan.id, {
+    id: input.transactionId,
+    step: ledgerStep.disbursement,
+    type: 'disbursement',
+    amount: loan.figures.requested_amount,
+    actor: input.actor ?? null,
+    approvedBy: input.approvedBy ?? null,
+    occurredAt: new Date(input.at),
+  });
+}
 
 /** What the loan's workflow keeps of a repayment: the paid rows at each end, finished or not. */
 export function progressOf(repayment: Repayment): RepaymentProgress {

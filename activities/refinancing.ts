@@ -43,7 +43,7 @@ import { workflowIds } from '../src/temporal/workflow-ids.js';
 import type { NewEvent } from '../src/webhooks/fan-out.js';
 import { finishRefinancedUpdate } from '../workflows/loan/refinancing-messages.js';
 import type { ActivityDeps } from './index.js';
-import { createLoanActivities } from './loans.js';
+import { createLoanActivities, insertDisbursement } from './loans.js';
 import { writeWithEvents } from './write-with-events.js';
 
 /** What a release did: the loans it paid off (and the offer it took over), or why it refused. */
@@ -153,15 +153,7 @@ export function createRefinancingActivities(deps: ActivityDeps) {
 
         // The new loan: only the new money leaves; the payoffs stay in the book.
         const payoffTotal = rows.reduce((sum, row) => sum + row.payoffAmount, 0);
-        const disbursement = await insertLoanTransaction(tx, input.tenant, input.loanId, {
-          id: input.transactionId,
-          step: ledgerStep.disbursement,
-          type: 'disbursement',
-          amount: before.figures.requested_amount,
-          actor: input.actor ?? null,
-          approvedBy: input.approvedBy ?? null,
-          occurredAt: new Date(input.at),
-        });
+        const disbursement = await insertDisbursement(tx, input.tenant, before, input);
         if (!disbursement)
           throw new Error(`loan ${input.loanId}'s disbursement written concurrently`);
         await postEntries(
