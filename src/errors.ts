@@ -297,6 +297,30 @@ export const errorCatalogue = {
     title: 'Not Found',
     meaning: 'The reconciliation of the date has never run (run it: `POST …/{date}/run`).',
   },
+  // Assignments (contract §19, docs/assignments.md).
+  assignment_not_found: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'No assignment (batch of loans sold) with the id.',
+  },
+  assignment_not_due: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'An assignment is settled on its settlement date only (São Paulo): not before; after it, cancel it and price a new one.',
+  },
+  assignment_loans_changed: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'A loan of the assignment changed since it was priced (a payment reached it): its settlement would sell other rows than those priced; cancel it and price a new one. `detail` names the loan.',
+  },
+  loan_assigned: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'The loan was sold (contract §19: `assigned_to`): what changes its debt, such as a payment agreement, is its buyer’s to agree.',
+  },
 } as const satisfies Record<string, { status: number; title: string; meaning: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;
@@ -354,6 +378,8 @@ export const fieldErrorCatalogue = {
     'A Pix the PSP received matched to a loan that is not production’s, or that never took money.',
   month_not_ended:
     'An SCR 3040 of the current month or a later one (São Paulo): a month is reported once its last day is over.',
+  loan_not_assignable:
+    'A loan an assignment cannot sell: unknown, a sandbox loan, not active, its disbursement not confirmed, written off, in a live agreement or refinancing, or in another live assignment; `message` says which.',
   codec_failed:
     'A workflow payload the codec could not decode (ops: an unknown key id, a destroyed customer key, a failed tag).',
 } as const;

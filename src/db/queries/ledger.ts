@@ -9,7 +9,13 @@ import {
 } from '../../domain/ledger/postings.js';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
-import { ledgerEntries, loans, receiptTransactions, receivedPix } from '../schema/index.js';
+import {
+  assignments,
+  ledgerEntries,
+  loans,
+  receiptTransactions,
+  receivedPix,
+} from '../schema/index.js';
 import { repaymentOf } from './loans.js';
 
 /**
@@ -150,7 +156,8 @@ export interface LedgerFinding {
     | 'principal_matches_rows'
     | 'refund_due_matches_ledger'
     | 'unidentified_matches_unmatched_pix'
-    | 'refinancing_clearing_settles';
+    | 'refinancing_clearing_settles'
+    | 'assignment_receivable_matches_sales';
   /** The loan transaction or loan concerned (none for the whole ledger). */
   subject: string | null;
   message: string;
@@ -265,15 +272,32 @@ async function reconcileIn(db: DbOrTx): Promise<LedgerFinding[]> {
       subject: null,
       message: `refinancing_clearing holds ${refinancing!.balance} centavos; releases and payoffs differ`,
     });
+  // Contract §19: what buyers owe is the price of every batch settled (their payment is not booked
+  // yet: docs/assignments.md).
+  const [receivable] = await db
+    .select({ balance: signed })
+    .from(ledgerEntries)
+    .where(eq(ledgerEntries.account, 'assignment_receivable'));
+  const [sales] = await db.execute<{ total: string }>(
+    sql`select coalesce(sum(price), 0) as total from ${assignments} where status = 'settled'`,
+  );
+  if (Number(receivable?.balance ?? 0) !== Number(sales?.total ?? 0))
+    findings.push({
+      check: 'assignment_receivable_matches_sales',
+      subject: null,
+      message: `assignment_receivable holds ${receivable?.balance ?? 0} centavos; the batches settled were sold for ${sales?.total ?? 0}`,
+    });
   const disbursed = await db.select().from(loans).where(isNotNull(loans.disbursedAt));
   for (const loan of disbursed) {
     // A withdrawn loan (contract §14) owes nothing: the withdrawal closed its principal; nor does
     // one whose payout came back (§16).
-    // A written-off loan's principal left the book for `credit_losses` (contract §17).
+    // A written-off loan's principal left the book for `credit_losses` (contract §17); a sold
+    // one's, for its buyer (§19): the borrower still owes it, to the buyer.
     const owed =
       loan.cancellationReason === 'withdrawal' ||
       loan.cancellationReason === 'payout_returned' ||
-      loan.writtenOffAt !== null
+      loan.writtenOffAt !== null ||
+      loan.assignmentId !== null
         ? 0
         : repaymentOf(loan).principal_outstanding;
     const posted = balances.get(loan.id) ?? 0;
