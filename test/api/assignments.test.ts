@@ -145,6 +145,14 @@ describe('assignments (contract §19)', () => {
     expect(await json<AssignmentBody>(post(`/assignments/${later.id}/cancel`))).toMatchObject({
       status: 'cancelled',
     });
+    const listed = await json<{ data: { id: string; status: string }[] }>(
+      ops('/assignments?limit=100'),
+    );
+    expect(listed.data.find((a) => a.id === later.id)?.status).toBe('cancelled');
+    // Cancelled again: the batch as it is.
+    expect((await json<AssignmentBody>(post(`/assignments/${later.id}/cancel`))).status).toBe(
+      'cancelled',
+    );
   });
 
   it('prices, settles under dual control, derecognizes, and leaves the borrower’s debt as it was', async () => {
@@ -212,6 +220,13 @@ describe('assignments (contract §19)', () => {
     );
     expect(events.data).toHaveLength(1);
     expect(events.data[0]!.data.assigned_to).toEqual({ name: BUYER.name, cnpj: '11222333000181' });
+    // Its debt is the buyer's to renegotiate: no agreement (refused before anything is read).
+    const agreement = await production(`/v3/loans/${sold.id}/agreements`, {
+      method: 'POST',
+      body: { simulation_id: `ags_${'0'.repeat(32)}` },
+    });
+    expect(agreement.status).toBe(409);
+    expect((await problemOf(agreement)).code).toBe('loan_assigned');
     // A settled sale is not undone, and the loan is in no other batch.
     expect((await post(`/assignments/${draft.id}/cancel`)).status).toBe(409);
     expect((await newBatch([sold.id], today)).status).toBe(422);
