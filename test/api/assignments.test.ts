@@ -302,6 +302,13 @@ describe('assignments (contract §19)', () => {
         pv(first.installment_amount, RATE, daysBetween(today, first.due_date)),
       ].join(','),
     );
+    // The commands and the export are audited, naming the batch.
+    for (const operation of ['createAssignment', 'settleAssignment', 'getAssignmentInstallments']) {
+      const audit = await json<{ data: unknown[] }>(
+        ops(`/audit?operation_id=${operation}&limit=100`, staff().admins[0].token),
+      );
+      expect(audit.data.some((row) => JSON.stringify(row).includes(draft.id))).toBe(true);
+    }
     expect(await reconcileLedger(stack.database.db)).toEqual([]);
   });
 
