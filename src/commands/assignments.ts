@@ -24,7 +24,7 @@ import { liveAgreementsOf, liveRefinancersOf } from '../db/queries/refinancings.
 import { approvals, loans } from '../db/schema/index.js';
 import { whyNotAssignable, type AssignmentStatus } from '../domain/assignments/assignments.js';
 import { priceOf, soldRows, type SoldRow } from '../domain/assignments/pricing.js';
-import { businessDate } from '../domain/business-date.js';
+import { addDays, businessDate } from '../domain/business-date.js';
 import { newId } from '../domain/ids.js';
 import type { Operator } from '../domain/operators.js';
 import { ProblemError, problems, type FieldError } from '../errors.js';
@@ -47,15 +47,19 @@ export const assignmentNotFound = (id: string) =>
 
 const PRODUCTION = { environment: 'production' as const };
 
-/** A settlement date is today or later (São Paulo): a sale is never dated in the past. */
+/** How far ahead a batch may settle: a price is a day's, and a year out it means little. */
+export const MAX_SETTLEMENT_DAYS_AHEAD = 366;
+
+/** A settlement date is today or later (São Paulo), within a year: never dated in the past. */
 function checkSettlementDate(settlementDate: string, now: Date, path = 'body.settlement_date') {
   const today = businessDate(now);
-  if (settlementDate < today)
+  const last = addDays(today, MAX_SETTLEMENT_DAYS_AHEAD);
+  if (settlementDate < today || settlementDate > last)
     throw problems.validation([
       {
         path,
         code: 'out_of_range',
-        message: `${settlementDate} is in the past: the settlement date is today (${today}) or later.`,
+        message: `The settlement date is today (${today}) or later, up to ${last}: ${settlementDate} is not.`,
       },
     ]);
 }

@@ -118,6 +118,10 @@ describe('assignments (contract §19)', () => {
     expect((await problemOf(refused)).errors).toMatchObject([
       { path: 'body.settlement_date', code: 'out_of_range' },
     ]);
+    const farAhead = await newBatch([sold.id], addDays(today, 367));
+    expect((await problemOf(farAhead)).errors).toMatchObject([
+      { path: 'body.settlement_date', code: 'out_of_range' },
+    ]);
     const unknown = await newBatch([sold.id, `ln_${'0'.repeat(32)}`], today);
     expect(await unknown.json()).toMatchObject({
       status: 422,

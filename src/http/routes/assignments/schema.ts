@@ -42,7 +42,7 @@ export const newAssignmentBody = z
         example: '0.015',
       }),
     settlement_date: calendarDate(
-      'The day the sale settles (São Paulo): today or later; the price is each row’s value that day.',
+      'The day the sale settles (São Paulo): today or later, within 366 days; the price is each row’s value that day.',
     ),
     loan_ids: z
       .array(idField('ln'))
