@@ -23,7 +23,7 @@ import { lockAndReadLoan, repaymentOf, type LoanView } from '../db/queries/loans
 import { liveAgreementsOf, liveRefinancersOf } from '../db/queries/refinancings.js';
 import { approvals, loans } from '../db/schema/index.js';
 import { whyNotAssignable, type AssignmentStatus } from '../domain/assignments/assignments.js';
-import { priceOf, soldRows, type SoldRow } from '../domain/assignments/pricing.js';
+import { priceOf, soldRows } from '../domain/assignments/pricing.js';
 import { addDays, businessDate } from '../domain/business-date.js';
 import { newId } from '../domain/ids.js';
 import type { Operator } from '../domain/operators.js';
@@ -295,5 +295,3 @@ export async function requestSettlement(
   );
   return { approval, assignment };
 }
-
-export type { SoldRow };
