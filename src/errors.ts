@@ -315,6 +315,30 @@ export const errorCatalogue = {
     meaning:
       'A loan of the assignment changed since it was priced (a payment reached it): its settlement would sell other rows than those priced; cancel it and price a new one. `detail` names the loan.',
   },
+  assignment_price_received: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'The buyer’s payment of the assignment’s price was recorded already, under another `reference` (`detail` names it): a price is received once. The same payment sent again answers 200 and records nothing.',
+  },
+  remittance_day_open: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'A day’s remittance to an assignment’s buyer is paid once the day is over (São Paulo): money may still come in until then.',
+  },
+  remittance_paid: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'The day’s remittance to the assignment’s buyer was paid already, under another `reference` (`detail` names it): a day is remitted once. The same payment sent again answers 200 and records nothing.',
+  },
+  nothing_to_remit: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'The assignment’s loans collected nothing for its buyer that day (the remittances report’s `total` is 0 or less): there is nothing to pay.',
+  },
   loan_assigned: {
     status: 409,
     title: 'Conflict',
@@ -380,6 +404,8 @@ export const fieldErrorCatalogue = {
     'An SCR 3040 of the current month or a later one (São Paulo): a month is reported once its last day is over.',
   loan_not_assignable:
     'A loan an assignment cannot sell: unknown, a sandbox loan, not active, its disbursement not confirmed, written off, in a live agreement or refinancing, or in another live assignment; `message` says which.',
+  not_the_price:
+    'A buyer’s payment of an assignment’s price that is not the whole price: `message` says the price.',
   codec_failed:
     'A workflow payload the codec could not decode (ops: an unknown key id, a destroyed customer key, a failed tag).',
 } as const;

@@ -46,6 +46,9 @@ let withdrawn: LoanBody;
 let today: string;
 /** A second operator of the payments desk: the maker of the settlement (the seeded desk checks). */
 let maker: TestOperator;
+/** The batch sold (the third test), and what its loans collected for the buyer that day. */
+let batch: AssignmentBody;
+let dayTotal: number;
 
 const ops = (path: string, token = OPS_TOKEN) =>
   fetch(`${stack.baseUrl}/ops/v1${path}`, { headers: { authorization: `Bearer ${token}` } });
@@ -281,6 +284,7 @@ describe('assignments (contract §19)', () => {
       ].sort(),
     );
     expect(report.total).toBe(5_000 + charge.amount);
+    [batch, dayTotal] = [settled, report.total];
     const none = await json<{ total: number }>(
       ops(`/assignments/${draft.id}/remittances?date=${addDays(today, -1)}`),
     );
@@ -313,6 +317,63 @@ describe('assignments (contract §19)', () => {
       );
       expect(audit.data.some((row) => JSON.stringify(row).includes(draft.id))).toBe(true);
     }
+    expect(await reconcileLedger(stack.database.db)).toEqual([]);
+  });
+
+  it('books the buyer’s payment of the price and a day’s remittance to the buyer, each once', async () => {
+    const path = `/assignments/${batch.id}`;
+    const price = { amount: batch.price, paid_at: clock.now().toISOString(), reference: 'TED-1' };
+    const wrong = await post(`${path}/price-payment`, { ...price, amount: batch.price - 1 });
+    expect(wrong.status).toBe(422);
+    expect((await problemOf(wrong)).errors).toMatchObject([
+      { path: 'body.amount', code: 'not_the_price' },
+    ]);
+    const early = await post(`${path}/price-payment`, {
+      ...price,
+      paid_at: `${addDays(today, -1)}T12:00:00-03:00`,
+    });
+    expect((await problemOf(early)).errors).toMatchObject([
+      { path: 'body.paid_at', code: 'out_of_range' },
+    ]);
+    type Paid = AssignmentBody & { price_payment: { amount: number; reference: string } | null };
+    expect((await json<Paid>(ops(path))).price_payment).toBeNull();
+    const paid = await json<Paid>(post(`${path}/price-payment`, price));
+    expect(paid.price_payment).toMatchObject({ amount: batch.price, reference: 'TED-1' });
+    // Again: the first answered, nothing recorded; under another reference: refused.
+    expect(await json<Paid>(post(`${path}/price-payment`, price))).toEqual(paid);
+    const other = await post(`${path}/price-payment`, { ...price, reference: 'TED-2' });
+    expect(other.status).toBe(409);
+    expect((await problemOf(other)).code).toBe('assignment_price_received');
+
+    // A day is remitted once it is over, exactly its report's total, once.
+    const pay = (date: string, reference: string) =>
+      post(`${path}/remittances/${date}/payment`, { reference }, maker.token);
+    const open = await pay(today, 'PIX-1');
+    expect(open.status).toBe(409);
+    expect((await problemOf(open)).code).toBe('remittance_day_open');
+    clock.advance(86_400_000);
+    const none = await pay(addDays(today, -1), 'PIX-0');
+    expect((await problemOf(none)).code).toBe('nothing_to_remit');
+    const bad = await pay(today, ' x');
+    expect((await problemOf(bad)).errors).toMatchObject([
+      { path: 'body.reference', code: 'invalid_format' },
+    ]);
+    type Report = { total: number; payment: { amount: number; reference: string } | null };
+    const remitted = await json<Report>(pay(today, 'PIX-1'));
+    expect(remitted).toMatchObject({
+      total: dayTotal,
+      payment: { amount: dayTotal, reference: 'PIX-1', paid_by: maker.operator.id },
+    });
+    expect(await json<Report>(pay(today, 'PIX-1'))).toEqual(remitted);
+    expect((await problemOf(await pay(today, 'PIX-2'))).code).toBe('remittance_paid');
+    expect(await json<Report>(ops(`${path}/remittances?date=${today}`))).toEqual(remitted);
+    for (const operation of ['receiveAssignmentPrice', 'payAssignmentRemittance']) {
+      const audit = await json<{ data: unknown[] }>(
+        ops(`/audit?operation_id=${operation}&limit=100`, staff().admins[0].token),
+      );
+      expect(audit.data.some((row) => JSON.stringify(row).includes(batch.id))).toBe(true);
+    }
+    // The batch's receivable is 0, what it owed the buyer paid: the ledger's checks hold.
     expect(await reconcileLedger(stack.database.db)).toEqual([]);
   });
 

@@ -18,6 +18,8 @@ import {
   bookedFor,
   disbursementEntries,
   paymentEntries,
+  priceReceivedEntries,
+  remittanceEntries,
   signedSum,
   type LedgerEntry,
 } from '../../src/domain/ledger/postings.js';
@@ -277,10 +279,33 @@ describe('the ledger of a sale over random loans', () => {
         date = saleDate;
         for (const share of loan.paidAfter) pay(share, 'asg_sold');
         expect(balances(ledger).get('loan_principal') ?? 0).toBe(0);
+        // The buyer pays the price, and what the loan collected for it is remitted: both close.
+        if (priceOf(sold) > 0) ledger.push(...priceReceivedEntries(priceOf(sold)));
+        const owed = -(balances(ledger).get('payable_to_assignee') ?? 0);
+        if (owed > 0) ledger.push(...remittanceEntries(owed));
+        expect(balances(ledger).get('assignment_receivable') ?? 0).toBe(0);
+        expect(balances(ledger).get('payable_to_assignee') ?? 0).toBe(0);
         expect(signedSum(ledger)).toBe(0);
       }),
       { numRuns: 40 },
     );
+  });
+
+  it('the price received clears the receivable into cash; a remittance pays the buyer out of cash', () => {
+    expect(balances(priceReceivedEntries(121_524))).toEqual(
+      new Map([
+        ['collections_clearing', 121_524],
+        ['assignment_receivable', -121_524],
+      ]),
+    );
+    expect(balances(remittanceEntries(5_000))).toEqual(
+      new Map([
+        ['payable_to_assignee', 5_000],
+        ['disbursement_clearing', -5_000],
+      ]),
+    );
+    expect(() => remittanceEntries(0)).toThrow();
+    expect(() => priceReceivedEntries(-1)).toThrow(RangeError);
   });
 
   it('a withdrawal after the sale gives the money returned to the buyer, less what is due back', () => {

@@ -13,6 +13,7 @@ import type { DbOrTx } from '../client.js';
 import {
   assignmentLoans,
   assignments,
+  assignmentTransactions,
   customers,
   ledgerEntries,
   loans,
@@ -23,6 +24,7 @@ import { repaymentOf, type LoanView } from './loans.js';
 
 export type Assignment = typeof assignments.$inferSelect;
 export type AssignmentLoan = typeof assignmentLoans.$inferSelect;
+export type AssignmentTransaction = typeof assignmentTransactions.$inferSelect;
 
 export async function insertAssignment(
   tx: DbOrTx,
@@ -202,4 +204,22 @@ export async function soldInstallments(db: DbOrTx, assignmentId: string) {
     .innerJoin(customers, eq(customers.id, loans.customerId))
     .where(eq(assignmentLoans.assignmentId, assignmentId))
     .orderBy(asc(assignmentLoans.loanId));
+}
+
+/** The batch's money moved so far: its price received, its days remitted (oldest first). */
+export function moneyOfAssignment(db: DbOrTx, id: string): Promise<AssignmentTransaction[]> {
+  return db
+    .select()
+    .from(assignmentTransactions)
+    .where(eq(assignmentTransactions.assignmentId, id))
+    .orderBy(asc(assignmentTransactions.paidAt), asc(assignmentTransactions.id));
+}
+
+export async function insertAssignmentTransaction(
+  tx: DbOrTx,
+  values: typeof assignmentTransactions.$inferInsert,
+): Promise<AssignmentTransaction> {
+  const [row] = await tx.insert(assignmentTransactions).values(values).returning();
+  if (!row) throw new Error('assignment transaction insert returned no row');
+  return row;
 }

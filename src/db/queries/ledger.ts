@@ -9,13 +9,8 @@ import {
 } from '../../domain/ledger/postings.js';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
-import {
-  assignments,
-  ledgerEntries,
-  loans,
-  receiptTransactions,
-  receivedPix,
-} from '../schema/index.js';
+import { assignmentFindings } from './assignment-ledger.js';
+import { ledgerEntries, loans, receiptTransactions, receivedPix } from '../schema/index.js';
 import { repaymentOf } from './loans.js';
 
 /**
@@ -157,7 +152,9 @@ export interface LedgerFinding {
     | 'refund_due_matches_ledger'
     | 'unidentified_matches_unmatched_pix'
     | 'refinancing_clearing_settles'
-    | 'assignment_receivable_matches_sales';
+    | 'assignment_receivable_matches_sales'
+    | 'assignment_price_settles_receivable'
+    | 'payable_to_assignee_not_negative';
   /** The loan transaction or loan concerned (none for the whole ledger). */
   subject: string | null;
   message: string;
@@ -185,7 +182,7 @@ export async function reconcileLedger(db: DbOrTx): Promise<LedgerFinding[]> {
 async function reconcileIn(db: DbOrTx): Promise<LedgerFinding[]> {
   const findings: LedgerFinding[] = [];
   const signed = sql<string>`sum(case when ${ledgerEntries.direction} = 'debit' then ${ledgerEntries.amount} else -${ledgerEntries.amount} end)`;
-  const transaction = sql<string>`coalesce(${ledgerEntries.transactionId}, ${ledgerEntries.receiptTransactionId})`;
+  const transaction = sql<string>`coalesce(${ledgerEntries.transactionId}, ${ledgerEntries.receiptTransactionId}, ${ledgerEntries.assignmentTransactionId})`;
   const unbalanced = await db
     .select({ transactionId: transaction, imbalance: signed })
     .from(ledgerEntries)
@@ -272,21 +269,8 @@ async function reconcileIn(db: DbOrTx): Promise<LedgerFinding[]> {
       subject: null,
       message: `refinancing_clearing holds ${refinancing!.balance} centavos; releases and payoffs differ`,
     });
-  // Contract §19: what buyers owe is the price of every batch settled (their payment is not booked
-  // yet: docs/assignments.md).
-  const [receivable] = await db
-    .select({ balance: signed })
-    .from(ledgerEntries)
-    .where(eq(ledgerEntries.account, 'assignment_receivable'));
-  const [sales] = await db.execute<{ total: string }>(
-    sql`select coalesce(sum(price), 0) as total from ${assignments} where status = 'settled'`,
-  );
-  if (Number(receivable?.balance ?? 0) !== Number(sales?.total ?? 0))
-    findings.push({
-      check: 'assignment_receivable_matches_sales',
-      subject: null,
-      message: `assignment_receivable holds ${receivable?.balance ?? 0} centavos; the batches settled were sold for ${sales?.total ?? 0}`,
-    });
+  // Contract §19: a sale's money between the lender and its buyer (assignment-ledger.ts).
+  findings.push(...(await assignmentFindings(db)));
   const disbursed = await db.select().from(loans).where(isNotNull(loans.disbursedAt));
   for (const loan of disbursed) {
     // A withdrawn loan (contract §14) owes nothing: the withdrawal closed its principal; nor does

@@ -10,7 +10,11 @@ import {
   text,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
-import { assignmentStatuses } from '../../domain/assignments/assignments.js';
+import {
+  assignmentStatuses,
+  assignmentTransactionTypes,
+} from '../../domain/assignments/assignments.js';
+import type { Actor } from '../../domain/operators.js';
 import type { SoldRow } from '../../domain/assignments/pricing.js';
 import { timestampColumn as ts } from './columns.js';
 import { loans } from './loans.js';
@@ -80,5 +84,41 @@ export const assignmentLoans = pgTable(
     uniqueIndex('assignment_loans_live_idx')
       .on(t.loanId)
       .where(sql`${t.live}`),
+  ],
+);
+
+/**
+ * The money of a settled sale between the lender and its buyer (docs/assignments.md, "The money
+ * of the sale"): the buyer's payment of the price (`price_received`, one per batch) and each day's
+ * remittance of what servicing collected for the buyer (`remitted`, one per batch and day). Their
+ * ledger entries name them (`ledger_entries.assignment_transaction_id`); append-only, as the
+ * entries are (the migration's triggers).
+ */
+export const assignmentTransactions = pgTable(
+  'assignment_transactions',
+  {
+    id: text('id').primaryKey(),
+    assignmentId: text('assignment_id')
+      .notNull()
+      .references(() => assignments.id),
+    type: text('type', { enum: assignmentTransactionTypes }).notNull(),
+    /** The day (São Paulo) whose remittance it pays; null for the price. */
+    remittanceDate: date('remittance_date', { mode: 'string' }),
+    /** Centavos, positive. */
+    amount: bigint('amount', { mode: 'number' }).notNull(),
+    /** The bank's identity of the transfer, as ops give it. */
+    reference: text('reference').notNull(),
+    actor: jsonb('actor').$type<Actor>().notNull(),
+    /** When the money moved: the price as ops say it arrived; a remittance when recorded. */
+    paidAt: ts('paid_at').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('assignment_transactions_price_idx')
+      .on(t.assignmentId)
+      .where(sql`${t.type} = 'price_received'`),
+    uniqueIndex('assignment_transactions_remittance_idx')
+      .on(t.assignmentId, t.remittanceDate)
+      .where(sql`${t.type} = 'remitted'`),
   ],
 );

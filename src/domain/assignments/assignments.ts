@@ -6,6 +6,13 @@
 export const assignmentStatuses = ['draft', 'submitted', 'settled', 'cancelled'] as const;
 export type AssignmentStatus = (typeof assignmentStatuses)[number];
 
+/**
+ * The money of a settled sale (docs/assignments.md): the buyer pays the price
+ * (`price_received`), the lender remits each day's collections to the buyer (`remitted`).
+ */
+export const assignmentTransactionTypes = ['price_received', 'remitted'] as const;
+export type AssignmentTransactionType = (typeof assignmentTransactionTypes)[number];
+
 /** The most loans one batch sells (one request, one settlement transaction). */
 export const MAX_ASSIGNMENT_LOANS = 500;
 

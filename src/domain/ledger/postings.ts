@@ -301,6 +301,24 @@ export function assignmentEntries(sale: {
 }
 
 /**
+ * The buyer pays a sale's price (contract §19, docs/assignments.md): the money arrives at the
+ * lender's account (debit `collections_clearing`, as every receipt until the bank statement clears
+ * it) and the buyer owes nothing more (credit `assignment_receivable`).
+ */
+export function priceReceivedEntries(price: number): LedgerEntry[] {
+  return posted([debit('collections_clearing', price), credit('assignment_receivable', price)]);
+}
+
+/**
+ * A day's collections on sold loans remitted to their buyer: the debt to the buyer is paid (debit
+ * `payable_to_assignee`) by money leaving the lender's account (credit `disbursement_clearing`, as
+ * every payment out until the bank statement clears it).
+ */
+export function remittanceEntries(amount: number): LedgerEntry[] {
+  return posted([debit('payable_to_assignee', amount), credit('disbursement_clearing', amount)]);
+}
+
+/**
  * Money received on a sold loan: the borrower's rows are paid as §13 allocates, but the book holds
  * none of the loan, so every part the allocation would credit to principal, interest or late
  * charges is owed to the buyer (`payable_to_assignee`, one entry); money due back stays

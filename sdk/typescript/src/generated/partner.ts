@@ -2209,6 +2209,10 @@ export interface components {
         | 'assignment_not_found'
         | 'assignment_not_due'
         | 'assignment_loans_changed'
+        | 'assignment_price_received'
+        | 'remittance_day_open'
+        | 'remittance_paid'
+        | 'nothing_to_remit'
         | 'loan_assigned';
       /**
        * @description The OAuth 2.0 error code, beside `code`.
@@ -2295,6 +2299,10 @@ export interface components {
         | 'assignment_not_found'
         | 'assignment_not_due'
         | 'assignment_loans_changed'
+        | 'assignment_price_received'
+        | 'remittance_day_open'
+        | 'remittance_paid'
+        | 'nothing_to_remit'
         | 'loan_assigned';
     };
     /** @description An RFC 9457 problem naming each invalid field. */
@@ -2361,6 +2369,7 @@ export interface components {
         | 'not_a_production_loan'
         | 'month_not_ended'
         | 'loan_not_assignable'
+        | 'not_the_price'
         | 'codec_failed';
       /** @description What to fix, for a person: the bounds, the format. */
       message: string;

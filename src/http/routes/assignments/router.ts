@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ApprovalRequestDeps } from '../../../commands/approvals.js';
+import { payRemittance, receivePrice } from '../../../commands/assignment-money.js';
 import {
   assignmentNotFound,
   cancelAssignment,
@@ -12,6 +13,7 @@ import {
   findAssignment,
   listAssignments,
   loansOfAssignment,
+  moneyOfAssignment,
   remittancesOn,
   soldInstallments,
 } from '../../../db/queries/assignments.js';
@@ -26,6 +28,9 @@ import {
   newAssignmentBody,
   presentAssignment,
   presentRemittances,
+  pricePaymentBody,
+  remittancePaymentBody,
+  remittancePaymentParams,
   remittanceQuery,
   remittanceReport,
 } from './schema.js';
@@ -42,7 +47,20 @@ export function assignmentRoutes(api: ApiRouter, deps: ApprovalRequestDeps & { d
   const answer = async (id: string) => {
     const assignment = await findAssignment(deps.db, id);
     if (!assignment) throw assignmentNotFound(id);
-    return presentAssignment(assignment, await loansOfAssignment(deps.db, id));
+    const [sold, money] = await Promise.all([
+      loansOfAssignment(deps.db, id),
+      moneyOfAssignment(deps.db, id),
+    ]);
+    return presentAssignment(assignment, sold, money);
+  };
+  /** The day's report, with its payment to the buyer if made. */
+  const report = async (id: string, date: string) => {
+    const [rows, money] = await Promise.all([
+      remittancesOn(deps.db, id, date),
+      moneyOfAssignment(deps.db, id),
+    ]);
+    const paid = money.find((row) => row.type === 'remitted' && row.remittanceDate === date);
+    return presentRemittances(id, date, rows, paid);
   };
   const roles = ['payments'] as const;
 
@@ -98,7 +116,7 @@ export function assignmentRoutes(api: ApiRouter, deps: ApprovalRequestDeps & { d
       const rows = await listAssignments(deps.db, query.limit);
       ctx.body = {
         data: rows.slice(0, query.limit).map((row) => {
-          const { loans: _loans, ...rest } = presentAssignment(row, []);
+          const { loans: _loans, price_payment: _paid, ...rest } = presentAssignment(row, []);
           return rest;
         }),
         has_more: rows.length > query.limit,
@@ -223,8 +241,77 @@ export function assignmentRoutes(api: ApiRouter, deps: ApprovalRequestDeps & { d
     async (ctx, { params, query }) => {
       const assignment = await findAssignment(deps.db, params.assignment_id);
       if (!assignment) throw assignmentNotFound(params.assignment_id);
-      const rows = await remittancesOn(deps.db, assignment.id, query.date);
-      ctx.body = presentRemittances(assignment.id, query.date, rows);
+      ctx.body = await report(assignment.id, query.date);
+    },
+  );
+
+  api.add(
+    {
+      method: 'post',
+      path: '/assignments/{assignment_id}/price-payment',
+      operationId: 'receiveAssignmentPrice',
+      summary: 'Record the buyer’s payment of the price',
+      description:
+        'The buyer paid a `settled` batch’s whole price: booked as cash in (`collections_clearing`) against `assignment_receivable`, which the batch then no longer holds. Once per batch: the same `reference` again answers the batch and records nothing; another, 409 `assignment_price_received`. 422 `not_the_price` for another amount, `paid_at` in the future (`in_the_future`) or before the settlement date (`out_of_range`); 409 `invalid_state` unless settled.',
+      tag,
+      security: 'ops',
+      roles,
+      params: assignmentParams,
+      body: pricePaymentBody,
+      responses: {
+        200: { description: 'The batch, its `price_payment` set.', schema: assignmentSchema },
+      },
+      errors: [404, 409],
+    },
+    async (ctx, { params, body }) => {
+      const { received } = await receivePrice(
+        deps,
+        ctx.state.operator!,
+        params.assignment_id,
+        body,
+      );
+      ctx.state.auditDetail = {
+        assignment_id: params.assignment_id,
+        amount: received.amount,
+        reference: received.reference,
+      };
+      ctx.body = await answer(params.assignment_id);
+    },
+  );
+
+  api.add(
+    {
+      method: 'post',
+      path: '/assignments/{assignment_id}/remittances/{date}/payment',
+      operationId: 'payAssignmentRemittance',
+      summary: 'Record a day’s remittance paid to the buyer',
+      description:
+        'The day’s collections on a `settled` batch’s loans — its remittances report’s `total` — were sent to the buyer: booked as `payable_to_assignee` against cash out (`disbursement_clearing`); the report shows the `payment` from then on. A day is paid once it is over (São Paulo; 409 `remittance_day_open` before) and once: the same `reference` again answers the report and records nothing; another, 409 `remittance_paid`. 409 `nothing_to_remit` for a day that owes the buyer nothing, `invalid_state` unless settled.',
+      tag,
+      security: 'ops',
+      roles,
+      params: remittancePaymentParams,
+      body: remittancePaymentBody,
+      responses: {
+        200: { description: 'The day’s report, its `payment` set.', schema: remittanceReport },
+      },
+      errors: [404, 409],
+    },
+    async (ctx, { params, body }) => {
+      const paid = await payRemittance(
+        deps,
+        ctx.state.operator!,
+        params.assignment_id,
+        params.date,
+        body.reference,
+      );
+      ctx.state.auditDetail = {
+        assignment_id: params.assignment_id,
+        date: params.date,
+        amount: paid.amount,
+        reference: paid.reference,
+      };
+      ctx.body = await report(params.assignment_id, params.date);
     },
   );
 

@@ -8,7 +8,12 @@ import {
   isDiscountRate,
   MAX_DISCOUNT_RATE,
 } from '../../../domain/assignments/pricing.js';
-import type { Assignment, AssignmentLoan, Remittance } from '../../../db/queries/assignments.js';
+import type {
+  Assignment,
+  AssignmentLoan,
+  AssignmentTransaction,
+  Remittance,
+} from '../../../db/queries/assignments.js';
 import { idField, pathId } from '../../ids.js';
 import { trimmedText } from '../../text.js';
 import { cnpj } from '../customers/schema.js';
@@ -108,6 +113,19 @@ export const assignmentSchema = z
         }),
       )
       .meta({ description: 'The loans sold, in loan id order.' }),
+    price_payment: z
+      .object({
+        amount: centavos('The price, paid whole.'),
+        paid_at: z.iso.datetime().meta({ description: 'When the buyer’s money arrived.' }),
+        reference: z.string().meta({ description: 'The transfer’s identity, as ops gave it.' }),
+        recorded_by: z.string().meta({ description: 'The operator who recorded it.' }),
+        recorded_at: z.iso.datetime(),
+      })
+      .nullable()
+      .meta({
+        description:
+          'The buyer’s payment of the price (`POST …/price-payment`); null until received.',
+      }),
     created_by: z.string(),
     submitted_by: z.string().nullable(),
     approval_id: z
@@ -121,7 +139,12 @@ export const assignmentSchema = z
   })
   .meta({ id: 'Assignment' });
 
-export function presentAssignment(assignment: Assignment, sold: readonly AssignmentLoan[]) {
+export function presentAssignment(
+  assignment: Assignment,
+  sold: readonly AssignmentLoan[],
+  money: readonly AssignmentTransaction[] = [],
+) {
+  const price = money.find((row) => row.type === 'price_received');
   return {
     id: assignment.id,
     status: assignment.status,
@@ -136,6 +159,15 @@ export function presentAssignment(assignment: Assignment, sold: readonly Assignm
       rows: row.rows ?? [],
       carrying: row.carrying,
     })),
+    price_payment: price
+      ? {
+          amount: price.amount,
+          paid_at: price.paidAt.toISOString(),
+          reference: price.reference,
+          recorded_by: price.actor.id,
+          recorded_at: price.createdAt.toISOString(),
+        }
+      : null,
     created_by: assignment.createdBy,
     submitted_by: assignment.submittedBy,
     approval_id: assignment.approvalId,
@@ -148,10 +180,51 @@ export function presentAssignment(assignment: Assignment, sold: readonly Assignm
 
 export const assignmentList = z
   .object({
-    data: z.array(assignmentSchema.omit({ loans: true })),
+    data: z.array(assignmentSchema.omit({ loans: true, price_payment: true })),
     has_more: z.boolean(),
   })
   .meta({ id: 'AssignmentList' });
+
+/** A transfer's identity at the bank, as ops give it: printable ASCII, 1–64 characters. */
+const transferReference = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(
+    /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/,
+    'Printable ASCII, no leading or trailing space.',
+  );
+
+export const pricePaymentBody = z
+  .strictObject({
+    amount: z.int().min(1).max(100_000_000_000).meta({
+      description: 'Centavos: the batch’s whole `price` (422 `not_the_price` otherwise).',
+    }),
+    paid_at: z.iso.datetime({ offset: true }).meta({
+      description:
+        'When the buyer’s money arrived (RFC 3339): on the settlement date (São Paulo) or later, not in the future.',
+    }),
+    reference: transferReference.meta({
+      description:
+        'The transfer’s identity (e.g. its bank’s id): sent again with the same one, the batch is answered and nothing recorded; the price received under another, 409 `assignment_price_received`.',
+      example: 'TED-20261128-000123',
+    }),
+  })
+  .meta({ id: 'AssignmentPricePayment' });
+
+export const remittancePaymentParams = assignmentParams.extend({
+  date: z.iso.date().meta({ description: 'The day remitted (São Paulo), `YYYY-MM-DD`.' }),
+});
+
+export const remittancePaymentBody = z
+  .strictObject({
+    reference: transferReference.meta({
+      description:
+        'The transfer’s identity: sent again with the same one, the report is answered and nothing recorded; the day paid under another, 409 `remittance_paid`.',
+      example: 'PIX-E12345678202611291200abcdef01',
+    }),
+  })
+  .meta({ id: 'AssignmentRemittancePayment' });
 
 export const remittanceQuery = z.strictObject({
   date: calendarDate('The business day (São Paulo) reported, `YYYY-MM-DD`.'),
@@ -173,13 +246,38 @@ export const remittanceReport = z
         occurred_at: z.iso.datetime(),
       }),
     ),
+    payment: z
+      .object({
+        amount: centavos('What was sent to the buyer: the day’s `total` when paid.'),
+        reference: z.string().meta({ description: 'The transfer’s identity, as ops gave it.' }),
+        paid_at: z.iso.datetime(),
+        paid_by: z.string().meta({ description: 'The operator who recorded it.' }),
+      })
+      .nullable()
+      .meta({
+        description:
+          'The day’s remittance to the buyer (`POST …/remittances/{date}/payment`); null until paid.',
+      }),
   })
   .meta({ id: 'AssignmentRemittances' });
 
-export const presentRemittances = (assignmentId: string, date: string, rows: Remittance[]) => ({
+export const presentRemittances = (
+  assignmentId: string,
+  date: string,
+  rows: Remittance[],
+  paid: AssignmentTransaction | undefined,
+) => ({
   assignment_id: assignmentId,
   date,
   total: rows.reduce((sum, row) => sum + row.amount, 0),
+  payment: paid
+    ? {
+        amount: paid.amount,
+        reference: paid.reference,
+        paid_at: paid.paidAt.toISOString(),
+        paid_by: paid.actor.id,
+      }
+    : null,
   remittances: rows.map((row) => ({
     loan_id: row.loanId,
     transaction_id: row.transactionId,
