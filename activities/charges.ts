@@ -11,9 +11,14 @@ import {
   type Charge,
 } from '../src/db/queries/charges.js';
 import type { DbOrTx } from '../src/db/client.js';
-import { balancesByAccount, loanAccountBalances, postEntries } from '../src/db/queries/ledger.js';
+import { withdrawalBalances } from '../src/db/queries/assignments.js';
+import { postEntries } from '../src/db/queries/ledger.js';
 import { newId } from '../src/domain/ids.js';
-import { withdrawalEntries, type LedgerAccount } from '../src/domain/ledger/postings.js';
+import {
+  assignedWithdrawalEntries,
+  withdrawalEntries,
+  type LedgerAccount,
+} from '../src/domain/ledger/postings.js';
 import { ledgerStep, loanEventTypes } from '../src/domain/loans/loans.js';
 import { presentLoan } from '../src/presenters/loans.js';
 import type { CreatedCharge } from '../workflows/loan/messages.js';
@@ -79,7 +84,14 @@ export function createChargeActivities(deps: ActivityDeps) {
       occurredAt: now,
     });
     if (!written) throw new Error(`loan ${loan.id} withdrawn concurrently`);
-    await postEntries(tx, tenant, written, withdrawalEntries(0, refund, balances));
+    await postEntries(
+      tx,
+      tenant,
+      written,
+      loan.assignmentId
+        ? assignedWithdrawalEntries(0, refund)
+        : withdrawalEntries(0, refund, balances),
+    );
     await changeLoanRow(tx, loan.id, { status: 'cancelled', cancellationReason: 'withdrawal' });
     if (refund > 0) await addRefundDue(tx, loan.id, refund);
     const events: NewEvent[] = [];
@@ -199,7 +211,7 @@ export function createChargeActivities(deps: ActivityDeps) {
       if (scope === 'withdrawal') {
         const refusal = withdrawalRefusal(loan, input.hasCnpj, now);
         if (refusal) refuse('invalid_state', refusal);
-        const balances = balancesByAccount(await loanAccountBalances(tx, loan.id));
+        const balances = await withdrawalBalances(tx, loan);
         amount = withdrawalDue(loan.figures, balances);
         // What was paid covers what was released: nothing to ask, the loan is undone now.
         if (amount <= 0) return withdrawNow(tx, input.tenant, loan, balances, now);

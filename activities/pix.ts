@@ -10,7 +10,8 @@ import {
   markPixRecorded,
   type Charge,
 } from '../src/db/queries/charges.js';
-import { balancesByAccount, loanAccountBalances, postEntries } from '../src/db/queries/ledger.js';
+import { withdrawalBalances } from '../src/db/queries/assignments.js';
+import { postEntries } from '../src/db/queries/ledger.js';
 import { findReceiptTransaction } from '../src/db/queries/receipts.js';
 import {
   changeLoanRow,
@@ -165,6 +166,7 @@ export function createPixActivities(deps: ActivityDeps) {
         repayment: repaymentOf(before),
         terms: repaymentTerms(before),
         writtenOffAt: before.writtenOffAt,
+        assignmentId: before.assignmentId,
         agreement: taking
           ? {
               payoff: taking.payoff(date),
@@ -183,7 +185,7 @@ export function createPixActivities(deps: ActivityDeps) {
       ...(unidentified ? { from: 'unidentified_receipts' as const } : {}),
       // Read only when the Pix may withdraw the loan.
       ...(charge?.scope === 'withdrawal' && before.status === 'active'
-        ? { balances: balancesByAccount(await loanAccountBalances(tx, before.id)) }
+        ? { balances: await withdrawalBalances(tx, before) }
         : {}),
     });
     const { refund } = plan;

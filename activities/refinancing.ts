@@ -31,7 +31,11 @@ import {
 } from '../src/db/queries/refinancings.js';
 import { businessDate } from '../src/domain/business-date.js';
 import { newId } from '../src/domain/ids.js';
-import { paymentEntries, refinancingDisbursementEntries } from '../src/domain/ledger/postings.js';
+import {
+  bookedFor,
+  paymentEntries,
+  refinancingDisbursementEntries,
+} from '../src/domain/ledger/postings.js';
 import { allocatePayment, payoffAmount } from '../src/domain/loans/allocation.js';
 import { ledgerStep, loanEventTypes } from '../src/domain/loans/loans.js';
 import { refinancedLoanChanged } from '../src/domain/loans/refinancing.js';
@@ -199,14 +203,18 @@ export function createRefinancingActivities(deps: ActivityDeps) {
             tx,
             input.tenant,
             payoff,
-            paymentEntries({
-              amount: row.payoffAmount,
-              principal: allocation.principal,
-              interest: allocation.interest,
-              lateFee: allocation.lateFee,
-              lateInterest: allocation.lateInterest,
-              from: 'refinancing_clearing',
-            }),
+            // A sold loan's payoff (contract §19) is owed to its buyer.
+            bookedFor(
+              old,
+              paymentEntries({
+                amount: row.payoffAmount,
+                principal: allocation.principal,
+                interest: allocation.interest,
+                lateFee: allocation.lateFee,
+                lateInterest: allocation.lateInterest,
+                from: 'refinancing_clearing',
+              }),
+            ),
           );
           await changeLoanRow(tx, old.id, {
             repayment: allocation.after,

@@ -47,7 +47,12 @@ export function createWriteOffActivities(deps: ActivityDeps) {
         if (before.writtenOffAt) return { result: { writtenOff: true }, events: [] };
         const date = businessDate(new Date(input.at));
         const shown = presentLoan(before, deps.loans.signingUrl, date);
-        if (before.status !== 'active' || !writeOffRow(shown.schedule, date, afterDays))
+        // A sold loan (contract §19) is off the lender's book already: its losses are the buyer's.
+        if (
+          before.status !== 'active' ||
+          before.assignmentId ||
+          !writeOffRow(shown.schedule, date, afterDays)
+        )
           return { result: { writtenOff: false }, events: [] };
         const principal = repaymentOf(before).principal_outstanding;
         const occurredAt = new Date(input.at);

@@ -76,6 +76,7 @@ import { consoleSessions } from './http/routes/console/session.js';
 import { ledgerRoutes } from './http/routes/ledger/router.js';
 import { reconciliationRoutes } from './http/routes/reconciliation/router.js';
 import { regulatoryRoutes } from './http/routes/regulatory/router.js';
+import { assignmentRoutes } from './http/routes/assignments/router.js';
 import { payoutRoutes } from './http/routes/payouts/router.js';
 import { chargeRoutes } from './http/routes/charges/router.js';
 import { agreementRoutes } from './http/routes/agreements/router.js';
@@ -312,6 +313,7 @@ export function createApp(deps: AppDeps): App {
   registerReconciliationGauges(metrics, () => latestReconciliation(db));
   smokeCheckRoutes(opsApi, { db, temporal, logger, taskQueue: config.temporal.taskQueue });
   regulatoryRoutes(opsApi, { db, clock, institution: config.scr });
+  assignmentRoutes(opsApi, staffDeps);
 
   const pspApi = new ApiRouter('/psp/v1', guards, idempotencyGuard.middleware);
   pspRoutes(pspApi, {

@@ -297,6 +297,54 @@ export const errorCatalogue = {
     title: 'Not Found',
     meaning: 'The reconciliation of the date has never run (run it: `POST …/{date}/run`).',
   },
+  // Assignments (contract §19, docs/assignments.md).
+  assignment_not_found: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'No assignment (batch of loans sold) with the id.',
+  },
+  assignment_not_due: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'An assignment is settled on its settlement date only (São Paulo): not before; after it, cancel it and price a new one.',
+  },
+  assignment_loans_changed: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'A loan of the assignment changed since it was priced (a payment reached it): its settlement would sell other rows than those priced; cancel it and price a new one. `detail` names the loan.',
+  },
+  assignment_price_received: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'The buyer’s payment of the assignment’s price was recorded already, under another `reference` (`detail` names it): a price is received once. The same payment sent again answers 200 and records nothing.',
+  },
+  remittance_day_open: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'A day’s remittance to an assignment’s buyer is paid once the day is over (São Paulo): money may still come in until then.',
+  },
+  remittance_paid: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'The day’s remittance to the assignment’s buyer was paid already, under another `reference` (`detail` names it): a day is remitted once. The same payment sent again answers 200 and records nothing.',
+  },
+  nothing_to_remit: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'The assignment’s loans collected nothing for its buyer that day (the remittances report’s `total` is 0 or less): there is nothing to pay.',
+  },
+  loan_assigned: {
+    status: 409,
+    title: 'Conflict',
+    meaning:
+      'The loan was sold (contract §19: `assigned_to`): what changes its debt, such as a payment agreement, is its buyer’s to agree.',
+  },
 } as const satisfies Record<string, { status: number; title: string; meaning: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;
@@ -354,6 +402,10 @@ export const fieldErrorCatalogue = {
     'A Pix the PSP received matched to a loan that is not production’s, or that never took money.',
   month_not_ended:
     'An SCR 3040 of the current month or a later one (São Paulo): a month is reported once its last day is over.',
+  loan_not_assignable:
+    'A loan an assignment cannot sell: unknown, a sandbox loan, not active, its disbursement not confirmed, written off, in a live agreement or refinancing, or in another live assignment; `message` says which.',
+  not_the_price:
+    'A buyer’s payment of an assignment’s price that is not the whole price: `message` says the price.',
   codec_failed:
     'A workflow payload the codec could not decode (ops: an unknown key id, a destroyed customer key, a failed tag).',
 } as const;

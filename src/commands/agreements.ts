@@ -208,6 +208,12 @@ export async function createLoanAgreement(
   simulationId: string,
 ): Promise<Agreement> {
   const loan = await activeLoan(deps, tenant, loanId);
+  // Contract §19: a sold loan's debt is its buyer's to renegotiate (docs/assignments.md).
+  if (loan.assignmentId)
+    throw new ProblemError(
+      'loan_assigned',
+      `Loan ${loan.id} was sold to ${loan.assignedTo?.name ?? 'a buyer'}: an agreement on it is the buyer’s to make.`,
+    );
   const simulation = await findAgreementSimulation(deps.db, tenant, loan.id, simulationId);
   if (!simulation) throw agreementSimulationNotFound(simulationId);
   const now = clockNow(loan, deps.clock());

@@ -2,6 +2,7 @@ import type { Approval, ApprovalKind, ApprovalReader } from '../db/queries/appro
 import {
   findApproval,
   insertApproval,
+  isAssignmentApproval,
   isMoneyApproval,
   isPixApproval,
   isStaffApproval,
@@ -35,6 +36,7 @@ import {
   settleLoan,
   type LoanCommandDeps,
 } from './loan-commands.js';
+import { settleAssignment } from './assignment-settlement.js';
 import { runDevolucaoRefund } from './devolucoes.js';
 import { recordRefund, type RefundCommand } from './refunds.js';
 import { runStaffCommand, type StaffCommandDeps } from './staff-changes.js';
@@ -53,6 +55,7 @@ export const approvalRoles: Record<ApprovalKind, OperatorRole> = {
   role_change: 'admin',
   operator_reactivation: 'admin',
   token_rotation: 'admin',
+  assignment: 'payments',
 };
 
 /**
@@ -108,9 +111,13 @@ const approvalStart = (approval: Approval, taskQueue: string): WorkflowStart => 
           },
           summary: `Approval ${approval.id}: ${approval.kind} on loan ${approval.loanId}`,
         }
-      : {
-          summary: `Approval ${approval.id}: ${approval.kind} of operator ${approval.operatorId}`,
-        }),
+      : isAssignmentApproval(approval)
+        ? {
+            summary: `Approval ${approval.id}: settlement of assignment ${String(approval.request.assignment_id)}`,
+          }
+        : {
+            summary: `Approval ${approval.id}: ${approval.kind} of operator ${approval.operatorId}`,
+          }),
 });
 
 /** What a pending approval needs to be asked for: its row and its workflow's start. */
@@ -124,7 +131,10 @@ export type ApprovalRequestDeps = Pick<
  * is matched to), or an operator (staff).
  */
 export type ApprovalSubject =
-  { loan: LoanView } | { pix: string; loan?: LoanView } | { operatorId: string };
+  | { loan: LoanView }
+  | { pix: string; loan?: LoanView }
+  | { operatorId: string }
+  | { assignmentId: string };
 
 /**
  * Dual control (contract §15, issue 37): a maker's command that moves money on a production loan,
@@ -146,16 +156,18 @@ export async function requestApproval(
       kind,
       ...('operatorId' in subject
         ? { operatorId: subject.operatorId }
-        : {
-            ...('pix' in subject ? { endToEndId: subject.pix } : {}),
-            ...(subject.loan
-              ? {
-                  loanId: subject.loan.id,
-                  partnerId: subject.loan.partnerId,
-                  environment: subject.loan.environment,
-                }
-              : { environment: 'production' as const }),
-          }),
+        : 'assignmentId' in subject
+          ? { environment: 'production' as const }
+          : {
+              ...('pix' in subject ? { endToEndId: subject.pix } : {}),
+              ...(subject.loan
+                ? {
+                    loanId: subject.loan.id,
+                    partnerId: subject.loan.partnerId,
+                    environment: subject.loan.environment,
+                  }
+                : { environment: 'production' as const }),
+            }),
       request,
       makerId: maker.actor.id,
       status: 'pending',
@@ -263,6 +275,11 @@ export async function runApprovedCommand(
   approval: Approval,
 ): Promise<void> {
   if (isStaffApproval(approval)) return runStaffCommand(deps, approval);
+  if (isAssignmentApproval(approval))
+    return settleAssignment(deps, approval, {
+      actor: { type: 'operator', id: approval.makerId },
+      ...(approval.checkerId ? { approvedBy: { type: 'operator', id: approval.checkerId } } : {}),
+    });
   if (isPixApproval(approval)) return runPixCommand(deps, approval);
   if (!isMoneyApproval(approval)) throw new Error(`approval ${approval.id}: unknown kind`);
   const loan = await findLoanForOps(deps.db, approval.loanId);

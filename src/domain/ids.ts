@@ -28,6 +28,7 @@ export const idPrefixes = {
   reminder: 'rmd',
   agreementSimulation: 'ags',
   agreement: 'agr',
+  assignment: 'asg',
 } as const;
 
 export type IdPrefix = (typeof idPrefixes)[keyof typeof idPrefixes];

@@ -170,6 +170,7 @@ const nouns: Record<NonNullable<ReturnType<typeof notFoundCodeOf>>, string> = {
   credential_not_found: 'credential',
   operator_not_found: 'operator',
   approval_not_found: 'approval',
+  assignment_not_found: 'assignment',
   customer_not_found: 'customer',
   erasure_not_found: 'erasure',
   document_not_found: 'document',

@@ -20,7 +20,8 @@ type PublicPrefix =
   | 'aud'
   | 'apr'
   | 'ags'
-  | 'agr';
+  | 'agr'
+  | 'asg';
 type NotFoundCode = ErrorCode & `${string}_not_found`;
 
 /** `{prefix}_{32 lowercase hex}` (contract §1), anchored. */
@@ -47,6 +48,7 @@ const nouns: Record<PublicPrefix, string> = {
   apr: 'approval',
   ags: 'agreement simulation',
   agr: 'agreement',
+  asg: 'assignment',
 };
 const described = (prefix: PublicPrefix) => ({
   example: example(prefix),

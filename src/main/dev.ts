@@ -216,6 +216,11 @@ async function main(): Promise<void> {
     // A partner's receiver on this machine: http://localhost:4000/hook (docs/walkthrough).
     WEBHOOK_ALLOW_LOOPBACK_HTTP: env.WEBHOOK_ALLOW_LOOPBACK_HTTP ?? 'true',
     TEMPORAL_UI_ORIGIN: uiOrigin,
+    // The SCR 3040's header (docs/walkthrough-production-psp.md, section 10): demo values.
+    SCR_INSTITUTION_CNPJ: env.SCR_INSTITUTION_CNPJ ?? env.LENDER_CNPJ ?? SANDBOX_LENDER.LENDER_CNPJ,
+    SCR_RESPONSIBLE_NAME: env.SCR_RESPONSIBLE_NAME ?? 'Ana Admin',
+    SCR_RESPONSIBLE_EMAIL: env.SCR_RESPONSIBLE_EMAIL ?? 'scr@lender.example',
+    SCR_RESPONSIBLE_PHONE: env.SCR_RESPONSIBLE_PHONE ?? '1133334444',
   };
   const worker = startChild('worker', 'src/main/worker.ts', childEnv);
   const workerReady = readyMessage(worker, 180_000);

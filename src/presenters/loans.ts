@@ -89,6 +89,8 @@ export function presentLoan(
     finished_reason: loan.finishedReason,
     refund_due_amount: loan.refundDueAmount,
     written_off_at: loan.writtenOffAt?.toISOString() ?? null,
+    assignment_id: loan.assignmentId,
+    assigned_to: loan.assignedTo,
     created_at: loan.createdAt.toISOString(),
     updated_at: loan.updatedAt.toISOString(),
   };

@@ -132,6 +132,8 @@ describe('a loan from contract to last installment, over HTTP on the real stack'
       'finished_reason',
       'refund_due_amount',
       'written_off_at',
+      'assignment_id',
+      'assigned_to',
       'created_at',
       'updated_at',
     ]);

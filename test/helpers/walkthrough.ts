@@ -29,19 +29,27 @@ export async function walkthroughHome(
 /**
  * A document's `sh` blocks, in order (those `keep` refuses left out), as one bash script: a
  * walkthrough under `docs/`, or another file of the repository by its path (`README.md`). With
- * `before`, only the blocks above the heading that starts with it (`## 13.`).
+ * `before`, only the blocks above the heading that starts with it (`## 13.`); with `from`, only
+ * those from the heading that starts with it on.
  */
 export async function walkthroughScript(
   document: string,
   keep: (block: string) => boolean = () => true,
   before?: string,
+  from?: string,
 ): Promise<string> {
   const path =
     document.includes('/') || document === 'README.md' ? document : join('docs', document);
   const whole = await readFile(join(projectRoot, path), 'utf8');
-  const end = before === undefined ? -1 : whole.indexOf(`\n${before}`);
-  if (before !== undefined && end < 0) throw new Error(`${path} has no heading ${before}`);
-  const text = end < 0 ? whole : whole.slice(0, end);
+  const heading = (name: string) => {
+    const at = whole.indexOf(`\n${name}`);
+    if (at < 0) throw new Error(`${path} has no heading ${name}`);
+    return at;
+  };
+  const text = whole.slice(
+    from === undefined ? 0 : heading(from),
+    before === undefined ? undefined : heading(before),
+  );
   const blocks = [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
   return ['set -euo pipefail', ...blocks.filter(keep)].join('\n');
 }

@@ -2,6 +2,7 @@ import { and, desc, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client.js';
 import {
   approvals,
+  assignmentApprovalKinds,
   moneyApprovalKinds,
   pixApprovalKinds,
   staffApprovalKinds,
@@ -32,6 +33,8 @@ export const isMoneyApproval = (approval: Approval): approval is MoneyApproval =
   (moneyApprovalKinds as readonly string[]).includes(approval.kind);
 export const isPixApproval = (approval: Approval): approval is PixApproval =>
   (pixApprovalKinds as readonly string[]).includes(approval.kind);
+export const isAssignmentApproval = (approval: Approval): boolean =>
+  (assignmentApprovalKinds as readonly string[]).includes(approval.kind);
 export const isStaffApproval = (approval: Approval): approval is StaffApproval =>
   (staffApprovalKinds as readonly string[]).includes(approval.kind);
 

@@ -9,6 +9,7 @@ import {
 } from '../../domain/ledger/postings.js';
 import type { Tenant } from '../../domain/tenant.js';
 import type { DbOrTx } from '../client.js';
+import { assignmentFindings } from './assignment-ledger.js';
 import { ledgerEntries, loans, receiptTransactions, receivedPix } from '../schema/index.js';
 import { repaymentOf } from './loans.js';
 
@@ -150,7 +151,10 @@ export interface LedgerFinding {
     | 'principal_matches_rows'
     | 'refund_due_matches_ledger'
     | 'unidentified_matches_unmatched_pix'
-    | 'refinancing_clearing_settles';
+    | 'refinancing_clearing_settles'
+    | 'assignment_receivable_matches_sales'
+    | 'assignment_price_settles_receivable'
+    | 'payable_to_assignee_not_negative';
   /** The loan transaction or loan concerned (none for the whole ledger). */
   subject: string | null;
   message: string;
@@ -178,7 +182,7 @@ export async function reconcileLedger(db: DbOrTx): Promise<LedgerFinding[]> {
 async function reconcileIn(db: DbOrTx): Promise<LedgerFinding[]> {
   const findings: LedgerFinding[] = [];
   const signed = sql<string>`sum(case when ${ledgerEntries.direction} = 'debit' then ${ledgerEntries.amount} else -${ledgerEntries.amount} end)`;
-  const transaction = sql<string>`coalesce(${ledgerEntries.transactionId}, ${ledgerEntries.receiptTransactionId})`;
+  const transaction = sql<string>`coalesce(${ledgerEntries.transactionId}, ${ledgerEntries.receiptTransactionId}, ${ledgerEntries.assignmentTransactionId})`;
   const unbalanced = await db
     .select({ transactionId: transaction, imbalance: signed })
     .from(ledgerEntries)
@@ -265,15 +269,19 @@ async function reconcileIn(db: DbOrTx): Promise<LedgerFinding[]> {
       subject: null,
       message: `refinancing_clearing holds ${refinancing!.balance} centavos; releases and payoffs differ`,
     });
+  // Contract §19: a sale's money between the lender and its buyer (assignment-ledger.ts).
+  findings.push(...(await assignmentFindings(db)));
   const disbursed = await db.select().from(loans).where(isNotNull(loans.disbursedAt));
   for (const loan of disbursed) {
     // A withdrawn loan (contract §14) owes nothing: the withdrawal closed its principal; nor does
     // one whose payout came back (§16).
-    // A written-off loan's principal left the book for `credit_losses` (contract §17).
+    // A written-off loan's principal left the book for `credit_losses` (contract §17); a sold
+    // one's, for its buyer (§19): the borrower still owes it, to the buyer.
     const owed =
       loan.cancellationReason === 'withdrawal' ||
       loan.cancellationReason === 'payout_returned' ||
-      loan.writtenOffAt !== null
+      loan.writtenOffAt !== null ||
+      loan.assignmentId !== null
         ? 0
         : repaymentOf(loan).principal_outstanding;
     const posted = balances.get(loan.id) ?? 0;

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, notInArray, sql, type SQL } from 'drizzle-orm';
 import type { Repayment, RepaymentTerms } from '../../domain/loans/allocation.js';
 import { legacyRepayment } from '../../domain/loans/legacy-repayment.js';
 import type { LoanStatus, ReferenceSource } from '../../domain/loans/loans.js';
@@ -118,19 +118,26 @@ export async function listLoans(
   return { rows: await withSigners(db, page.rows), hasMore: page.hasMore };
 }
 
-/** A loan's ledger, oldest first. */
+/**
+ * A loan's ledger, oldest first; `hidden`: transaction types left out (the partner's view leaves
+ * out a sale, whose price is between the lender and the buyer: contract §19).
+ */
 export async function listLoanTransactions(
   db: DbOrTx,
   tenant: Tenant,
   loanId: string,
   params: ListParams<'created_at'>,
+  hidden: readonly LoanTransaction['type'][] = [],
 ): Promise<Page<LoanTransaction>> {
   return paginate<LoanTransaction>(db, {
     table: loanTransactions,
     idColumn: loanTransactions.id,
     sortColumn: loanTransactions.createdAt,
     tenant,
-    within: eq(loanTransactions.loanId, loanId),
+    within: and(
+      eq(loanTransactions.loanId, loanId),
+      hidden.length > 0 ? notInArray(loanTransactions.type, [...hidden]) : undefined,
+    ),
     params,
   });
 }
@@ -202,6 +209,9 @@ export type LoanChange = Partial<
     | 'writtenOffAt'
     | 'finishedReason'
     | 'renegotiatedRows'
+    | 'assignmentId'
+    | 'assignedTo'
+    | 'assignedAt'
   >
 > & {
   /** `paid_at` of the rows this change pays, appended to `paidDates`. */

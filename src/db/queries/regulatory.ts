@@ -6,7 +6,7 @@
 import { and, eq, inArray, isNotNull, lt, max } from 'drizzle-orm';
 import { addDays, businessDate, startOfBusinessDate } from '../../domain/business-date.js';
 import { owedRowsOn, type BookedPayment } from '../../domain/regulatory/month-end.js';
-import type { ClientSnapshot, LoanSnapshot } from '../../domain/regulatory/scr3040.js';
+import type { Assignment, ClientSnapshot, LoanSnapshot } from '../../domain/regulatory/scr3040.js';
 import type { DbOrTx } from '../client.js';
 import { customers, loanSigners, loans, loanTransactions } from '../schema/index.js';
 
@@ -106,10 +106,31 @@ export async function productionBookAt(
       annualRate: loan.figures.annual_interest_rate,
       rows: owed,
       writtenOffOn: writtenOff ? businessDate(writtenOff) : null,
+      assignment: soldBy(loan, cutoff),
     });
     clients.set(key, client);
   }
   return [...clients.values()];
+}
+
+/**
+ * A loan sold by the month's end (contract §19, docs/assignments.md): without coobrigação — the
+ * ledger derecognizes it, so the lender kept no substantial risk — it is reported in the month of
+ * the sale with its `Inf` and leaves the file after (`natureOf`). The buyer's kind only matters
+ * with retention, which the service does not sell with.
+ */
+function soldBy(
+  loan: { assignedAt: Date | null; assignedTo: { cnpj: string } | null },
+  cutoff: Date,
+): Assignment | undefined {
+  if (!loan.assignedAt || !loan.assignedTo || loan.assignedAt >= cutoff) return undefined;
+  return {
+    assigneeCnpj: loan.assignedTo.cnpj,
+    assignee: 'other',
+    retainsRisk: false,
+    coobligationPercent: 0,
+    date: businessDate(loan.assignedAt),
+  };
 }
 
 /**

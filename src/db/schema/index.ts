@@ -18,3 +18,4 @@ export * from './payouts.js';
 export * from './reminders.js';
 export * from './agreements.js';
 export * from './refinancings.js';
+export * from './assignments.js';

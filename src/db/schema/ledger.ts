@@ -1,6 +1,7 @@
 import { bigint, bigserial, index, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { entryDirections, ledgerAccounts } from '../../domain/ledger/postings.js';
 import type { Actor } from '../../domain/operators.js';
+import { assignmentTransactions } from './assignments.js';
 import { receivedPix } from './charges.js';
 import { timestampColumn as ts } from './columns.js';
 import { loans, loanTransactions } from './loans.js';
@@ -36,8 +37,9 @@ export const receiptTransactions = pgTable(
 );
 
 /**
- * The double-entry lines of each loan transaction (contract §13), and of each receipt
- * transaction (money no loan claims yet): exactly one of the two. Append-only: the database
+ * The double-entry lines of each loan transaction (contract §13), of each receipt transaction
+ * (money no loan claims yet) and of each assignment transaction (a sale's money between the
+ * lender and its buyer, contract §19): exactly one of the three. Append-only: the database
  * refuses an UPDATE or DELETE (trigger `ledger_entries_immutable`) and a transaction whose entries
  * do not sum to zero at commit (deferred trigger `ledger_entries_balanced`); see the migrations.
  */
@@ -47,6 +49,10 @@ export const ledgerEntries = pgTable(
     id: bigserial('id', { mode: 'number' }).primaryKey(),
     transactionId: text('transaction_id').references(() => loanTransactions.id),
     receiptTransactionId: text('receipt_transaction_id').references(() => receiptTransactions.id),
+    /** Contract §19: the buyer's payment of a sale's price, or a day's remittance to the buyer. */
+    assignmentTransactionId: text('assignment_transaction_id').references(
+      () => assignmentTransactions.id,
+    ),
     /** The loan's tenant; null for money no loan claims. */
     partnerId: text('partner_id'),
     environment: text('environment', { enum: environments }).notNull(),
@@ -61,6 +67,7 @@ export const ledgerEntries = pgTable(
   (t) => [
     index('ledger_entries_transaction_idx').on(t.transactionId),
     index('ledger_entries_receipt_transaction_idx').on(t.receiptTransactionId),
+    index('ledger_entries_assignment_transaction_idx').on(t.assignmentTransactionId),
     index('ledger_entries_loan_idx').on(t.loanId, t.account),
     index('ledger_entries_account_idx').on(t.environment, t.account, t.occurredAt),
   ],

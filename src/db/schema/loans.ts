@@ -119,6 +119,13 @@ export const loans = pgTable(
      */
     writtenOffAt: ts('written_off_at'),
     /**
+     * Sold (contract §19, docs/assignments.md): the settled assignment and its buyer. The borrower
+     * owes as before; money received since is owed to the buyer (`payable_to_assignee`).
+     */
+    assignmentId: text('assignment_id'),
+    assignedTo: jsonb('assigned_to').$type<{ name: string; cnpj: string }>(),
+    assignedAt: ts('assigned_at'),
+    /**
      * Set when its customer was erased and the loan never became a contract (cancelled before its
      * signatures or its disbursement): its signers, payout account and contract are erased with
      * the customer, and no lookup shows it any more (contract §15).

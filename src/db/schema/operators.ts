@@ -89,6 +89,8 @@ export const moneyApprovalKinds = [
  * (`pix_match`, whose loan is named too) or return it to its payer (`pix_return`).
  */
 export const pixApprovalKinds = ['pix_match', 'pix_return'] as const;
+/** A batch of loans sold (contract §19): its settlement (the request names the assignment). */
+export const assignmentApprovalKinds = ['assignment'] as const;
 /** What staff administration asks for (`operator_id` names the operator it is about). */
 export const staffApprovalKinds = [
   'operator_creation',
@@ -110,7 +112,12 @@ export const approvals = pgTable(
   {
     id: text('id').primaryKey(),
     kind: text('kind', {
-      enum: [...moneyApprovalKinds, ...pixApprovalKinds, ...staffApprovalKinds],
+      enum: [
+        ...moneyApprovalKinds,
+        ...pixApprovalKinds,
+        ...staffApprovalKinds,
+        ...assignmentApprovalKinds,
+      ],
     }).notNull(),
     /** A money approval's loan, its partner and environment; null on staff administration. */
     loanId: text('loan_id'),

@@ -40,6 +40,15 @@ export const ledgerAccounts = [
    * expense, booked when the agreement takes over the rows it covers.
    */
   'agreement_discounts',
+  /**
+   * Contract §19 (docs/assignments.md): what buyers of sold loans owe for them — the price, debited
+   * when an assignment settles, until the buyer's money arrives.
+   */
+  'assignment_receivable',
+  /** The gain (credit) or loss (debit) of each sale: its price less what the book carried. */
+  'assignment_result',
+  /** Money received on sold loans, owed to their buyer until remitted. */
+  'payable_to_assignee',
 ] as const;
 export type LedgerAccount = (typeof ledgerAccounts)[number];
 
@@ -253,11 +262,94 @@ export function recoveryEntries(entries: readonly LedgerEntry[]): LedgerEntry[] 
   ]);
 }
 
-/** A payment's entries as the book takes them: `recoveries` once the loan is written off. */
+/**
+ * A payment's entries as the book takes them: `recoveries` once the loan is written off;
+ * `payable_to_assignee` once it was sold (`assignedEntries`).
+ */
 export const bookedFor = (
-  loan: { writtenOffAt: Date | null },
+  loan: { writtenOffAt: Date | null; assignmentId?: string | null | undefined },
   entries: LedgerEntry[],
-): LedgerEntry[] => (loan.writtenOffAt ? recoveryEntries(entries) : entries);
+): LedgerEntry[] =>
+  loan.assignmentId
+    ? assignedEntries(entries)
+    : loan.writtenOffAt
+      ? recoveryEntries(entries)
+      : entries;
+
+/**
+ * The sale of a loan (contract §19, docs/assignments.md): its principal leaves the book (credit
+ * `loan_principal`) with the interest and late charges accrued to the settlement date, earned then
+ * (credit the incomes); the buyer owes the price (debit `assignment_receivable`); what the price is
+ * above or below what the book carried is the sale's gain or loss (`assignment_result`).
+ */
+export function assignmentEntries(sale: {
+  price: number;
+  principal: number;
+  interest: number;
+  lateFee: number;
+  lateInterest: number;
+}): LedgerEntry[] {
+  const result = sale.price - sale.principal - sale.interest - sale.lateFee - sale.lateInterest;
+  return posted([
+    debit('assignment_receivable', sale.price),
+    credit('loan_principal', sale.principal),
+    credit('interest_income', sale.interest),
+    credit('late_fee_income', sale.lateFee),
+    credit('late_interest_income', sale.lateInterest),
+    result >= 0 ? credit('assignment_result', result) : debit('assignment_result', -result),
+  ]);
+}
+
+/**
+ * The buyer pays a sale's price (contract §19, docs/assignments.md): the money arrives at the
+ * lender's account (debit `collections_clearing`, as every receipt until the bank statement clears
+ * it) and the buyer owes nothing more (credit `assignment_receivable`).
+ */
+export function priceReceivedEntries(price: number): LedgerEntry[] {
+  return posted([debit('collections_clearing', price), credit('assignment_receivable', price)]);
+}
+
+/**
+ * A day's collections on sold loans remitted to their buyer: the debt to the buyer is paid (debit
+ * `payable_to_assignee`) by money leaving the lender's account (credit `disbursement_clearing`, as
+ * every payment out until the bank statement clears it).
+ */
+export function remittanceEntries(amount: number): LedgerEntry[] {
+  return posted([debit('payable_to_assignee', amount), credit('disbursement_clearing', amount)]);
+}
+
+/**
+ * Money received on a sold loan: the borrower's rows are paid as §13 allocates, but the book holds
+ * none of the loan, so every part the allocation would credit to principal, interest or late
+ * charges is owed to the buyer (`payable_to_assignee`, one entry); money due back stays
+ * `refunds_payable`.
+ */
+export function assignedEntries(entries: readonly LedgerEntry[]): LedgerEntry[] {
+  const owed = entries
+    .filter((entry) => entry.direction === 'credit' && earnedAccounts.includes(entry.account))
+    .reduce((sum, entry) => sum + entry.amount, 0);
+  return posted([
+    ...entries.filter(
+      (entry) => !(entry.direction === 'credit' && earnedAccounts.includes(entry.account)),
+    ),
+    credit('payable_to_assignee', owed),
+  ]);
+}
+
+/**
+ * A sold loan withdrawn (CDC art. 49, contract §14): the money the borrower returns is the buyer's
+ * (`payable_to_assignee`), less what is due back to the borrower (`refunds_payable`); when more is
+ * due back than came in (payments above the amount released), the buyer owes the difference back.
+ * The book holds nothing else of the loan.
+ */
+export function assignedWithdrawalEntries(received: number, refund: number): LedgerEntry[] {
+  const toBuyer = received - refund;
+  return posted([
+    debit('collections_clearing', received),
+    credit('refunds_payable', refund),
+    toBuyer >= 0 ? credit('payable_to_assignee', toBuyer) : debit('payable_to_assignee', -toBuyer),
+  ]);
+}
 
 /**
  * A payment agreement takes over the rows it covers (contract §17): what the borrower owed of them

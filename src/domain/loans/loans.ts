@@ -63,6 +63,8 @@ export const loanEventTypes = {
   refundSent: 'loan.refund_sent',
   /** Contract §17: a row overdue more than WRITE_OFF_AFTER_DAYS; the loan stays `active`. */
   writtenOff: 'loan.written_off',
+  /** Contract §19: the loan was sold (`assigned_to`); what the borrower owes is unchanged. */
+  assigned: 'loan.assigned',
 } as const;
 
 /** What ended a loan in `error`. */
@@ -108,6 +110,11 @@ export const loanTransactionTypes = [
   'agreement',
   /** Contract §17: an agreement undone (its break): the books as §13 allocates its payments. */
   'agreement_broken',
+  /**
+   * Contract §19: the loan sold — its principal and the interest and charges accrued that day off
+   * the book, the price owed by the buyer; `amount` the price. No money moves.
+   */
+  'assignment',
 ] as const;
 export type LoanTransactionType = (typeof loanTransactionTypes)[number];
 
@@ -140,4 +147,6 @@ export const ledgerStep = {
   writeOff: 'write_off',
   /** Paid off by the release of new loan `newLoanId` (contract §17): once per new loan. */
   refinanced: (newLoanId: string) => `refinanced:${newLoanId}`,
+  /** Sold in assignment `assignmentId` (contract §19): once per loan. */
+  assigned: (assignmentId: string) => `assigned:${assignmentId}`,
 } as const;

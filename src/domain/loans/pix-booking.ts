@@ -4,6 +4,7 @@
  * never refused — what a loan no longer owes is due back.
  */
 import {
+  assignedWithdrawalEntries,
   bookedFor,
   overpaymentEntries,
   paymentEntries,
@@ -49,13 +50,18 @@ export interface PixOnLoan {
     terms: RepaymentTerms;
     /** Set once the loan was written off (contract §17): its payments post to `recoveries`. */
     writtenOffAt?: Date | null;
+    /** Set once the loan was sold (contract §19): its money is owed to the buyer. */
+    assignmentId?: string | null;
     /**
      * A payment agreement taking the loan's payments (contract §17): what settles it and the
      * uncovered rows that day, and how it spreads a payment (activities/agreement-payments.ts).
      */
     agreement?: { payoff: number; allocate: (amount: number) => Allocation } | undefined;
   };
-  /** The loan's account balances (debits − credits); needed only for a withdrawal charge's Pix. */
+  /**
+   * The loan's account balances (debits − credits); needed only for a withdrawal charge's Pix. A
+   * sold loan's are the borrower's side of them (`borrowerBalances`): the book holds none.
+   */
   balances?: Partial<Record<LedgerAccount, number>>;
   /** Where its money is: the cash received, or `unidentified_receipts` for a Pix matched late. */
   from?: CashAccount;
@@ -100,7 +106,9 @@ export function planPixBooking(pix: PixOnLoan): PixBooking {
       type: 'withdrawal',
       refund,
       principal: balances.loan_principal ?? 0,
-      entries: withdrawalEntries(amount, refund, balances),
+      entries: loan.assignmentId
+        ? assignedWithdrawalEntries(amount, refund)
+        : withdrawalEntries(amount, refund, balances),
     };
   }
   const payoff = loan.agreement?.payoff ?? payoffAmount(loan.repayment, pix.date, loan.terms);
@@ -118,7 +126,7 @@ export function planPixBooking(pix: PixOnLoan): PixBooking {
     refund,
     allocation,
     entries: bookedFor(
-      { writtenOffAt: loan.writtenOffAt ?? null },
+      { writtenOffAt: loan.writtenOffAt ?? null, assignmentId: loan.assignmentId ?? null },
       paymentEntries({ amount, ...allocation, refund, from: pix.from }),
     ),
   };

@@ -22,6 +22,7 @@ export const eventCatalogue = [
   'loan.refund_due',
   'loan.refund_sent',
   'loan.written_off',
+  'loan.assigned',
   'loan.agreement_created',
   'loan.agreement_accepted',
   'loan.agreement_active',

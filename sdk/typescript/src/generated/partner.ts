@@ -399,7 +399,7 @@ export interface paths {
     };
     /**
      * List a loan’s transactions
-     * @description The loan’s money movements, oldest first: its `disbursement`, then each `payment` (and a `payoff`), each with its double-entry `entries` (debits equal credits; contract §13).
+     * @description The loan’s money movements, oldest first: its `disbursement`, then each `payment` (and a `payoff`), each with its double-entry `entries` (debits equal credits; contract §13). A sale of the loan (contract §19) is not listed: its price is between the lender and the buyer; payments after it credit `payable_to_assignee`.
      */
     get: operations['listLoanTransactions'];
     put?: never;
@@ -613,7 +613,7 @@ export interface paths {
     put?: never;
     /**
      * Make a payment agreement
-     * @description The agreement of a simulation, `pending_acceptance` until the borrower accepts it on `acceptance_url` (at the latest by the end of its first row’s due date): a code e-mailed to them opens the page, which shows the terms and the term’s PDF (`term_sha256`) and records the acceptance with its evidence; `loan.agreement_created`. One live agreement per loan: 409 `agreement_exists`; 409 `loan_already_being_refinanced` while a new loan refinances it (until that loan is cancelled); 409 `simulation_expired` past the simulation’s day or once the loan changed after it; 409 `invalid_state` unless the loan is `active`.
+     * @description The agreement of a simulation, `pending_acceptance` until the borrower accepts it on `acceptance_url` (at the latest by the end of its first row’s due date): a code e-mailed to them opens the page, which shows the terms and the term’s PDF (`term_sha256`) and records the acceptance with its evidence; `loan.agreement_created`. One live agreement per loan: 409 `agreement_exists`; 409 `loan_already_being_refinanced` while a new loan refinances it (until that loan is cancelled); 409 `loan_assigned` once the lender sold the loan (`assigned_to`: its buyer agrees such terms); 409 `simulation_expired` past the simulation’s day or once the loan changed after it; 409 `invalid_state` unless the loan is `active`.
      */
     post: operations['createAgreement'];
     delete?: never;
@@ -1420,6 +1420,26 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'loan.assigned': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The lender sold the loan (contract §19): `assigned_to` names the buyer. The loan stays as it was for the borrower — same rows, same payments, same servicing.
+     * @description The lender sold the loan (contract §19): `assigned_to` names the buyer. The loan stays as it was for the borrower — same rows, same payments, same servicing. Each event an endpoint subscribes to is POSTed to its `url` as JSON — the same body `GET /v3/events/{id}` answers — with three headers (Standard Webhooks): How deliveries are signed and retried: the document's description, "Webhooks".
+     */
+    post: operations['webhook.loan.assigned'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'loan.agreement_created': {
     parameters: {
       query?: never;
@@ -1907,6 +1927,7 @@ export interface components {
         | 'loan.refund_due'
         | 'loan.refund_sent'
         | 'loan.written_off'
+        | 'loan.assigned'
         | 'loan.agreement_created'
         | 'loan.agreement_accepted'
         | 'loan.agreement_active'
@@ -1957,6 +1978,7 @@ export interface components {
         | 'loan.refund_due'
         | 'loan.refund_sent'
         | 'loan.written_off'
+        | 'loan.assigned'
         | 'loan.agreement_created'
         | 'loan.agreement_accepted'
         | 'loan.agreement_active'
@@ -2183,7 +2205,15 @@ export interface components {
         | 'scr_not_configured'
         | 'psp_not_configured'
         | 'smoke_check_not_found'
-        | 'reconciliation_not_found';
+        | 'reconciliation_not_found'
+        | 'assignment_not_found'
+        | 'assignment_not_due'
+        | 'assignment_loans_changed'
+        | 'assignment_price_received'
+        | 'remittance_day_open'
+        | 'remittance_paid'
+        | 'nothing_to_remit'
+        | 'loan_assigned';
       /**
        * @description The OAuth 2.0 error code, beside `code`.
        * @enum {string}
@@ -2265,7 +2295,15 @@ export interface components {
         | 'scr_not_configured'
         | 'psp_not_configured'
         | 'smoke_check_not_found'
-        | 'reconciliation_not_found';
+        | 'reconciliation_not_found'
+        | 'assignment_not_found'
+        | 'assignment_not_due'
+        | 'assignment_loans_changed'
+        | 'assignment_price_received'
+        | 'remittance_day_open'
+        | 'remittance_paid'
+        | 'nothing_to_remit'
+        | 'loan_assigned';
     };
     /** @description An RFC 9457 problem naming each invalid field. */
     ValidationProblem: {
@@ -2330,6 +2368,8 @@ export interface components {
         | 'discount_above_charges'
         | 'not_a_production_loan'
         | 'month_not_ended'
+        | 'loan_not_assignable'
+        | 'not_the_price'
         | 'codec_failed';
       /** @description What to fix, for a person: the bounds, the format. */
       message: string;
@@ -2833,6 +2873,15 @@ export interface components {
       finished_reason: 'refinanced' | null;
       /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
       written_off_at: string | null;
+      /** @description The assignment (`asg_…`) that sold the loan to `assigned_to` (contract §19), with event `loan.assigned`; null while the lender holds it. */
+      assignment_id: string | null;
+      /** @description Who bought the loan (a fund or another institution). The lender keeps servicing it: the borrower pays as before, and owes exactly what it owed; null while the lender holds it. */
+      assigned_to: {
+        /** @description The buyer’s legal name. */
+        name: string;
+        /** @description The buyer’s CNPJ (14 characters). */
+        cnpj: string;
+      } | null;
       /**
        * Format: date-time
        * @description When the loan was created.
@@ -2924,7 +2973,8 @@ export interface components {
         | 'write_off'
         | 'refinancing'
         | 'agreement'
-        | 'agreement_broken';
+        | 'agreement_broken'
+        | 'assignment';
       /** @description The money that moved, in centavos. */
       amount: number;
       /**
@@ -2982,7 +3032,10 @@ export interface components {
           | 'credit_losses'
           | 'recoveries'
           | 'refinancing_clearing'
-          | 'agreement_discounts';
+          | 'agreement_discounts'
+          | 'assignment_receivable'
+          | 'assignment_result'
+          | 'payable_to_assignee';
         /**
          * @description `debit` or `credit`.
          * @enum {string}
@@ -3415,6 +3468,7 @@ export interface components {
       | components['schemas']['LoanRefundDueEvent']
       | components['schemas']['LoanRefundSentEvent']
       | components['schemas']['LoanWrittenOffEvent']
+      | components['schemas']['LoanAssignedEvent']
       | components['schemas']['LoanAgreementCreatedEvent']
       | components['schemas']['LoanAgreementAcceptedEvent']
       | components['schemas']['LoanAgreementActiveEvent']
@@ -4052,6 +4106,15 @@ export interface components {
       finished_reason: 'refinanced' | null;
       /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
       written_off_at: string | null;
+      /** @description The assignment (`asg_…`) that sold the loan to `assigned_to` (contract §19), with event `loan.assigned`; null while the lender holds it. */
+      assignment_id: string | null;
+      /** @description Who bought the loan (a fund or another institution). The lender keeps servicing it: the borrower pays as before, and owes exactly what it owed; null while the lender holds it. */
+      assigned_to: {
+        /** @description The buyer’s legal name. */
+        name: string;
+        /** @description The buyer’s CNPJ (14 characters). */
+        cnpj: string;
+      } | null;
       /**
        * Format: date-time
        * @description When the loan was created.
@@ -4244,6 +4307,15 @@ export interface components {
       finished_reason: 'refinanced' | null;
       /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
       written_off_at: string | null;
+      /** @description The assignment (`asg_…`) that sold the loan to `assigned_to` (contract §19), with event `loan.assigned`; null while the lender holds it. */
+      assignment_id: string | null;
+      /** @description Who bought the loan (a fund or another institution). The lender keeps servicing it: the borrower pays as before, and owes exactly what it owed; null while the lender holds it. */
+      assigned_to: {
+        /** @description The buyer’s legal name. */
+        name: string;
+        /** @description The buyer’s CNPJ (14 characters). */
+        cnpj: string;
+      } | null;
       /**
        * Format: date-time
        * @description When the loan was created.
@@ -4518,6 +4590,15 @@ export interface components {
       finished_reason: 'refinanced' | null;
       /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
       written_off_at: string | null;
+      /** @description The assignment (`asg_…`) that sold the loan to `assigned_to` (contract §19), with event `loan.assigned`; null while the lender holds it. */
+      assignment_id: string | null;
+      /** @description Who bought the loan (a fund or another institution). The lender keeps servicing it: the borrower pays as before, and owes exactly what it owed; null while the lender holds it. */
+      assigned_to: {
+        /** @description The buyer’s legal name. */
+        name: string;
+        /** @description The buyer’s CNPJ (14 characters). */
+        cnpj: string;
+      } | null;
       /**
        * Format: date-time
        * @description When the loan was created.
@@ -4710,6 +4791,15 @@ export interface components {
       finished_reason: 'refinanced' | null;
       /** @description When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then. */
       written_off_at: string | null;
+      /** @description The assignment (`asg_…`) that sold the loan to `assigned_to` (contract §19), with event `loan.assigned`; null while the lender holds it. */
+      assignment_id: string | null;
+      /** @description Who bought the loan (a fund or another institution). The lender keeps servicing it: the borrower pays as before, and owes exactly what it owed; null while the lender holds it. */
+      assigned_to: {
+        /** @description The buyer’s legal name. */
+        name: string;
+        /** @description The buyer’s CNPJ (14 characters). */
+        cnpj: string;
+      } | null;
       /**
        * Format: date-time
        * @description When the loan was created.
@@ -4735,6 +4825,28 @@ export interface components {
        * @enum {string}
        */
       type: 'loan.written_off';
+      /**
+       * Format: date-time
+       * @description When it happened.
+       */
+      timestamp: string;
+      /** @description The record as the API showed it then (a payment’s, an overdue row’s or a refund’s details beside it). */
+      data: components['schemas']['Loan'];
+      /** @description Who caused it, when recorded: the operator (`op_…`, or `break_glass`) whose command moved money by hand or erased the customer. Absent: the service or your own request. */
+      actor?: components['schemas']['Actor'];
+    };
+    /** @description The lender sold the loan (contract §19): `assigned_to` names the buyer. The loan stays as it was for the borrower — same rows, same payments, same servicing. */
+    LoanAssignedEvent: {
+      /**
+       * @description The event's id (`evt_` and 32 hex digits).
+       * @example evt_0a1b2c3d4e5f60718293a4b5c6d7e8f9
+       */
+      id: string;
+      /**
+       * @description The lender sold the loan (contract §19): `assigned_to` names the buyer. The loan stays as it was for the borrower — same rows, same payments, same servicing. (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      type: 'loan.assigned';
       /**
        * Format: date-time
        * @description When it happened.
@@ -5057,6 +5169,7 @@ export interface components {
         | 'loan.refund_due'
         | 'loan.refund_sent'
         | 'loan.written_off'
+        | 'loan.assigned'
         | 'loan.agreement_created'
         | 'loan.agreement_accepted'
         | 'loan.agreement_active'
@@ -5134,6 +5247,7 @@ export interface components {
         | 'loan.refund_due'
         | 'loan.refund_sent'
         | 'loan.written_off'
+        | 'loan.assigned'
         | 'loan.agreement_created'
         | 'loan.agreement_accepted'
         | 'loan.agreement_active'
@@ -7751,6 +7865,8 @@ export interface operations {
            *       "finished_reason": null,
            *       "refund_due_amount": 0,
            *       "written_off_at": null,
+           *       "assignment_id": null,
+           *       "assigned_to": null,
            *       "created_at": "2026-11-27T14:36:58.341Z",
            *       "updated_at": "2026-11-27T14:36:58.341Z"
            *     }
@@ -7952,6 +8068,8 @@ export interface operations {
            *       "finished_reason": null,
            *       "refund_due_amount": 0,
            *       "written_off_at": null,
+           *       "assignment_id": null,
+           *       "assigned_to": null,
            *       "created_at": "2026-11-27T14:37:09.093Z",
            *       "updated_at": "2026-11-27T14:37:09.506Z"
            *     }
@@ -8120,6 +8238,8 @@ export interface operations {
            *       "finished_reason": null,
            *       "refund_due_amount": 0,
            *       "written_off_at": null,
+           *       "assignment_id": null,
+           *       "assigned_to": null,
            *       "created_at": "2026-11-27T14:36:58.341Z",
            *       "updated_at": "2026-11-27T14:36:58.493Z"
            *     }
@@ -10346,6 +10466,7 @@ export interface operations {
           | 'loan.refund_due'
           | 'loan.refund_sent'
           | 'loan.written_off'
+          | 'loan.assigned'
           | 'loan.agreement_created'
           | 'loan.agreement_accepted'
           | 'loan.agreement_active'
@@ -11964,6 +12085,8 @@ export interface operations {
            *       "finished_reason": null,
            *       "refund_due_amount": 0,
            *       "written_off_at": null,
+           *       "assignment_id": null,
+           *       "assigned_to": null,
            *       "created_at": "2026-11-27T14:37:39.543Z",
            *       "updated_at": "2026-11-27T14:37:39.978Z"
            *     }
@@ -12178,6 +12301,8 @@ export interface operations {
            *       "finished_reason": null,
            *       "refund_due_amount": 0,
            *       "written_off_at": null,
+           *       "assignment_id": null,
+           *       "assigned_to": null,
            *       "created_at": "2026-11-27T14:36:50.174Z",
            *       "updated_at": "2026-11-27T14:36:54.693Z"
            *     }
@@ -12387,6 +12512,8 @@ export interface operations {
            *       "finished_reason": null,
            *       "refund_due_amount": 0,
            *       "written_off_at": null,
+           *       "assignment_id": null,
+           *       "assigned_to": null,
            *       "created_at": "2026-11-27T14:36:51.411Z",
            *       "updated_at": "2026-11-27T14:36:52.294Z"
            *     }
@@ -12600,6 +12727,8 @@ export interface operations {
            *       "finished_reason": null,
            *       "refund_due_amount": 0,
            *       "written_off_at": null,
+           *       "assignment_id": null,
+           *       "assigned_to": null,
            *       "created_at": "2026-11-27T14:36:33.157Z",
            *       "updated_at": "2026-11-27T14:36:33.284Z"
            *     }
@@ -13672,6 +13801,42 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['LoanWrittenOffEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the endpoint is disabled, no retry. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Received: any 2xx ends the delivery. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Anything else (or no answer within 15 s) is retried on the schedule; 429 and 503 may say when with `Retry-After`. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook.loan.assigned': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoanAssignedEvent'];
       };
     };
     responses: {

@@ -61,7 +61,7 @@ export function agreementRoutes(api: ApiRouter, deps: LoanDeps): void {
       operationId: 'createAgreement',
       summary: 'Make a payment agreement',
       description:
-        'The agreement of a simulation, `pending_acceptance` until the borrower accepts it on `acceptance_url` (at the latest by the end of its first row’s due date): a code e-mailed to them opens the page, which shows the terms and the term’s PDF (`term_sha256`) and records the acceptance with its evidence; `loan.agreement_created`. One live agreement per loan: 409 `agreement_exists`; 409 `loan_already_being_refinanced` while a new loan refinances it (until that loan is cancelled); 409 `simulation_expired` past the simulation’s day or once the loan changed after it; 409 `invalid_state` unless the loan is `active`.',
+        'The agreement of a simulation, `pending_acceptance` until the borrower accepts it on `acceptance_url` (at the latest by the end of its first row’s due date): a code e-mailed to them opens the page, which shows the terms and the term’s PDF (`term_sha256`) and records the acceptance with its evidence; `loan.agreement_created`. One live agreement per loan: 409 `agreement_exists`; 409 `loan_already_being_refinanced` while a new loan refinances it (until that loan is cancelled); 409 `loan_assigned` once the lender sold the loan (`assigned_to`: its buyer agrees such terms); 409 `simulation_expired` past the simulation’s day or once the loan changed after it; 409 `invalid_state` unless the loan is `active`.',
       tag,
       security: 'partner',
       idempotent: true,

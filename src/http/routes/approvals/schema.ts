@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Approval } from '../../../db/queries/approvals.js';
 import type { AppContext } from '../../context.js';
 import {
+  assignmentApprovalKinds,
   moneyApprovalKinds,
   pixApprovalKinds,
   staffApprovalKinds,
@@ -15,10 +16,17 @@ const actor = z
 export const approvalSchema = z
   .object({
     id: z.string(),
-    kind: z.enum([...moneyApprovalKinds, ...pixApprovalKinds, ...staffApprovalKinds]).meta({
-      description:
-        'Money moved by hand on a production loan (`disbursement`, `payment`, `payoff`, `refund`: decided by that desk, `disbursement` or `payments`), money due back returned by devolução at the PSP (`devolucao`: `payments`), a Pix no charge claimed booked on a loan or returned to its payer (`pix_match`, `pix_return`: decided by `payments`), or staff administration (`operator_creation`, `role_change`, `operator_reactivation`, `token_rotation`: decided by an administrator other than the operator concerned).',
-    }),
+    kind: z
+      .enum([
+        ...moneyApprovalKinds,
+        ...pixApprovalKinds,
+        ...staffApprovalKinds,
+        ...assignmentApprovalKinds,
+      ])
+      .meta({
+        description:
+          'Money moved by hand on a production loan (`disbursement`, `payment`, `payoff`, `refund`: decided by that desk, `disbursement` or `payments`), money due back returned by devolução at the PSP (`devolucao`: `payments`), a Pix no charge claimed booked on a loan or returned to its payer (`pix_match`, `pix_return`: decided by `payments`), the settlement of a batch of loans sold (`assignment`, contract §19: `request.assignment_id`; decided by `payments`), or staff administration (`operator_creation`, `role_change`, `operator_reactivation`, `token_rotation`: decided by an administrator other than the operator concerned).',
+      }),
     loan_id: z
       .string()
       .nullable()

@@ -32,6 +32,7 @@ const kindNames: Record<Approval['kind'], string> = {
   role_change: 'Mudança de papéis',
   operator_reactivation: 'Reativação de operador',
   token_rotation: 'Troca de token',
+  assignment: 'Liquidação de cessão de empréstimos',
 };
 const statusNames: Record<ApprovalState, string> = {
   pending: 'aguardando',

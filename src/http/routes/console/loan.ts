@@ -75,7 +75,7 @@ export function loanPages({ router, deps, staff }: ConsoleRoutes): void {
 <dt>Parcelas</dt><dd>${view.installments} × ${reais(view.installment_amount)}</dd>
 <dt>Liberação</dt><dd>${escapeHtml(view.release_date)}</dd>
 <dt>A devolver</dt><dd>${reais(view.refund_due_amount)}</dd>
-${view.written_off_at ? `<dt>Baixado como perda</dt><dd>${escapeHtml(view.written_off_at)} (o cliente ainda deve; pagamentos vão a recuperações)</dd>\n` : ''}<dt>Workflow</dt><dd>${temporalUiLink(deps, workflowIds.loan(loan.id))}</dd>
+${view.written_off_at ? `<dt>Baixado como perda</dt><dd>${escapeHtml(view.written_off_at)} (o cliente ainda deve; pagamentos vão a recuperações)</dd>\n` : ''}${view.assigned_to ? `<dt>Cedido</dt><dd>a ${escapeHtml(view.assigned_to.name)} (CNPJ ${escapeHtml(view.assigned_to.cnpj)}), cessão ${escapeHtml(view.assignment_id ?? '')}: pagamentos são do cessionário</dd>\n` : ''}<dt>Workflow</dt><dd>${temporalUiLink(deps, workflowIds.loan(loan.id))}</dd>
 </dl>
 <h2>Cronograma</h2>
 ${table(

@@ -20,6 +20,9 @@ const accountNames: Record<LedgerAccount, string> = {
   recoveries: 'Recuperações de créditos baixados',
   refinancing_clearing: 'Compensação de refinanciamentos',
   agreement_discounts: 'Descontos concedidos em acordos',
+  assignment_receivable: 'Cessões a receber',
+  assignment_result: 'Resultado de cessões',
+  payable_to_assignee: 'Repasses a cessionários',
 };
 
 /**

@@ -46,7 +46,7 @@ export const cpf = z
     example: '529.982.247-25',
   });
 
-const cnpj = z
+export const cnpj = z
   .string()
   .regex(
     /^[0-9A-Za-z]{2}\.?[0-9A-Za-z]{3}\.?[0-9A-Za-z]{3}\/?[0-9A-Za-z]{4}-?\d{2}$/,

@@ -129,6 +129,7 @@ const dataOf = {
     .extend({ refund: refund.meta({ description: 'What was sent back.' }) })
     .meta({ id: 'LoanRefundSentData' }),
   'loan.written_off': loanSchema,
+  'loan.assigned': loanSchema,
   'loan.agreement_created': agreementSchema,
   'loan.agreement_accepted': agreementSchema,
   'loan.agreement_active': agreementSchema,
@@ -168,6 +169,8 @@ export const eventMeanings: Record<EventType, string> = {
   'loan.refund_sent': 'Money due back was sent: `refund`.',
   'loan.written_off':
     'A row stayed overdue past the lender’s write-off period: `written_off_at` is set; the loan stays `active` and what the borrower owes is unchanged.',
+  'loan.assigned':
+    'The lender sold the loan (contract §19): `assigned_to` names the buyer. The loan stays as it was for the borrower — same rows, same payments, same servicing.',
   'loan.agreement_created':
     'A payment agreement was made on the loan (the data is the agreement): it awaits the borrower’s acceptance.',
   'loan.agreement_accepted': 'The borrower accepted the agreement: its entry (first row) is due.',

@@ -124,7 +124,7 @@ export function loanRoutes(api: ApiRouter, deps: LoanDeps): void {
       operationId: 'listLoanTransactions',
       summary: 'List a loan’s transactions',
       description:
-        'The loan’s money movements, oldest first: its `disbursement`, then each `payment` (and a `payoff`), each with its double-entry `entries` (debits equal credits; contract §13).',
+        'The loan’s money movements, oldest first: its `disbursement`, then each `payment` (and a `payoff`), each with its double-entry `entries` (debits equal credits; contract §13). A sale of the loan (contract §19) is not listed: its price is between the lender and the buyer; payments after it credit `payable_to_assignee`.',
       tag,
       security: 'partner',
       params: loanParams,
@@ -134,11 +134,13 @@ export function loanRoutes(api: ApiRouter, deps: LoanDeps): void {
     },
     async (ctx, { params, query }) => {
       const loan = await load(ctx, params.loan_id);
-      const page = await listLoanTransactions(deps.db, tenantOf(ctx), loan.id, {
-        ...query,
-        sort: 'created_at',
-        order: 'asc',
-      });
+      const page = await listLoanTransactions(
+        deps.db,
+        tenantOf(ctx),
+        loan.id,
+        { ...query, sort: 'created_at', order: 'asc' },
+        ['assignment'],
+      );
       const entries = await entriesOf(
         deps.db,
         page.rows.map((transaction) => transaction.id),

@@ -413,6 +413,20 @@ export const loanSchema = z
       description:
         'When the loan was written off (a row overdue more than the lender’s write-off period, 360 days by default): an accounting step, with event `loan.written_off`. The loan stays `active` and what the borrower owes is unchanged; null until then.',
     }),
+    assignment_id: z.string().nullable().meta({
+      description:
+        'The assignment (`asg_…`) that sold the loan to `assigned_to` (contract §19), with event `loan.assigned`; null while the lender holds it.',
+    }),
+    assigned_to: z
+      .object({
+        name: z.string().meta({ description: 'The buyer’s legal name.' }),
+        cnpj: z.string().meta({ description: 'The buyer’s CNPJ (14 characters).' }),
+      })
+      .nullable()
+      .meta({
+        description:
+          'Who bought the loan (a fund or another institution). The lender keeps servicing it: the borrower pays as before, and owes exactly what it owed; null while the lender holds it.',
+      }),
     created_at: instant('When the loan was created.'),
     updated_at: instant('When the loan last changed.'),
   })
