@@ -77,6 +77,11 @@ export function productionEnv(
     LENDER_PIX_KEY: '11222333000181',
     LENDER_NAME: 'Embedded Credit Bench SCD S.A.',
     LENDER_CNPJ: '11444777000161',
+    // Production requires the SCR 3040's header (contract §19).
+    SCR_INSTITUTION_CNPJ: '11444777000161',
+    SCR_RESPONSIBLE_NAME: 'Bench Reporter',
+    SCR_RESPONSIBLE_EMAIL: 'scr@bench.example',
+    SCR_RESPONSIBLE_PHONE: '1133334444',
     PSP_WEBHOOK_SECRET: 'bench-psp-webhook-secret-0123456789abcdef',
     // Production requires its PSP: the stack's simulator.
     ...stack.pspEnv,

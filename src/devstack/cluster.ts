@@ -320,6 +320,11 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       // Production refuses the sandbox's fictitious lender: a lender of this topology's own.
       LENDER_NAME: lenderName,
       LENDER_CNPJ: lenderCnpj,
+      // Production requires the SCR 3040's header (contract §19): this topology's lender reports.
+      SCR_INSTITUTION_CNPJ: process.env.SCR_INSTITUTION_CNPJ ?? lenderCnpj,
+      SCR_RESPONSIBLE_NAME: process.env.SCR_RESPONSIBLE_NAME ?? 'Ana Admin',
+      SCR_RESPONSIBLE_EMAIL: process.env.SCR_RESPONSIBLE_EMAIL ?? 'scr@lender.example',
+      SCR_RESPONSIBLE_PHONE: process.env.SCR_RESPONSIBLE_PHONE ?? '1133334444',
       PSP_API_URL: psp.url,
       PSP_CLIENT_ID: 'embedded-credit',
       PSP_TLS_CERT: pki.client.certFile,
