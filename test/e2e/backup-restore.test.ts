@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import postgresClient from 'postgres';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,11 +15,17 @@ import {
   type RunningPostgres,
 } from '../../src/devstack/embedded-postgres.js';
 import { freePort } from '../../src/devstack/free-port.js';
-import { resolveMinioClient, startMinio, type MinioServer } from '../../src/devstack/minio.js';
+import {
+  createBucket,
+  resolveMinioClient,
+  startMinio,
+  type MinioServer,
+} from '../../src/devstack/minio.js';
 import { resolvePostgresClientTools } from '../../src/devstack/postgres-client-tools.js';
 import { projectRoot } from '../../src/project-root.js';
 import { spawnApiProcess, type ApiProcess } from '../helpers/api-process.js';
 import { activeLoan, type LoanBody } from '../helpers/credit.js';
+import { registerCustomer } from '../helpers/customers.js';
 import { client, createPartner, json, tokenFor, type Client } from '../helpers/partners.js';
 import { OPS_TOKEN, startStack, type TestStack } from '../helpers/stack.js';
 
@@ -175,5 +182,122 @@ describe('backup and restore (npm run backup, npm run restore)', () => {
     await expect(restoreInto()).rejects.toThrow(
       `the backup does not match its manifest.json; nothing was restored:\n  - object ${objectKey}: missing or changed`,
     );
+  });
+
+  it('with Temporal on PostgreSQL: its two databases dumped first and restored beside the application, the workflow starts after its snapshot handed back to the sweeper', async () => {
+    // TEMPORAL_DATABASE_URL and TEMPORAL_VISIBILITY_DATABASE_URL name Temporal's databases; the
+    // backup and the restore move them whole (pg_dump, pg_restore), whatever their schema. The
+    // run's Temporal is the dev server (SQLite), so two databases of the run's PostgreSQL with
+    // rows of their own stand for them here: what is tested is the commands' handling of them.
+    const suffix = randomBytes(4).toString('hex');
+    const databaseOn = (serverUrl: string, name: string) => {
+      const url = new URL(serverUrl);
+      url.pathname = `/${name}`;
+      return url.toString();
+    };
+    const withSql = async <T>(url: string, work: (sql: postgresClient.Sql) => Promise<T>) => {
+      const sql = postgresClient(url, { max: 1, onnotice: () => {} });
+      try {
+        return await work(sql);
+      } finally {
+        await sql.end({ timeout: 5 });
+      }
+    };
+    const createDatabases = (serverUrl: string, names: string[]) =>
+      withSql(serverUrl, async (sql) => {
+        for (const name of names) await sql.unsafe(`create database "${name}"`);
+      });
+    const sourceServer = inject('ownerDatabaseUrl');
+    const source = {
+      TEMPORAL_DATABASE_URL: databaseOn(sourceServer, `temporal_${suffix}`),
+      TEMPORAL_VISIBILITY_DATABASE_URL: databaseOn(sourceServer, `temporal_visibility_${suffix}`),
+    };
+    await createDatabases(sourceServer, [`temporal_${suffix}`, `temporal_visibility_${suffix}`]);
+    for (const [url, table] of [
+      [source.TEMPORAL_DATABASE_URL, 'executions'],
+      [source.TEMPORAL_VISIBILITY_DATABASE_URL, 'executions_visibility'],
+    ] as const)
+      await withSql(url, async (sql) => {
+        await sql.unsafe(`create table ${table} (workflow_id text primary key, state text)`);
+        await sql.unsafe(`insert into ${table} values ('loan/ln_${suffix}', 'running')`);
+      });
+    // A workflow the API starts just before the backup: after Temporal's snapshot (within its
+    // clock margin), so the restore hands its start back to the sweeper.
+    const customer = await registerCustomer(api);
+    const started = async () =>
+      withSql(
+        inject('ownerDatabaseUrl'),
+        (sql) => sql<{ started_at: Date | null }[]>`
+          select started_at from workflow_outbox
+          where workflow_id = ${`customer-onboarding/${customer.id}`}`,
+      );
+    for (let tries = 0; (await started())[0]?.started_at == null; tries += 1) {
+      if (tries > 100) throw new Error('the onboarding workflow was never started');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+
+    const folder = join(scratch, 'backup-with-temporal');
+    const backup = await run('backup', folder, {
+      DATABASE_URL: inject('databaseUrl'),
+      MIGRATION_DATABASE_URL: inject('ownerDatabaseUrl'),
+      ...inject('objectStoreEnv'),
+      ...source,
+    });
+    expect(backup.code).toBe(0);
+    const manifest = await readManifest(folder);
+    // Temporal's first: the application's snapshot is the newer, and the restore redrives from it.
+    expect(manifest.databases.map((part) => part.part)).toEqual([
+      'temporal',
+      'temporal_visibility',
+      'application',
+    ]);
+    expect(manifest.temporalNotIncluded).toBeUndefined();
+
+    // Into empty databases of the fresh server and an empty bucket of the fresh store.
+    await createDatabases(postgres!.url, [
+      'restored_with_temporal',
+      'temporal_restored',
+      'temporal_visibility_restored',
+    ]);
+    await createBucket(minio!.endpoint, 'restored-with-temporal');
+    const owner = databaseOn(postgres!.url, 'restored_with_temporal');
+    const target = {
+      MIGRATION_DATABASE_URL: owner,
+      DATABASE_URL: developmentAppUrl(owner),
+      ...minio!.env,
+      S3_BUCKET: 'restored-with-temporal',
+      AWS_ACCESS_KEY_ID: minio!.root.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: minio!.root.secretAccessKey,
+    };
+    // Temporal's backup without Temporal's targets is refused before anything is written.
+    const refused = await run('restore', folder, target);
+    expect(refused.code).not.toBe(0);
+    expect(refused.output).toContain("this backup holds Temporal's databases");
+    const restored = {
+      TEMPORAL_DATABASE_URL: databaseOn(postgres!.url, 'temporal_restored'),
+      TEMPORAL_VISIBILITY_DATABASE_URL: databaseOn(postgres!.url, 'temporal_visibility_restored'),
+    };
+    const restore = await run('restore', folder, { ...target, ...restored });
+    expect(restore.code).toBe(0);
+    expect(restore.output).toMatch(/workflow starts handed back to the sweeper: [1-9]\d*;/);
+
+    for (const [url, table] of [
+      [restored.TEMPORAL_DATABASE_URL, 'executions'],
+      [restored.TEMPORAL_VISIBILITY_DATABASE_URL, 'executions_visibility'],
+    ] as const)
+      expect(await withSql(url, (sql) => sql.unsafe(`select * from ${table}`))).toEqual([
+        { workflow_id: `loan/ln_${suffix}`, state: 'running' },
+      ]);
+    const handedBack = await withSql(
+      owner,
+      (sql) => sql<{ started_at: Date | null }[]>`
+        select started_at from workflow_outbox
+        where workflow_id = ${`customer-onboarding/${customer.id}`}`,
+    );
+    expect(handedBack).toEqual([{ started_at: null }]);
+    await withSql(sourceServer, async (sql) => {
+      for (const name of [`temporal_${suffix}`, `temporal_visibility_${suffix}`])
+        await sql.unsafe(`drop database "${name}"`);
+    });
   });
 });
