@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import { answerCodeForm } from './code-form.js';
 import {
   acceptanceOpen,
   acceptOnPage,
@@ -11,11 +12,6 @@ import {
 import { withAgreementTerm } from '../../../commands/agreement-term.js';
 import type { Agreement } from '../../../db/queries/agreements.js';
 import { CodeNotSentError } from '../../../commands/verification.js';
-import {
-  isCodeShaped,
-  normalizeCode,
-  verificationRules,
-} from '../../../domain/verification-codes.js';
 import type { AppContext, AppState } from '../../context.js';
 import { sendFile } from '../../send-file.js';
 import {
@@ -120,52 +116,18 @@ export function agreementAcceptanceRoutes(router: Router<AppState>, deps: Hosted
   });
 
   router.post('/hosted/agreements/:token/verify', async (ctx) => {
-    const token = ctx.params.token ?? '';
     const link = await open(ctx);
     if (!link) return;
-    const codeId = field(ctx, 'code_id');
-    const code = normalizeCode(field(ctx, 'code'));
-    const again = (status: number, text: string) =>
-      html(ctx, status, identifyPage(link.agreement, linkOf(ctx), { kind: 'error', text }));
-    if (!codeId || !code) return again(422, 'Peça um código e digite-o para continuar.');
-    if (!isCodeShaped(code))
-      return html(
-        ctx,
-        422,
-        codePage(linkOf(ctx), codeId, undefined, {
-          kind: 'error',
-          text: 'O código tem 6 dígitos.',
-        }),
-      );
-    const checked = await checkAcceptanceCode(signing, link, codeId, code, evidenceOf(ctx));
-    if (checked.kind === 'spent')
-      return again(422, 'Este código expirou ou já foi usado. Peça um novo código.');
-    if (checked.kind === 'wrong') {
-      if (checked.attemptsLeft === 0)
-        return again(422, 'Código incorreto e sem tentativas restantes. Peça um novo código.');
-      return html(
-        ctx,
-        422,
-        codePage(linkOf(ctx), codeId, checked.code.channel, {
-          kind: 'error',
-          text: `Código incorreto. Restam ${checked.attemptsLeft} tentativas.`,
-        }),
-      );
-    }
-    ctx.append(
-      'Set-Cookie',
-      [
-        `${SESSION_COOKIE}=${checked.sessionToken}`,
-        `Path=${agreementLinkPath(token)}`,
-        `Max-Age=${verificationRules.sessionTtlMs / 1000}`,
-        'HttpOnly',
-        'SameSite=Strict',
-        ...(deps.https ? ['Secure'] : []),
-      ].join('; '),
-    );
-    ctx.status = 303;
-    ctx.set('Location', agreementLinkPath(token));
-    ctx.body = '';
+    await answerCodeForm(ctx, {
+      path: agreementLinkPath(ctx.params.token ?? ''),
+      cookie: SESSION_COOKIE,
+      https: deps.https,
+      again: (status, text) =>
+        html(ctx, status, identifyPage(link.agreement, linkOf(ctx), { kind: 'error', text })),
+      codeAgain: (status, codeId, code, text) =>
+        html(ctx, status, codePage(linkOf(ctx), codeId, code?.channel, { kind: 'error', text })),
+      check: (codeId, code) => checkAcceptanceCode(signing, link, codeId, code, evidenceOf(ctx)),
+    });
   });
 
   router.get('/hosted/agreements/:token/term', async (ctx) => {

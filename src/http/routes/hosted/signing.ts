@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import { answerCodeForm } from './code-form.js';
 import {
   checkSigningCode,
   loanOfSigningLink,
@@ -9,11 +10,6 @@ import {
 } from '../../../commands/signing.js';
 import { findCustomer } from '../../../db/queries/customers.js';
 import type { LoanView } from '../../../db/queries/loans.js';
-import {
-  isCodeShaped,
-  normalizeCode,
-  verificationRules,
-} from '../../../domain/verification-codes.js';
 import { ProblemError } from '../../../errors.js';
 import type { AppContext, AppState } from '../../context.js';
 import { sendContract } from '../loans/shared.js';
@@ -111,49 +107,18 @@ export function signingRoutes(router: Router<AppState>, deps: HostedDeps): void 
   });
 
   router.post('/hosted/signing/:token/verify', async (ctx) => {
-    const token = ctx.params.token ?? '';
     const loan = await openLoan(ctx);
     if (!loan) return;
-    const codeId = field(ctx, 'code_id');
-    const code = normalizeCode(field(ctx, 'code'));
-    const again = (status: number, text: string) =>
-      html(ctx, status, identifyPage(loan, linkOf(ctx), { kind: 'error', text }));
-    if (!codeId || !code) return again(422, 'Peça um código e digite-o para continuar.');
-    if (!isCodeShaped(code))
-      return html(
-        ctx,
-        422,
-        codePage(linkOf(ctx), codeId, { kind: 'error', text: 'O código tem 6 dígitos.' }),
-      );
-    const checked = await checkSigningCode(signing, loan, codeId, code, evidenceOf(ctx));
-    if (checked.kind === 'spent')
-      return again(422, 'Este código expirou ou já foi usado. Peça um novo código.');
-    if (checked.kind === 'wrong') {
-      if (checked.attemptsLeft === 0)
-        return again(422, 'Código incorreto e sem tentativas restantes. Peça um novo código.');
-      return html(
-        ctx,
-        422,
-        codePage(linkOf(ctx), codeId, {
-          kind: 'error',
-          text: `Código incorreto. Restam ${checked.attemptsLeft} tentativas.`,
-        }),
-      );
-    }
-    ctx.append(
-      'Set-Cookie',
-      [
-        `${SESSION_COOKIE}=${checked.sessionToken}`,
-        `Path=/hosted/signing/${encodeURIComponent(token)}`,
-        `Max-Age=${verificationRules.sessionTtlMs / 1000}`,
-        'HttpOnly',
-        'SameSite=Strict',
-        ...(deps.https ? ['Secure'] : []),
-      ].join('; '),
-    );
-    ctx.status = 303;
-    ctx.set('Location', `/hosted/signing/${encodeURIComponent(token)}`);
-    ctx.body = '';
+    await answerCodeForm(ctx, {
+      path: `/hosted/signing/${encodeURIComponent(ctx.params.token ?? '')}`,
+      cookie: SESSION_COOKIE,
+      https: deps.https,
+      again: (status, text) =>
+        html(ctx, status, identifyPage(loan, linkOf(ctx), { kind: 'error', text })),
+      codeAgain: (status, codeId, _code, text) =>
+        html(ctx, status, codePage(linkOf(ctx), codeId, { kind: 'error', text })),
+      check: (codeId, code) => checkSigningCode(signing, loan, codeId, code, evidenceOf(ctx)),
+    });
   });
 
   router.get('/hosted/signing/:token/contract', async (ctx) => {
