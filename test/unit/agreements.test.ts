@@ -20,8 +20,10 @@ import {
   type Repayment,
   type RepaymentTerms,
 } from '../../src/domain/loans/allocation.js';
+import { chargeAmountUnderAgreement } from '../../src/domain/loans/charges.js';
 import {
   openBook,
+  partsUnderAgreement,
   payoffUnderAgreement,
   payUnderAgreement,
   undoAgreement,
@@ -357,6 +359,35 @@ describe('agreements over random loans (properties)', () => {
         for (const step of steps) {
           if (repayment.rows.every(isPaid)) break;
           const owed = payoffUnderAgreement(repayment, figures, book, step.date, caseTerms);
+          // A charge asks for what the book takes: `payoff` settles both parts, no `amount`
+          // above it, and `next` pays the agreement's oldest unpaid row in full.
+          const parts = partsUnderAgreement(repayment, figures, book);
+          const charge = (scope: 'next' | 'payoff' | 'amount', stated?: number) =>
+            chargeAmountUnderAgreement(scope, parts, step.date, caseTerms, stated);
+          expect(charge('payoff')).toEqual({ ok: true, amount: owed });
+          expect(charge('amount', owed)).toEqual({ ok: true, amount: owed });
+          expect(charge('amount', owed + 1)).toMatchObject({
+            ok: false,
+            code: 'above_payoff_amount',
+          });
+          const next = charge('next');
+          const oldest = book.repayment.rows.find((row) => !isPaid(row));
+          if (next.ok && oldest) {
+            const byNext = payUnderAgreement(
+              repayment,
+              figures,
+              book,
+              {
+                amount: next.amount,
+                date: step.date,
+                paidAt: paidAtOf(step.date),
+                applyTo: 'next',
+              },
+              caseTerms,
+            );
+            const row = byNext.book.repayment.rows.find((r) => r.number === oldest.number)!;
+            expect(isPaid(row)).toBe(true);
+          }
           const amount = Math.min(step.amount, owed);
           const paid = payUnderAgreement(
             repayment,
