@@ -53,7 +53,10 @@ import { ensureSchemathesis, SCHEMATHESIS_VERSION } from './schemathesis.js';
 const MAX_EXAMPLES = Number(process.env.FUZZ_MAX_EXAMPLES ?? 10);
 const SEED = Number(process.env.FUZZ_SEED ?? 1);
 const OPS_TOKEN = 'fuzz-ops-token-0123456789';
-/** The ops operations the fuzzer covers (issue 38's): the PSP's money, as ops see and move it. */
+/**
+ * The ops operations the fuzzer covers: the PSP's money, as ops see and move it (issue 38's), and
+ * the assignments of loans to a buyer (issue 41's).
+ */
 const OPS_OPERATIONS = [
   'getReconciliation',
   'runReconciliation',
@@ -61,6 +64,16 @@ const OPS_OPERATIONS = [
   'listLoanDevolucoes',
   'listDevolucoes',
   'getLoanPayout',
+  'createAssignment',
+  'listAssignments',
+  'getAssignment',
+  'submitAssignment',
+  'settleAssignment',
+  'cancelAssignment',
+  'getAssignmentRemittances',
+  'receiveAssignmentPrice',
+  'payAssignmentRemittance',
+  'getAssignmentInstallments',
 ];
 const serveOnly = process.argv.includes('--serve');
 
