@@ -2,6 +2,7 @@ import type { Agreement } from '../../../db/queries/agreements.js';
 import { brDate, brDateTime } from '../../../domain/business-date.js';
 import { formatBrl, formatRate } from '../../../domain/money.js';
 import {
+  codeForm,
   escapeHtml as escape,
   notice as noticeHtml,
   page,
@@ -51,15 +52,7 @@ export function codePage(
     `<h1>Digite o código</h1>
 ${notice ? noticeHtml(notice.kind, notice.text) : ''}
 <p>Enviamos um código de 6 dígitos para <strong>${escape(channel?.replace(/^email:/, '') ?? 'o seu e-mail cadastrado')}</strong>. Ele vale por 10 minutos.</p>
-${postForm(
-  `${agreementLinkPath(link.token)}/verify`,
-  link,
-  `<input type="hidden" name="code_id" value="${escape(codeId)}">
-<label for="code">Código</label>
-<input id="code" class="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required maxlength="7" placeholder="000000">
-<button type="submit">Confirmar</button>`,
-)}
-<p class="muted"><a href="${agreementLinkPath(link.token)}">Não recebeu? Pedir um novo código</a> (se o e-mail cadastrado não for o seu, fale com a empresa).</p>`,
+${codeForm(agreementLinkPath(link.token), link, codeId)}`,
   );
 }
 

@@ -48,3 +48,18 @@ export const messagePage = (title: string, text: string) =>
 
 export const notice = (kind: 'ok' | 'error', text: string) =>
   `<p class="notice${kind === 'ok' ? ' ok' : ''}" role="status">${escapeHtml(text)}</p>`;
+
+/**
+ * The code page's form, posting to `{linkPath}/verify` with the code's id, and the way back to ask
+ * for another: the same on every hosted link that sends a code.
+ */
+export const codeForm = (linkPath: string, link: HostedLink, codeId: string) =>
+  `${postForm(
+    `${linkPath}/verify`,
+    link,
+    `<input type="hidden" name="code_id" value="${escapeHtml(codeId)}">
+<label for="code">Código</label>
+<input id="code" class="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required maxlength="7" placeholder="000000">
+<button type="submit">Confirmar</button>`,
+  )}
+<p class="muted"><a href="${linkPath}">Não recebeu? Pedir um novo código</a> (se o e-mail cadastrado não for o seu, fale com a empresa).</p>`;

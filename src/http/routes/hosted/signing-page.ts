@@ -3,6 +3,7 @@ import { brDate, brDateTime } from '../../../domain/business-date.js';
 import { maskTaxId } from '../../../domain/masking.js';
 import { formatBrl, formatRate } from '../../../domain/money.js';
 import {
+  codeForm,
   escapeHtml as escape,
   notice as noticeHtml,
   page,
@@ -67,15 +68,7 @@ export function codePage(link: HostedLink, codeId: string, notice?: Notice): str
     `<h1>Digite o código</h1>
 ${notice ? noticeHtml(notice.kind, notice.text) : ''}
 <p>Se este CPF assina o contrato, enviamos um código de 6 dígitos para o e-mail cadastrado de quem assina com ele. O código vale por 10 minutos.</p>
-${postForm(
-  `${linkPath(link.token)}/verify`,
-  link,
-  `<input type="hidden" name="code_id" value="${escape(codeId)}">
-<label for="code">Código</label>
-<input id="code" class="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required maxlength="7" placeholder="000000">
-<button type="submit">Confirmar</button>`,
-)}
-<p class="muted"><a href="${linkPath(link.token)}">Não recebeu? Pedir um novo código</a> (se o e-mail cadastrado não for o seu, fale com a empresa).</p>`,
+${codeForm(linkPath(link.token), link, codeId)}`,
   );
 }
 
